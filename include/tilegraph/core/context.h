@@ -1,0 +1,61 @@
+#pragma once
+// A Context owns tensors (and, unless no_alloc, their memory). Build weights in an allocating
+// context; build per-step compute graphs in a no_alloc context and let the graph allocator place
+// the intermediates. Tensor pointers stay valid for the context's lifetime.
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tilegraph/core/tensor.h"
+
+namespace tg {
+
+inline constexpr size_t kTensorAlignment = 64;
+
+struct ContextOptions {
+  bool no_alloc = false;  // tensors get data == nullptr; the graph allocator or caller sets it
+};
+
+class Context {
+ public:
+  explicit Context(ContextOptions options = {});
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  // A new contiguous tensor with 1..4 dimensions (missing trailing dims are 1). Sizes must be
+  // >= 0 and ne[0] a multiple of the block size for q8_0; otherwise tg::Error.
+  Tensor* new_tensor(DType type, std::span<const int64_t> ne);
+  Tensor* new_tensor(DType type, std::initializer_list<int64_t> ne) {
+    return new_tensor(type, std::span<const int64_t>(ne.begin(), ne.size()));
+  }
+  // A tensor header with no data and the given shape, used by view builders.
+  Tensor* new_view(Tensor* base, DType type, std::span<const int64_t> ne, std::span<const size_t> nb,
+                   size_t offset);
+
+  bool no_alloc() const { return options_.no_alloc; }
+  size_t tensor_count() const { return tensors_.size(); }
+  size_t allocated_bytes() const { return allocated_bytes_; }
+  // Gives memory to every non-view tensor of this context that has none.
+  void allocate_all();
+
+ private:
+  void allocate(Tensor* t);
+
+  ContextOptions options_;
+  std::deque<Tensor> tensors_;
+  struct AlignedFree {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, AlignedFree>> blocks_;
+  size_t allocated_bytes_ = 0;
+};
+
+// Aligned host memory shared by contexts, buffers and kernels.
+void* aligned_alloc_bytes(size_t bytes, size_t alignment = kTensorAlignment);
+void aligned_free_bytes(void* p);
+
+}  // namespace tg

@@ -1,0 +1,21 @@
+#pragma once
+// The reference semantics of every op: plain loops over ne/nb, written to be obviously right
+// rather than fast. It is the oracle every backend and every compiler pass is tested against.
+#include "tilegraph/core/graph.h"
+#include "tilegraph/core/tensor.h"
+
+namespace tg::reference {
+
+// Computes `node` from its sources. Sources and node must have data; views and no-op nodes do
+// nothing. Throws tg::Error for run-time violations (e.g. a row index out of range).
+void compute_node(const Tensor& node);
+// Computes every node of the graph in order.
+void compute_graph(const Graph& graph);
+
+// Shared scalar definitions, so that optimised kernels can reuse the exact same formula where
+// they choose to.
+float unary(UnaryOp op, float x);
+float gelu_tanh(float x);
+float silu(float x);
+
+}  // namespace tg::reference

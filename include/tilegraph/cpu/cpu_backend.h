@@ -1,0 +1,23 @@
+#pragma once
+// The CPU backend: a thread pool and a kernel for every op, vectorised with AVX2/AVX-512 where
+// the CPU has them (chosen at run time), and a portable path everywhere else.
+#include <memory>
+#include <string>
+
+#include "tilegraph/runtime/backend.h"
+
+namespace tg::cpu {
+
+struct CpuFeatures {
+  bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false, avx512_bf16 = false;
+  bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
+};
+// Detected once (cpuid + OS support for the register state).
+const CpuFeatures& cpu_features();
+// "AVX2 FMA F16C AVX-512F ..." for reports.
+std::string cpu_features_string();
+
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options = {});
+
+}  // namespace tg::cpu

@@ -1,0 +1,18 @@
+#pragma once
+// Environment configuration. Every knob has a C++ setting too; the environment only supplies
+// defaults. Malformed values throw tg::Error naming the variable and the accepted forms.
+#include <optional>
+#include <string>
+
+namespace tg::config {
+
+std::optional<std::string> env(const char* name);
+// "1/on/true/yes" and "0/off/false/no" (case-insensitive); unset -> fallback.
+bool env_bool(const char* name, bool fallback);
+// A positive integer; unset -> fallback.
+long env_positive_int(const char* name, long fallback);
+
+// $TG_NUM_THREADS, else the number of online cores.
+int default_num_threads();
+
+}  // namespace tg::config

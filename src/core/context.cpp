@@ -1,0 +1,84 @@
+#include "tilegraph/core/context.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "tilegraph/core/error.h"
+
+namespace tg {
+
+void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
+  // aligned_alloc needs a size that is a multiple of the alignment, and a non-zero one.
+  const size_t rounded = std::max(alignment, (bytes + alignment - 1) / alignment * alignment);
+  void* p = std::aligned_alloc(alignment, rounded);
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void aligned_free_bytes(void* p) { std::free(p); }
+
+void Context::AlignedFree::operator()(void* p) const { aligned_free_bytes(p); }
+
+Context::Context(ContextOptions options) : options_(options) {}
+Context::~Context() = default;
+
+Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
+  if (ne.empty() || ne.size() > size_t(kMaxDims)) {
+    throw Error("new_tensor: " + std::to_string(ne.size()) + " dimensions (expected 1 to 4)");
+  }
+  Tensor& t = tensors_.emplace_back();
+  t.type = type;
+  for (size_t i = 0; i < ne.size(); ++i) {
+    if (ne[i] < 0) {
+      tensors_.pop_back();
+      throw Error("new_tensor: negative size " + std::to_string(ne[i]) + " in dimension " +
+                  std::to_string(i));
+    }
+    t.ne[i] = ne[i];
+  }
+  const DTypeTraits& traits = dtype_traits(type);
+  try {
+    t.nb[0] = traits.type_size;
+    t.nb[1] = row_size(type, t.ne[0]);
+  } catch (const Error& e) {
+    tensors_.pop_back();
+    throw Error(std::string("new_tensor: ") + e.what());
+  }
+  for (int i = 2; i < kMaxDims; ++i) t.nb[i] = t.nb[i - 1] * size_t(t.ne[i - 1]);
+  if (!options_.no_alloc) allocate(&t);
+  return &t;
+}
+
+Tensor* Context::new_view(Tensor* base, DType type, std::span<const int64_t> ne,
+                          std::span<const size_t> nb, size_t offset) {
+  Tensor& t = tensors_.emplace_back();
+  t.type = type;
+  for (size_t i = 0; i < ne.size(); ++i) t.ne[i] = ne[i];
+  for (size_t i = 0; i < nb.size(); ++i) t.nb[i] = nb[i];
+  // A view of a view aliases the underlying storage directly, as in ggml.
+  Tensor* storage = base->view_src ? base->view_src : base;
+  t.view_src = storage;
+  t.view_offs = offset + (base->view_src ? base->view_offs : 0);
+  if (storage->data) t.data = static_cast<char*>(storage->data) + t.view_offs;
+  return &t;
+}
+
+void Context::allocate(Tensor* t) {
+  const size_t bytes = t->nbytes();
+  blocks_.emplace_back(aligned_alloc_bytes(bytes));
+  t->data = blocks_.back().get();
+  allocated_bytes_ += bytes;
+}
+
+void Context::allocate_all() {
+  for (Tensor& t : tensors_) {
+    if (!t.view_src && !t.data) allocate(&t);
+  }
+  for (Tensor& t : tensors_) {
+    if (t.view_src && !t.data && t.view_src->data) {
+      t.data = static_cast<char*>(t.view_src->data) + t.view_offs;
+    }
+  }
+}
+
+}  // namespace tg

@@ -1,0 +1,56 @@
+#include "tilegraph/runtime/backend.h"
+
+#include <string>
+
+#include "tilegraph/core/context.h"
+#include "tilegraph/core/error.h"
+
+namespace tg {
+
+namespace {
+
+class HostBuffer final : public Buffer {
+ public:
+  explicit HostBuffer(size_t bytes) : base_(aligned_alloc_bytes(bytes)), size_(bytes) {}
+  ~HostBuffer() override { aligned_free_bytes(base_); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* base() override { return base_; }
+  size_t size() const override { return size_; }
+
+ private:
+  void* base_;
+  size_t size_;
+};
+
+std::string node_label(const Tensor& node) {
+  std::string label(op_name(node.op));
+  if (node.name[0]) label += std::string(" '") + node.name + "'";
+  return label;
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> make_host_buffer(size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
+
+void check_graph_runnable(const Backend& backend, const Graph& graph) {
+  const std::string prefix = std::string(backend.name()) + ": ";
+  for (const Tensor* node : graph.nodes()) {
+    if (node->is_empty()) continue;
+    std::string why;
+    if (!backend.supports_op(*node, &why)) {
+      throw Error(prefix + "unsupported " + node_label(*node) + " " + describe(*node) +
+                  (why.empty() ? "" : ": " + why));
+    }
+    if (node->is_noop()) continue;
+    if (!node->data) throw Error(prefix + node_label(*node) + " has no data (allocate the graph)");
+    for (const Tensor* src : node->src) {
+      if (src && !src->is_empty() && !src->data) {
+        throw Error(prefix + "source " + describe(*src) + " of " + node_label(*node) +
+                    " has no data (allocate the graph)");
+      }
+    }
+  }
+}
+
+}  // namespace tg

@@ -1,0 +1,48 @@
+#include "tilegraph/runtime/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+
+#include "tilegraph/core/error.h"
+
+namespace tg::config {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  return std::string(value);
+}
+
+bool env_bool(const char* name, bool fallback) {
+  const std::optional<std::string> raw = env(name);
+  if (!raw || raw->empty()) return fallback;
+  std::string value = *raw;
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  if (value == "1" || value == "on" || value == "true" || value == "yes") return true;
+  if (value == "0" || value == "off" || value == "false" || value == "no") return false;
+  throw Error(std::string(name) + "='" + *raw + "': expected on/off, true/false, yes/no or 1/0");
+}
+
+long env_positive_int(const char* name, long fallback) {
+  const std::optional<std::string> raw = env(name);
+  if (!raw || raw->empty()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(raw->c_str(), &end, 10);
+  if (errno != 0 || end == raw->c_str() || *end != '\0' || value <= 0) {
+    throw Error(std::string(name) + "='" + *raw + "': expected a positive integer");
+  }
+  return value;
+}
+
+int default_num_threads() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return int(env_positive_int("TG_NUM_THREADS", long(cores)));
+}
+
+}  // namespace tg::config
