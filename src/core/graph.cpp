@@ -22,20 +22,29 @@ void Graph::expand(Tensor* output) {
 // Post-order depth-first walk over sources, iterative so that very deep graphs (long chains of
 // thousands of nodes) cannot overflow the stack.
 void Graph::visit(Tensor* root) {
-  if (visited_.contains(root)) return;
+  if (!refs_.try_emplace(root, kNoSource).second) return;
   std::vector<std::pair<Tensor*, int>> stack{{root, 0}};
-  visited_.insert(root);
   while (!stack.empty()) {
     auto& [tensor, next_src] = stack.back();
     if (next_src < kMaxSrc) {
       Tensor* src = tensor->src[next_src++];
-      if (src && visited_.insert(src).second) stack.emplace_back(src, 0);
+      if (src && refs_.try_emplace(src, kNoSource).second) stack.emplace_back(src, 0);
       continue;
     }
     if (tensor->op == Op::NONE) {
+      refs_[tensor] = leaf_ref(leafs_.size());
       leafs_.push_back(tensor);
     } else {
+      std::array<SourceRef, kMaxSrc> refs;
+      for (int j = 0; j < kMaxSrc; ++j) {
+        refs[j] = tensor->src[j] ? refs_.at(tensor->src[j]) : kNoSource;
+        if (tensor->src[j] && refs[j] == kNoSource) {
+          throw Error("graph: cycle through " + describe(*tensor));
+        }
+      }
+      refs_[tensor] = SourceRef(nodes_.size());
       nodes_.push_back(tensor);
+      src_refs_.push_back(refs);
     }
     stack.pop_back();
   }

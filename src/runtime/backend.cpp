@@ -53,4 +53,12 @@ void check_graph_runnable(const Backend& backend, const Graph& graph) {
   }
 }
 
+std::unique_ptr<CapturedGraph> Backend::capture(const Graph&) {
+  throw Error(std::string(name()) + ": graph capture is not supported");
+}
+
+void Backend::launch(CapturedGraph&) {
+  throw Error(std::string(name()) + ": graph capture is not supported");
+}
+
 }  // namespace tg

@@ -2,13 +2,21 @@
 // A compute graph: the tensors reachable from the outputs, in an order where every node comes
 // after its sources (ggml's cgraph). Leafs are tensors with op NONE (weights, inputs); nodes are
 // everything else, views included. A tensor appears once however many consumers it has.
+#include <array>
+#include <cstdint>
 #include <span>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "tilegraph/core/tensor.h"
 
 namespace tg {
+
+// Where a node's source lives in its graph: a node index (>= 0), a leaf (-1 - leaf index), or
+// kNoSource. Lets consumers (graph matching, replay plans) follow edges without a pointer map.
+using SourceRef = int32_t;
+inline constexpr SourceRef kNoSource = INT32_MIN;
+inline constexpr SourceRef leaf_ref(size_t leaf_index) { return -1 - SourceRef(leaf_index); }
 
 class Graph {
  public:
@@ -22,6 +30,8 @@ class Graph {
   const std::vector<Tensor*>& nodes() const { return nodes_; }
   const std::vector<Tensor*>& leafs() const { return leafs_; }
   const std::vector<Tensor*>& outputs() const { return outputs_; }
+  // src_refs()[i][j] locates nodes()[i]->src[j].
+  const std::vector<std::array<SourceRef, kMaxSrc>>& src_refs() const { return src_refs_; }
   size_t size() const { return nodes_.size(); }
   bool empty() const { return nodes_.empty(); }
 
@@ -31,7 +41,8 @@ class Graph {
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
   std::vector<Tensor*> outputs_;
-  std::unordered_set<const Tensor*> visited_;
+  std::vector<std::array<SourceRef, kMaxSrc>> src_refs_;
+  std::unordered_map<const Tensor*, SourceRef> refs_;  // every visited tensor; kNoSource while open
 };
 
 }  // namespace tg

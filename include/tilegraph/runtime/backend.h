@@ -12,6 +12,8 @@
 
 namespace tg {
 
+class GraphMode;
+
 // A block of memory for tensor data. Host backends return host memory.
 class Buffer {
  public:
@@ -22,6 +24,15 @@ class Buffer {
 
 // Aligned host memory, the buffer of every host backend.
 std::unique_ptr<Buffer> make_host_buffer(size_t bytes);
+
+// A graph recorded by a backend for replay (an aclmdlRI / cudaGraphExec_t / CPU replay plan).
+// It must not refer to the Tensor objects it was captured from: per-step graphs are rebuilt and
+// freed, so everything replay needs is copied at capture or re-bound from the new graph.
+class CapturedGraph {
+ public:
+  virtual ~CapturedGraph() = default;
+  virtual size_t bytes() const = 0;  // host memory held, for the cache's byte bound
+};
 
 struct BackendOptions {
   int num_threads = 0;  // 0: $TG_NUM_THREADS, else the number of cores
@@ -40,6 +51,25 @@ class Backend {
   virtual void compute(const Graph& graph) = 0;
   // Waits for outstanding work (host backends finish inside compute).
   virtual void synchronize() {}
+
+  // Graph capture (seed 000 §4.1: capture begin -> execute every node -> capture end). A backend
+  // that supports it overrides all four. capture() executes the graph while recording it, so
+  // its results are the eager results; launch() replays; rebind() points a capture at the data
+  // addresses of `graph`, which has the capture's structure, and returns false if it cannot.
+  virtual bool can_capture(const Graph& graph, std::string* why = nullptr) const {
+    (void)graph;
+    if (why) *why = "backend does not capture graphs";
+    return false;
+  }
+  virtual std::unique_ptr<CapturedGraph> capture(const Graph& graph);
+  virtual void launch(CapturedGraph& captured);
+  virtual bool rebind(CapturedGraph& captured, const Graph& graph) {
+    (void)captured;
+    (void)graph;
+    return false;
+  }
+  // The graph-mode state (configuration, statistics, cache) of a backend that captures, or null.
+  virtual GraphMode* graph_mode() { return nullptr; }
 };
 
 // Throws tg::Error("<backend>: <why>") for the first node the backend cannot run, or whose data

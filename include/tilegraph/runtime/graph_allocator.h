@@ -32,7 +32,8 @@ class GraphAllocator {
 
   // Plans, grows the owned buffer (from `backend`) if the plan needs more, and sets the data of
   // every planned tensor and of every view over one. The buffer is reused across calls, so
-  // pointers from an earlier call are invalidated.
+  // pointers from an earlier call are invalidated; tensors still pointing into it (the same graph
+  // allocated again) are planned again rather than taken for caller-provided memory.
   const AllocationPlan& allocate(const Graph& graph, Backend& backend);
 
   size_t buffer_size() const { return buffer_ ? buffer_->size() : 0; }

@@ -1,0 +1,53 @@
+#include "measure.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace tg::bench {
+
+namespace {
+
+// Collects the per-repetition times instead of printing them.
+class CollectingReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Iteration && run.iterations > 0) {
+        seconds.push_back(run.real_accumulated_time / double(run.iterations));
+      }
+    }
+  }
+  std::vector<double> seconds;
+};
+
+}  // namespace
+
+Timing measure(const std::string& name, const std::function<void()>& fn, int repetitions,
+               double min_seconds) {
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [&fn](benchmark::State& state) {
+                                 for (auto _ : state) fn();
+                               })
+      ->Repetitions(repetitions)
+      ->MinTime(min_seconds)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  std::vector<double>& s = reporter.seconds;
+  Timing t;
+  if (s.empty()) return t;
+  std::sort(s.begin(), s.end());
+  t.median_s = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+  t.min_s = s.front();
+  t.max_s = s.back();
+  t.repetitions = int(s.size());
+  return t;
+}
+
+}  // namespace tg::bench

@@ -1,0 +1,10 @@
+#pragma once
+// Each benchmark suite is a subcommand defined in its own file.
+#include <CLI/CLI.hpp>
+
+namespace tg::bench {
+
+void add_ops_suite(CLI::App& app);
+void add_jit_suite(CLI::App& app);
+
+}  // namespace tg::bench

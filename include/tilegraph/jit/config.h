@@ -1,0 +1,28 @@
+#pragma once
+// Settings of the JIT compiler. Every field can be set in code; Config::from_env() supplies the
+// defaults from the environment (docs/jit.md lists the variables).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace tg::jit {
+
+struct Config {
+  // $TG_JIT_CACHE_DIR, else $HOME/.cache/tilegraph/jit.
+  std::filesystem::path cache_dir;
+  // $TG_JIT_CACHE_MAX_BYTES, else 1 GiB. Least-recently-used entries not loaded by any process
+  // are evicted past it.
+  uint64_t max_cache_bytes = uint64_t(1) << 30;
+  // $TG_JIT_CXX, else the C++ compiler tilegraph was built with. A name without '/' is looked
+  // up in $PATH.
+  std::string cxx;
+  // $TG_JIT_NVCC, else nvcc on $PATH, else /usr/local/cuda/bin/nvcc.
+  std::string nvcc;
+  // $TG_JIT_CUDA_ARCH: the GPU architecture cuda kernels are compiled for.
+  std::string cuda_arch = "sm_75";
+
+  // Malformed values throw tg::Error naming the variable.
+  static Config from_env();
+};
+
+}  // namespace tg::jit

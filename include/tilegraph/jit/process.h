@@ -1,0 +1,42 @@
+#pragma once
+// Runs a program directly — posix_spawn with an argument vector, never a shell — and collects
+// its output. Every compiler invocation of the JIT goes through here.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tg::jit {
+
+struct ProcessOptions {
+  // The child's whole environment ("NAME=value"); unset: inherit ours.
+  std::optional<std::vector<std::string>> env;
+  // The child's working directory; empty: ours.
+  std::string cwd;
+  // Output beyond this many bytes per stream is read and dropped (a note says so).
+  size_t max_output_bytes = 256 * 1024;
+};
+
+struct ProcessResult {
+  int exit_code = -1;   // valid when !signaled
+  bool signaled = false;
+  int signal = 0;
+  std::string out;      // stdout
+  std::string err;      // stderr
+
+  bool ok() const { return !signaled && exit_code == 0; }
+  // "exit status 1" or "killed by signal 9 (Killed)".
+  std::string describe() const;
+};
+
+// argv[0] must be a path (see find_executable). Throws tg::Error if the program cannot be
+// started; a program that runs and fails is reported in the result, not thrown.
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// Resolves `name` the way execvp would: a name containing '/' is taken as a path (made absolute),
+// anything else is searched for in $PATH. Returns an empty string if no executable is found.
+std::string find_executable(const std::string& name);
+
+// `argv` as a copy-pasteable shell command line, for error messages only.
+std::string quote_command(const std::vector<std::string>& argv);
+
+}  // namespace tg::jit

@@ -1,0 +1,64 @@
+#pragma once
+// One llama-style decoder block built with the core API: RMSNorm, Q/K/V projections, RoPE,
+// grouped-query attention over a KV cache written with SET_ROWS, output projection, RMSNorm and a
+// SwiGLU FFN, each with its residual. The llama graph builder stacks these; the demo and the
+// benchmarks use one on its own.
+#include <cstdint>
+
+#include "tilegraph/core/context.h"
+#include "tilegraph/core/tensor.h"
+
+namespace tg::model {
+
+struct BlockConfig {
+  int64_t n_embd = 256;
+  int64_t n_head = 8;
+  int64_t n_head_kv = 4;
+  int64_t n_ff = 704;
+  int64_t n_ctx = 256;  // KV cache length
+  float rms_eps = 1e-5f;
+  float rope_base = 10000.0f;
+  DType weight_type = DType::F32;  // f32, f16, bf16 or q8_0
+  DType cache_type = DType::F16;   // f32, f16 or bf16
+
+  int64_t head_dim() const { return n_embd / n_head; }
+  // Throws tg::Error when the sizes do not form a valid block.
+  void validate() const;
+};
+
+struct BlockWeights {
+  Tensor* attn_norm;  // f32 [n_embd]
+  Tensor* wq;         // [n_embd, n_embd]
+  Tensor* wk;         // [n_embd, n_head_kv * head_dim]
+  Tensor* wv;         // [n_embd, n_head_kv * head_dim]
+  Tensor* wo;         // [n_embd, n_embd]
+  Tensor* ffn_norm;   // f32 [n_embd]
+  Tensor* w_gate;     // [n_embd, n_ff]
+  Tensor* w_up;       // [n_embd, n_ff]
+  Tensor* w_down;     // [n_ff, n_embd]
+  Tensor* k_cache;    // [head_dim * n_head_kv, n_ctx]
+  Tensor* v_cache;    // [head_dim * n_head_kv, n_ctx]
+};
+
+// Weights (allocated in `ctx`, which must allocate) filled with deterministic pseudo-random
+// values scaled like a trained model's (1/sqrt(fan_in)); the caches start zeroed.
+BlockWeights make_block_weights(Context& ctx, const BlockConfig& config, uint64_t seed);
+
+// The per-step inputs of a block, created in the graph context and marked kFlagInput.
+struct StepInputs {
+  Tensor* x;        // f32 [n_embd, n_tokens]: the residual stream in
+  Tensor* pos;      // i32 [n_tokens]: positions of the new tokens
+  Tensor* kv_rows;  // i32 [n_tokens]: cache rows the new tokens are written to
+  Tensor* mask;     // f32 [n_kv, n_tokens]: 0 where a query may attend, -inf elsewhere
+};
+StepInputs make_step_inputs(Context& ctx, const BlockConfig& config, int64_t n_tokens, int64_t n_kv);
+// Fills the inputs for tokens at positions [n_past, n_past + n_tokens) with causal masking and
+// cache rows equal to positions; x is left to the caller.
+void fill_step_inputs(const StepInputs& inputs, int64_t n_past);
+
+// The block's output f32 [n_embd, n_tokens]. Attention reads cache rows [0, n_kv), which must
+// include the rows written this step.
+Tensor* build_block(Context& ctx, const BlockConfig& config, const BlockWeights& weights,
+                    const StepInputs& inputs, int64_t n_kv);
+
+}  // namespace tg::model

@@ -1,0 +1,104 @@
+#pragma once
+// Graph mode (seed 000 §5.1 with seed 003's safeguards), independent of any backend: decide per
+// compute whether to run eagerly, replay a captured graph, re-bind one whose data moved, or
+// capture a new one; keep the captures in a GraphCache; switch itself off while the workload
+// changes every step and back on once it is stable.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "tilegraph/runtime/backend.h"
+#include "tilegraph/runtime/graph_cache.h"
+
+namespace tg {
+
+struct GraphModeConfig {
+  bool enabled = true;              // TG_GRAPH_MODE
+  bool prefill_use_graph = false;   // TG_PREFILL_USE_GRAPH
+  size_t capacity = 12;             // TG_GRAPH_CACHE_CAPACITY: captured graphs kept
+  size_t max_bytes = 0;             // TG_GRAPH_CACHE_MAX_BYTES: 0 for no byte bound
+  int max_consecutive_updates = 4;  // TG_GRAPH_MAX_CONSECUTIVE_UPDATES: misses in a row that switch graph mode off
+  int admit_after = 1;              // TG_GRAPH_ADMIT_AFTER: sightings of a graph before it is captured
+
+  // Defaults above, overridden by the environment; malformed values throw tg::Error.
+  static GraphModeConfig from_env();
+  void validate() const;
+};
+
+// Who runs the step: prefill (many query tokens) normally runs eagerly.
+enum class Phase { kAuto, kPrefill, kDecode };
+
+enum class EagerReason {
+  kDisabled,        // graph mode off by configuration
+  kPrefill,         // a prefill step and TG_PREFILL_USE_GRAPH is off
+  kIncompatible,    // the backend cannot capture this graph
+  kTooManyUpdates,  // switched off after too many consecutive misses
+  kWarmup,          // not seen often enough yet to be captured
+  kCaptureFailed,   // capture raised an error; the step was rerun eagerly
+};
+inline constexpr int kEagerReasonCount = int(EagerReason::kCaptureFailed) + 1;
+std::string_view eager_reason_name(EagerReason reason);
+
+struct GraphModeStats {
+  uint64_t computes = 0;
+  uint64_t hits = 0;       // exact or re-bound matches
+  uint64_t misses = 0;
+  uint64_t captures = 0;
+  uint64_t rebinds = 0;
+  uint64_t evictions = 0;
+  uint64_t replays = 0;
+  uint64_t eager_runs = 0;
+  uint64_t eager_by_reason[kEagerReasonCount] = {};
+  uint64_t disables = 0;    // times the consecutive-update guard switched graph mode off
+  uint64_t reenables = 0;
+  double capture_seconds = 0;
+  double replay_seconds = 0;
+  double eager_seconds = 0;
+  double saved_seconds = 0;  // estimate: per replay, the graph's capture time minus the replay time
+};
+
+// True when `graph` processes more than one query token: FLASH_ATTN_EXT with q.ne[1] > 1, or
+// the soft-max attention pattern (masked SOFT_MAX with more than one row per head).
+bool is_prefill_graph(const Graph& graph);
+
+class GraphMode {
+ public:
+  explicit GraphMode(GraphModeConfig config = GraphModeConfig::from_env());
+
+  // Runs `graph` on `backend`; `eager` executes it node by node (the backend's own eager path).
+  void compute(Backend& backend, const Graph& graph, const std::function<void()>& eager);
+
+  // Applies to every compute until changed; kAuto detects prefill from the graph.
+  void set_phase(Phase phase) { phase_ = phase; }
+  void set_config(const GraphModeConfig& config);
+  const GraphModeConfig& config() const { return config_; }
+  const GraphModeStats& stats() const { return stats_; }
+  const GraphCache& cache() const { return cache_; }
+  // Whether the consecutive-update guard has graph mode switched off right now.
+  bool suspended() const { return suspended_; }
+  void reset_stats() { stats_ = {}; }
+  // Drops every capture (e.g. the backend's buffers are about to be freed).
+  void clear() { cache_.clear(); }
+
+ private:
+  void run_eager(EagerReason reason, const std::function<void()>& eager);
+  void note_miss_streak(uint64_t key, bool captured);
+  bool admitted(uint64_t key);
+
+  GraphModeConfig config_;
+  Phase phase_ = Phase::kAuto;
+  GraphCache cache_;
+  GraphModeStats stats_;
+  int consecutive_updates_ = 0;
+  bool suspended_ = false;
+  uint64_t last_key_ = 0;
+  int stable_steps_ = 0;
+  std::unordered_map<uint64_t, int> sightings_;  // for admit_after > 1; bounded
+};
+
+// "hits 10, misses 2, captures 2, ..." for logs and the CLI.
+std::string format_stats(const GraphModeStats& stats);
+
+}  // namespace tg

@@ -1,0 +1,14 @@
+#pragma once
+// Construction of the CPU backend with a chosen instruction set, for tests and benchmarks that
+// compare the vector paths with each other on one machine.
+#include <memory>
+
+#include "cpu/vec.h"
+#include "tilegraph/runtime/backend.h"
+
+namespace tg::cpu {
+
+// Throws tg::Error if this CPU cannot run `isa` (anything above best_isa()).
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa);
+
+}  // namespace tg::cpu

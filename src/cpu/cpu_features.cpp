@@ -1,0 +1,94 @@
+#include <cpuid.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tilegraph/cpu/cpu_backend.h"
+
+namespace tg::cpu {
+
+namespace {
+
+struct CpuidRegs {
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+CpuidRegs cpuid(uint32_t leaf, uint32_t subleaf) {
+  CpuidRegs r;
+  if (__get_cpuid_max(0, nullptr) < leaf) return r;
+  __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
+  return r;
+}
+
+bool bit(uint32_t value, int index) { return (value >> index) & 1u; }
+
+// XCR0: which register state the OS saves on context switches. An instruction set is usable only
+// if the CPU has it *and* the OS manages its registers.
+uint64_t read_xcr0() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t(hi) << 32) | lo;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  const CpuidRegs leaf1 = cpuid(1, 0);
+  const CpuidRegs leaf7 = cpuid(7, 0);
+  const CpuidRegs leaf7_1 = cpuid(7, 1);
+
+  const bool osxsave = bit(leaf1.ecx, 27);
+  const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;              // XMM and YMM state
+  const bool os_zmm = os_ymm && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM_Hi256, Hi16_ZMM
+  const bool os_amx = (xcr0 & 0x60000) == 0x60000;      // XTILECFG, XTILEDATA
+
+  f.sse42 = bit(leaf1.ecx, 20);
+  f.avx = os_ymm && bit(leaf1.ecx, 28);
+  f.fma = f.avx && bit(leaf1.ecx, 12);
+  f.f16c = f.avx && bit(leaf1.ecx, 29);
+  f.avx2 = f.avx && bit(leaf7.ebx, 5);
+  f.avx512f = os_zmm && bit(leaf7.ebx, 16);
+  f.avx512bw = f.avx512f && bit(leaf7.ebx, 30);
+  f.avx512vl = f.avx512f && bit(leaf7.ebx, 31);
+  f.avx512_vnni = f.avx512f && bit(leaf7.ecx, 11);
+  f.avx512_bf16 = f.avx512f && bit(leaf7_1.eax, 5);
+  f.amx_tile = os_amx && bit(leaf7.edx, 24);
+  f.amx_bf16 = f.amx_tile && bit(leaf7.edx, 22);
+  f.amx_int8 = f.amx_tile && bit(leaf7.edx, 25);
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+std::string cpu_features_string() {
+  const CpuFeatures& f = cpu_features();
+  const std::pair<bool, const char*> named[] = {
+      {f.sse42, "SSE4.2"},
+      {f.avx, "AVX"},
+      {f.avx2, "AVX2"},
+      {f.fma, "FMA"},
+      {f.f16c, "F16C"},
+      {f.avx512f, "AVX-512F"},
+      {f.avx512bw, "AVX-512BW"},
+      {f.avx512vl, "AVX-512VL"},
+      {f.avx512_vnni, "AVX-512-VNNI"},
+      {f.avx512_bf16, "AVX-512-BF16"},
+      {f.amx_tile, "AMX-TILE"},
+      {f.amx_bf16, "AMX-BF16"},
+      {f.amx_int8, "AMX-INT8"},
+  };
+  std::string out;
+  for (const auto& [present, name] : named) {
+    if (!present) continue;
+    if (!out.empty()) out += ' ';
+    out += name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,109 @@
+#pragma once
+// The CPU backend's kernel interface. A kernel runs one node: it reads the node's parameters and
+// sources, splits the work over the backend's threads with ExecContext::parallel*, and uses the
+// ISA-selected row primitives (vec.h) for its inner loops. Kernels index every tensor through
+// its nb strides, so views (padded, permuted, transposed) need no copies first.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "cpu/thread_pool.h"
+#include "cpu/vec.h"
+#include "tilegraph/core/tensor.h"
+
+namespace tg::cpu {
+
+// Growable, 64-byte aligned memory owned by one thread (or by the caller between regions). It
+// keeps its largest size, so steady-state execution allocates nothing.
+class Scratch {
+ public:
+  // At least `count` floats; invalidates what an earlier call returned.
+  float* floats(size_t count) { return static_cast<float*>(bytes(count * sizeof(float))); }
+  void* bytes(size_t size);
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t capacity_ = 0;
+};
+
+// What one task of a parallel region gets: its index, the task count and its thread's scratch.
+struct ThreadContext {
+  int ith;
+  int nth;
+  Scratch& scratch;
+};
+
+class ExecContext {
+ public:
+  ExecContext(ThreadPool& pool, const VecKernels& vec);
+
+  const VecKernels& vec() const { return vec_; }
+  int max_threads() const { return pool_.size(); }
+  // Memory the kernel shares with all its tasks (e.g. a converted operand), set up by the
+  // calling thread before a region; invalidates what an earlier call returned.
+  void* shared_scratch(size_t size) { return shared_.bytes(size); }
+
+  // Runs fn(const ThreadContext&) as min(n_tasks, max_threads()) parallel tasks.
+  template <class Fn>
+  void parallel(int n_tasks, Fn&& fn) {
+    pool_.parallel_for(n_tasks, [&](int ith, int nth) {
+      fn(ThreadContext{ith, nth, scratch_[size_t(ith)]});
+    });
+  }
+
+  // Splits [0, n) into one contiguous range per task and calls fn(tc, begin, end). `cost` is the
+  // work of one item in elements touched: regions too small to be worth waking workers for run
+  // on fewer threads (one, for most decode-sized nodes).
+  template <class Fn>
+  void parallel_range(int64_t n, int64_t cost, Fn&& fn) {
+    parallel(tasks_for(n, cost), [&](const ThreadContext& tc) {
+      const auto [begin, end] = split_range(n, tc.ith, tc.nth);
+      if (begin < end) fn(tc, begin, end);
+    });
+  }
+
+  // The task count worth using for n items of `cost` elements each.
+  int tasks_for(int64_t n, int64_t cost) const;
+
+ private:
+  static std::pair<int64_t, int64_t> split_range(int64_t n, int ith, int nth) {
+    const int64_t per = n / nth, extra = n % nth;
+    const int64_t begin = ith * per + std::min<int64_t>(ith, extra);
+    return {begin, begin + per + (ith < extra ? 1 : 0)};
+  }
+
+  ThreadPool& pool_;
+  const VecKernels& vec_;
+  std::vector<Scratch> scratch_;  // one per thread
+  Scratch shared_;
+};
+
+using Kernel = void (*)(const Tensor& node, ExecContext& exec);
+
+// ggml's ALiBi slope of `head` among `n_head` heads (1 when max_bias is 0); soft_max and
+// flash_attn_ext share it.
+float alibi_slope(float max_bias, int64_t n_head, int64_t head);
+
+// One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops
+// (elementwise and norms) are in row_ops.h.
+void run_mul_mat(const Tensor& node, ExecContext& exec);
+void run_soft_max(const Tensor& node, ExecContext& exec);
+void run_rope(const Tensor& node, ExecContext& exec);
+void run_get_rows(const Tensor& node, ExecContext& exec);
+void run_set_rows(const Tensor& node, ExecContext& exec);
+void run_copy(const Tensor& node, ExecContext& exec);  // CPY, CONT
+void run_concat(const Tensor& node, ExecContext& exec);
+void run_flash_attn_ext(const Tensor& node, ExecContext& exec);
+void run_sum_rows(const Tensor& node, ExecContext& exec);
+void run_argmax(const Tensor& node, ExecContext& exec);
+void run_batch_norm(const Tensor& node, ExecContext& exec);
+void run_conv_2d(const Tensor& node, ExecContext& exec);
+void run_pool_2d(const Tensor& node, ExecContext& exec);
+
+}  // namespace tg::cpu

@@ -1,0 +1,374 @@
+// mul_mat: r[m, n] = sum_k a[k, m] * b[k, n], a broadcast over b's batch dims.
+//
+// Two paths. Matrix-vector (N == 1, decode) is bound by reading a once: one dot product per row
+// of a straight from its storage (f16/bf16 converted and q8_0 dequantised on the fly). Matrix-
+// matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
+// of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
+// f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
+// over every MR x NR block against all of b. Everything here is self-contained so that the whole
+// file can be replaced by a different GEMM.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "cpu/kernels.h"
+#include "cpu/row_io.h"
+#include "cpu/simd.h"
+
+namespace tg::cpu {
+
+namespace {
+
+// c[i * ldc + j] (+)= sum_k x[k * mr + i] * w[k * nr + j] for the kernel's fixed mr x nr block.
+using MicroKernel = void (*)(int64_t kc, const float* x, const float* w, float* c, int64_t ldc,
+                             bool accumulate);
+
+struct GemmShape {
+  int mr;  // output rows (n) per micro block: broadcast from the packed b panel
+  int nr;  // output columns (m) per micro block: vector loads from the packed a panel
+  MicroKernel micro;
+};
+
+constexpr int kMaxMr = 12;
+constexpr int kMaxNr = 32;
+
+// 12 x 32: 24 accumulators, 2 weight vectors and a broadcast fill 27 of the 32 zmm registers.
+__attribute__((target(TG_TARGET_AVX512))) void micro_avx512(int64_t kc, const float* x,
+                                                            const float* w, float* c, int64_t ldc,
+                                                            bool accumulate) {
+  constexpr int kMr = 12;
+  __m512 acc[kMr][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k, x += kMr, w += 32) {
+    const __m512 w0 = _mm512_loadu_ps(w);
+    const __m512 w1 = _mm512_loadu_ps(w + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 xi = _mm512_set1_ps(x[i]);
+      acc[i][0] = _mm512_fmadd_ps(xi, w0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(xi, w1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr; ++i) {
+    float* row = c + i * ldc;
+    if (accumulate) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(row));
+      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(row + 16));
+    }
+    _mm512_storeu_ps(row, acc[i][0]);
+    _mm512_storeu_ps(row + 16, acc[i][1]);
+  }
+}
+
+// 6 x 16: 12 accumulators, 2 weight vectors and a broadcast fill 15 of the 16 ymm registers.
+__attribute__((target(TG_TARGET_AVX2))) void micro_avx2(int64_t kc, const float* x, const float* w,
+                                                        float* c, int64_t ldc, bool accumulate) {
+  constexpr int kMr = 6;
+  __m256 acc[kMr][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k, x += kMr, w += 16) {
+    const __m256 w0 = _mm256_loadu_ps(w);
+    const __m256 w1 = _mm256_loadu_ps(w + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr; ++i) {
+      const __m256 xi = _mm256_broadcast_ss(x + i);
+      acc[i][0] = _mm256_fmadd_ps(xi, w0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(xi, w1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) {
+    float* row = c + i * ldc;
+    if (accumulate) {
+      acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_loadu_ps(row));
+      acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_loadu_ps(row + 8));
+    }
+    _mm256_storeu_ps(row, acc[i][0]);
+    _mm256_storeu_ps(row + 8, acc[i][1]);
+  }
+}
+
+// 4 x 8 in plain C++ (SSE2 at best, from the auto-vectoriser).
+void micro_scalar(int64_t kc, const float* x, const float* w, float* c, int64_t ldc,
+                  bool accumulate) {
+  constexpr int kMr = 4, kNr = 8;
+  float acc[kMr][kNr] = {};
+  for (int64_t k = 0; k < kc; ++k, x += kMr, w += kNr) {
+    for (int i = 0; i < kMr; ++i) {
+      for (int j = 0; j < kNr; ++j) acc[i][j] += x[i] * w[j];
+    }
+  }
+  for (int i = 0; i < kMr; ++i) {
+    for (int j = 0; j < kNr; ++j)
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+  }
+}
+
+GemmShape gemm_shape(Isa isa) {
+  switch (isa) {
+    case Isa::AVX512: return {12, 32, micro_avx512};
+    case Isa::AVX2: return {6, 16, micro_avx2};
+    case Isa::SCALAR: break;
+  }
+  return {4, 8, micro_scalar};
+}
+
+// Depth of one packed block: an a panel (256 x 32 floats, 32 KiB) and a b panel (12 KiB) stay in
+// L1/L2 while a micro-kernel call streams them. A multiple of 32, so q8_0 blocks never straddle.
+constexpr int64_t kBlockK = 256;
+// Columns of a per work item: its packed panels (128 KiB) stay in L2 while all of b streams by.
+constexpr int64_t kTileM = 128;
+// When there are fewer column tiles than threads, b's rows are split too, but into chunks of at
+// least this many rows so that packing a stays cheap next to the arithmetic.
+constexpr int64_t kMinChunkN = 64;
+
+// b's rows as contiguous f32, in place when they already are, else converted once per node into
+// shared scratch (laid out contiguously as [K, N, B2, B3]).
+class FloatRows {
+ public:
+  FloatRows(const Tensor& b, ExecContext& exec) : b_(b) {
+    if (b.type == DType::F32 && b.nb[0] == sizeof(float) && b.nb[1] % sizeof(float) == 0) return;
+    const int64_t k = b.ne[0];
+    converted_ = static_cast<float*>(exec.shared_scratch(size_t(b.nelements()) * sizeof(float)));
+    const VecKernels& vec = exec.vec();
+    exec.parallel_range(b.nrows(), k, [&](const ThreadContext&, int64_t begin, int64_t end) {
+      int64_t r = begin;
+      for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+        load_f32(vec, b.type, row_ptr(b, i1, i2, i3), b.nb[0], k, converted_ + r++ * k);
+      });
+    });
+  }
+
+  const float* row(int64_t n, int64_t i2, int64_t i3) const {
+    if (!converted_) return reinterpret_cast<const float*>(row_ptr(b_, n, i2, i3));
+    return converted_ + ((i3 * b_.ne[2] + i2) * b_.ne[1] + n) * b_.ne[0];
+  }
+
+ private:
+  const Tensor& b_;
+  float* converted_ = nullptr;
+};
+
+// Which matrix of a serves b's batch (i2, i3).
+struct Broadcast {
+  int64_t r2, r3;
+  Broadcast(const Tensor& a, const Tensor& b) : r2(b.ne[2] / a.ne[2]), r3(b.ne[3] / a.ne[3]) {}
+};
+
+float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i3) {
+  return reinterpret_cast<float*>(row_ptr(node, n, i2, i3) + m * int64_t(node.nb[0]));
+}
+
+void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecContext& exec) {
+  const VecKernels& vec = exec.vec();
+  const int64_t k = a.ne[0], m_len = a.ne[1], batches = node.ne[2] * node.ne[3];
+  const Broadcast bc(a, *node.src[1]);
+  const bool direct = a.nb[0] == dtype_traits(a.type).type_size;
+  exec.parallel_range(m_len * batches, k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = direct ? nullptr : tc.scratch.floats(size_t(k));
+    // Runs of consecutive rows of a within one batch, each written to consecutive outputs.
+    for (int64_t r = begin; r < end;) {
+      const int64_t m = r % m_len, i2 = r / m_len % node.ne[2], i3 = r / m_len / node.ne[2];
+      const int64_t count = std::min(end - r, m_len - m);
+      const float* x = x_rows.row(0, i2, i3);
+      const char* rows = row_ptr(a, m, i2 / bc.r2, i3 / bc.r3);
+      const int64_t stride = int64_t(a.nb[1]);
+      float* out = output_at(node, m, 0, i2, i3);
+      if (!direct) {
+        for (int64_t j = 0; j < count; ++j) {
+          load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);
+          out[j] = vec.dot_f32(k, buf, x);
+        }
+      } else if (a.type == DType::Q8_0) {
+        for (int64_t j = 0; j < count; ++j) {
+          out[j] = vec.dot_q8_0(k, reinterpret_cast<const BlockQ8_0*>(rows + j * stride), x);
+        }
+      } else {
+        vec.dot_rows(a.type, k, count, rows, a.nb[1], x, out);
+      }
+      r += count;
+    }
+  });
+}
+
+// Packs a[m0 .. m0+m_len)[k0 .. k0+kc) (one matrix of a) into panels of nr columns:
+// panel p holds w[k * nr + j] = a[m0 + p nr + j][k0 + k], columns past m_len zero. `rows_buf`
+// holds nr * kBlockK floats for rows that need converting to f32 first.
+void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, int64_t m0,
+            int64_t m_len, int64_t k0, int64_t kc, int nr, float* panels, float* rows_buf) {
+  const int64_t n_panels = (m_len + nr - 1) / nr;
+  const bool transposed_f32 = a.type == DType::F32 && a.nb[1] == sizeof(float) && a.ne[1] > 1;
+  const bool direct = a.type == DType::F32 && a.nb[0] == sizeof(float);
+  const int64_t block = int64_t(dtype_traits(a.type).block_size);
+  const float* rows[kMaxNr];
+  for (int64_t p = 0; p < n_panels; ++p) {
+    float* panel = panels + p * kc * nr;
+    const int64_t cols = std::min<int64_t>(nr, m_len - p * nr);
+    if (cols < nr) std::fill(panel, panel + kc * nr, 0.0f);
+    if (transposed_f32) {
+      // Columns m adjacent in memory: copy a run of columns for each k.
+      const char* base = row_ptr(a, m0 + p * nr, ia2, ia3);
+      for (int64_t k = 0; k < kc; ++k) {
+        std::memcpy(panel + k * nr, base + (k0 + k) * int64_t(a.nb[0]),
+                    size_t(cols) * sizeof(float));
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      const char* row = row_ptr(a, m0 + p * nr + j, ia2, ia3) + k0 / block * int64_t(a.nb[0]);
+      if (direct) {
+        rows[j] = reinterpret_cast<const float*>(row);
+      } else {
+        load_f32(vec, a.type, row, a.nb[0], kc, rows_buf + j * kBlockK);
+        rows[j] = rows_buf + j * kBlockK;
+      }
+    }
+    // Transpose in strips of 16 k: the strip's panel lines stay in L1 while every row of the
+    // panel writes into them.
+    constexpr int64_t kStrip = 16;
+    for (int64_t ks = 0; ks < kc; ks += kStrip) {
+      const int64_t len = std::min(kStrip, kc - ks);
+      for (int64_t j = 0; j < cols; ++j) {
+        const float* src = rows[j] + ks;
+        // Each row is its own stream, too many for the hardware prefetcher to follow.
+        __builtin_prefetch(src + 4 * kStrip);
+        float* dst = panel + ks * nr + j;
+        for (int64_t t = 0; t < len; ++t) dst[t * nr] = src[t];
+      }
+    }
+  }
+}
+
+// b packed once per node into panels of mr rows for every K block: panel (batch, kb, q) holds
+// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero.
+class PackedB {
+ public:
+  PackedB(const Tensor& b, int mr, ExecContext& exec)
+      : k_blocks_((b.ne[0] + kBlockK - 1) / kBlockK),
+        n_panels_((b.ne[1] + mr - 1) / mr),
+        panel_floats_(kBlockK * mr) {
+    const int64_t k_len = b.ne[0], n_len = b.ne[1];
+    const int64_t batches = b.ne[2] * b.ne[3];
+    data_ = static_cast<float*>(exec.shared_scratch(
+        size_t(batches * k_blocks_ * n_panels_ * panel_floats_) * sizeof(float)));
+    const VecKernels& vec = exec.vec();
+    // One task item per (batch, row panel): each reads its mr rows of b once, whole.
+    exec.parallel_range(batches * n_panels_, mr * k_len,
+                        [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+                          float* row = tc.scratch.floats(size_t(k_len));
+                          for (int64_t item = begin; item < end; ++item) {
+                            const int64_t q = item % n_panels_, batch = item / n_panels_;
+                            const int64_t i2 = batch % b.ne[2], i3 = batch / b.ne[2];
+                            for (int64_t kb = 0; kb < k_blocks_; ++kb) {
+                              std::fill_n(panel(batch, kb, q), panel_floats_, 0.0f);
+                            }
+                            for (int i = 0; i < mr && q * mr + i < n_len; ++i) {
+                              const float* values = read_row_f32(vec, b, q * mr + i, i2, i3, row);
+                              for (int64_t kb = 0; kb < k_blocks_; ++kb) {
+                                float* column = panel(batch, kb, q) + i;
+                                const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
+                                for (int64_t k = 0; k < kc; ++k) column[k * mr] = values[k0 + k];
+                              }
+                            }
+                          }
+                        });
+  }
+
+  const float* panel(int64_t batch, int64_t kb, int64_t q) const {
+    return data_ + ((batch * k_blocks_ + kb) * n_panels_ + q) * panel_floats_;
+  }
+  float* panel(int64_t batch, int64_t kb, int64_t q) {
+    return data_ + ((batch * k_blocks_ + kb) * n_panels_ + q) * panel_floats_;
+  }
+
+ private:
+  int64_t k_blocks_, n_panels_, panel_floats_;
+  float* data_;
+};
+
+void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
+  const VecKernels& vec = exec.vec();
+  const GemmShape shape = gemm_shape(vec.isa);
+  const int mr = shape.mr, nr = shape.nr;
+  const int64_t k_len = a.ne[0], m_len = a.ne[1], n_len = node.ne[1];
+  const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
+  const int64_t batches = node.ne[2] * node.ne[3];
+  const Broadcast bc(a, b);
+  const PackedB packed_b(b, mr, exec);
+
+  const int64_t m_tiles = (m_len + kTileM - 1) / kTileM;
+  const int64_t n_panels = (n_len + mr - 1) / mr;
+  const int64_t max_chunks = std::max<int64_t>(1, n_len / kMinChunkN);
+  const int64_t n_chunks =
+      std::clamp<int64_t>(exec.max_threads() / (batches * m_tiles), 1, max_chunks);
+  const int64_t panels_per_chunk = (n_panels + n_chunks - 1) / n_chunks;
+  const int64_t items = batches * m_tiles * n_chunks;
+  const int64_t a_panel_floats = (kTileM + nr - 1) / nr * nr * kBlockK;
+
+  // Items are handed out one at a time, so a thread slowed by other work on a shared machine
+  // takes fewer of them.
+  std::atomic<int64_t> next_item{0};
+  exec.parallel(int(std::min<int64_t>(items, exec.max_threads())), [&](const ThreadContext& tc) {
+    float* a_panels =
+        tc.scratch.floats(size_t(a_panel_floats + kMaxNr * kBlockK + kMaxMr * kMaxNr));
+    float* rows_buf = a_panels + a_panel_floats;
+    float* edge = rows_buf + kMaxNr * kBlockK;
+    for (int64_t item; (item = next_item.fetch_add(1, std::memory_order_relaxed)) < items;) {
+      const int64_t chunk = item % n_chunks, tm = item / n_chunks % m_tiles,
+                    batch = item / (n_chunks * m_tiles);
+      const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
+      const int64_t m0 = tm * kTileM, m_count = std::min(kTileM, m_len - m0);
+      const int64_t q_begin = chunk * panels_per_chunk,
+                    q_end = std::min(n_panels, q_begin + panels_per_chunk);
+      for (int64_t kb = 0; kb * kBlockK < k_len; ++kb) {
+        const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
+        const bool accumulate = kb > 0;
+        pack_a(vec, a, i2 / bc.r2, i3 / bc.r3, m0, m_count, k0, kc, nr, a_panels, rows_buf);
+        for (int64_t q = q_begin; q < q_end; ++q) {
+          const float* x = packed_b.panel(batch, kb, q);
+          const int64_t n = q * mr, rows = std::min<int64_t>(mr, n_len - n);
+          for (int64_t m = 0; m < m_count; m += nr) {
+            const float* w = a_panels + m / nr * kc * nr;
+            const int64_t cols = std::min<int64_t>(nr, m_count - m);
+            float* c = output_at(node, m0 + m, n, i2, i3);
+            if (rows == mr && cols == nr) {
+              shape.micro(kc, x, w, c, ldc, accumulate);
+              continue;
+            }
+            // Edge block: compute all of it aside, keep the part inside the output.
+            shape.micro(kc, x, w, edge, nr, false);
+            for (int64_t i = 0; i < rows; ++i) {
+              for (int64_t j = 0; j < cols; ++j) {
+                c[i * ldc + j] = accumulate ? c[i * ldc + j] + edge[i * nr + j] : edge[i * nr + j];
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void run_mul_mat(const Tensor& node, ExecContext& exec) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  if (a.ne[0] == 0) {
+    // Empty sums: every output is 0.
+    for_each_row(node, 0, node.nrows(), [&](int64_t i1, int64_t i2, int64_t i3) {
+      std::fill_n(output_at(node, 0, i1, i2, i3), node.ne[0], 0.0f);
+    });
+    return;
+  }
+  if (b.ne[1] == 1) {
+    mat_vec(node, a, FloatRows(b, exec), exec);
+  } else {
+    gemm(node, a, b, exec);
+  }
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,39 @@
+// Row reductions: sum_rows and argmax.
+#include <cstring>
+
+#include "cpu/kernels.h"
+#include "cpu/row_io.h"
+
+namespace tg::cpu {
+
+void run_sum_rows(const Tensor& node, ExecContext& exec) {
+  const Tensor& a = *node.src[0];
+  const VecKernels& vec = exec.vec();
+  const int64_t n = a.ne[0];
+  exec.parallel_range(node.nrows(), n, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(n));
+    for_each_row(node, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      const float total = vec.sum(n, read_row_f32(vec, a, i1, i2, i3, buf));
+      std::memcpy(row_ptr(node, i1, i2, i3), &total, sizeof total);
+    });
+  });
+}
+
+void run_argmax(const Tensor& node, ExecContext& exec) {
+  const Tensor& a = *node.src[0];
+  const VecKernels& vec = exec.vec();
+  const int64_t n = a.ne[0];
+  exec.parallel_range(a.ne[1], n, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(n));
+    for (int64_t i1 = begin; i1 < end; ++i1) {
+      const float* x = read_row_f32(vec, a, i1, 0, 0, buf);
+      // The first maximum, as ops.h asks: a vector max, then a scan that stops at it.
+      const float best = vec.max(n, x);
+      int32_t index = 0;
+      while (index < n - 1 && !(x[index] == best)) ++index;
+      std::memcpy(static_cast<char*>(node.data) + i1 * node.nb[0], &index, sizeof index);
+    }
+  });
+}
+
+}  // namespace tg::cpu

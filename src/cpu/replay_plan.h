@@ -1,0 +1,50 @@
+#pragma once
+// The CPU backend's captured graph: a flat array of pre-resolved kernel calls over private
+// copies ("shadows") of the graph's tensors, so replay needs neither the Graph nor its Tensor
+// objects — per-step graphs are rebuilt and freed — and allocates nothing. No-op nodes are
+// dropped; chains of row ops whose intermediates nobody else reads run as one fused pass.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "tilegraph/core/graph.h"
+#include "tilegraph/runtime/backend.h"
+
+namespace tg::cpu {
+
+class ReplayPlan final : public CapturedGraph {
+ public:
+  // `kernel_for` maps an op to its kernel (the backend's own table).
+  ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op));
+
+  // Runs every step; errors name the failing node like the eager path does.
+  void run(ExecContext& exec) const;
+  // Points the shadows at the data of `graph`, which has this plan's structure (the graph
+  // cache verified it), e.g. after inputs moved. False when the new addresses invalidate a
+  // fusion: the plan must then be captured again.
+  bool rebind(const Graph& graph);
+
+  size_t bytes() const override;
+  size_t step_count() const { return steps_.size(); }
+  size_t fused_node_count() const { return fused_nodes_; }
+
+ private:
+  struct Step {
+    Kernel kernel;          // null for a fused chain
+    const Tensor* node;     // the shadow to run (the chain's last node for a chain)
+    uint32_t chain_begin;   // [chain_begin, chain_end) in chain_nodes_ for a fused chain
+    uint32_t chain_end;
+  };
+
+  std::span<const Tensor* const> chain(const Step& step) const {
+    return {chain_nodes_.data() + step.chain_begin, step.chain_end - step.chain_begin};
+  }
+
+  std::vector<Tensor> shadows_;  // graph nodes, then leafs, in graph order
+  std::vector<Step> steps_;
+  std::vector<const Tensor*> chain_nodes_;
+  size_t fused_nodes_ = 0;
+};
+
+}  // namespace tg::cpu

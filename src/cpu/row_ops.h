@@ -1,0 +1,31 @@
+#pragma once
+// The row semantics of the elementwise and row-normalising ops (ADD, SUB, MUL, DIV, SCALE,
+// UNARY, GLU, NORM, RMS_NORM). Their kernel and the fused chains of a replay plan both push rows
+// through apply_row, which is what makes a fused chain bit-identical to running its nodes one by
+// one: the same vector routines see the same f32 values either way.
+#include <cstdint>
+#include <span>
+
+#include "cpu/kernels.h"
+
+namespace tg::cpu {
+
+bool is_row_op(Op op);
+
+// out = op(x, the node's other operands at row (i1, i2, i3)). x is the node's first operand row
+// as f32 (2 * ne0 elements for GLU's halves form); out may equal x except in that form. `extra`
+// holds row_op_extra_floats(node) floats for operands the op converts itself.
+void apply_row(const Tensor& node, const VecKernels& vec, float* out, const float* x, float* extra,
+               int64_t i1, int64_t i2, int64_t i3);
+int64_t row_op_extra_floats(const Tensor& node);
+
+// The kernel of every row op.
+void run_row_op(const Tensor& node, ExecContext& exec);
+
+// Runs a chain of row ops in one pass over the rows: chain[k+1]'s first operand is chain[k]'s
+// result, all results are f32 with the same shape, and only the last one is stored — the others
+// stay in a row buffer. The caller guarantees that nothing else reads the intermediate results
+// and that the last result's memory does not overlap any operand the chain reads.
+void run_row_op_chain(std::span<const Tensor* const> chain, ExecContext& exec);
+
+}  // namespace tg::cpu

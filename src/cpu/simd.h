@@ -1,0 +1,269 @@
+#pragma once
+// Vector traits: one struct per instruction set with the same static interface, so vectorised
+// code is written once (vec_impl.h) and compiled per ISA. The build targets baseline x86-64;
+// AVX2 and AVX-512 code is compiled under `#pragma GCC target` regions and only ever called after
+// cpu_features() says the CPU and OS support it.
+//
+// Every member is always_inline: a call from a function compiled for a different target would
+// otherwise be an out-of-line call with a mismatched ABI, and GCC refuses to inline across
+// incompatible targets, so mistakes show up as compile errors rather than illegal instructions.
+// GCC 12's AVX-512 intrinsics initialise their "undefined" operands from themselves, which
+// -W(maybe-)uninitialized reports once they are inlined into our code (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+// GCC notes that passing vector types between functions compiled for different targets changes
+// the ABI. Every function taking or returning one here is always_inline (lambdas included, once
+// inlined), so no such call exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include <cstdint>
+#include <cstring>
+
+#include "tilegraph/core/dtype.h"
+
+#define TG_SIMD_INLINE __attribute__((always_inline)) static inline
+
+// The target strings of the two vector ISAs; the AVX-512 one includes the AVX2 features so that
+// AVX2-level helpers may be inlined into it.
+#define TG_TARGET_AVX2 "avx2,fma,f16c"
+#define TG_TARGET_AVX512 "avx512f,avx512bw,avx512vl,avx2,fma,f16c"
+
+// Compiles everything up to TG_END_TARGET for `isa` (one of the strings above).
+#define TG_PRAGMA(text) _Pragma(#text)
+#define TG_BEGIN_TARGET(isa) _Pragma("GCC push_options") TG_PRAGMA(GCC target(isa))
+#define TG_END_TARGET _Pragma("GCC pop_options")
+
+namespace tg::cpu::simd {
+
+// The portable path: one lane, plain C++. Kernels instantiated with it are what runs on CPUs
+// without AVX2, and the reference for the vector paths in tests.
+struct Scalar {
+  using F = float;
+  using I = int32_t;
+  using M = bool;
+  static constexpr int kWidth = 1;
+
+  TG_SIMD_INLINE F zero() { return 0.0f; }
+  TG_SIMD_INLINE F set1(float x) { return x; }
+  TG_SIMD_INLINE F load(const float* p) { return *p; }
+  TG_SIMD_INLINE void store(float* p, F x) { *p = x; }
+  TG_SIMD_INLINE F load_f16(const uint16_t* p) { return f16_to_f32(f16{*p}); }
+  TG_SIMD_INLINE void store_f16(uint16_t* p, F x) { *p = f32_to_f16(x).bits; }
+  TG_SIMD_INLINE F load_bf16(const uint16_t* p) { return bf16_to_f32(bf16{*p}); }
+  TG_SIMD_INLINE void store_bf16(uint16_t* p, F x) { *p = f32_to_bf16(x).bits; }
+  TG_SIMD_INLINE F load_i8(const int8_t* p) { return float(*p); }
+  TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return f16_to_f32(f16{bits}); }
+
+  TG_SIMD_INLINE F add(F a, F b) { return a + b; }
+  TG_SIMD_INLINE F sub(F a, F b) { return a - b; }
+  TG_SIMD_INLINE F mul(F a, F b) { return a * b; }
+  TG_SIMD_INLINE F div(F a, F b) { return a / b; }
+  TG_SIMD_INLINE F fmadd(F a, F b, F c) { return __builtin_fmaf(a, b, c); }
+  TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return __builtin_fmaf(-a, b, c); }
+  // min/max return `b` when either is NaN (as minps/maxps do): pass the data as `b` to keep NaN.
+  TG_SIMD_INLINE F min(F a, F b) { return a < b ? a : b; }
+  TG_SIMD_INLINE F max(F a, F b) { return a > b ? a : b; }
+  TG_SIMD_INLINE F sqrt(F a) { return __builtin_sqrtf(a); }
+  TG_SIMD_INLINE F abs(F a) { return __builtin_fabsf(a); }
+  TG_SIMD_INLINE F neg(F a) { return -a; }
+  TG_SIMD_INLINE F round(F a) { return __builtin_nearbyintf(a); }
+  // NaN converts to 0 (the vector forms give INT_MIN; either way the caller's result is NaN).
+  TG_SIMD_INLINE I to_int(F rounded) { return rounded == rounded ? I(rounded) : 0; }
+  // 2^n for n in [-126, 127].
+  TG_SIMD_INLINE F pow2(I n) {
+    const uint32_t bits = uint32_t(n + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  TG_SIMD_INLINE I shift_right(I n) { return n >> 1; }
+  TG_SIMD_INLINE I sub_int(I a, I b) { return a - b; }
+  TG_SIMD_INLINE M less(F a, F b) { return a < b; }
+  TG_SIMD_INLINE F select(M m, F if_true, F if_false) { return m ? if_true : if_false; }
+  TG_SIMD_INLINE float reduce_add(F a) { return a; }
+  TG_SIMD_INLINE float reduce_max(F a) { return a; }
+};
+
+TG_BEGIN_TARGET(TG_TARGET_AVX2)
+
+struct Avx2 {
+  using F = __m256;
+  using I = __m256i;
+  using M = __m256;
+  static constexpr int kWidth = 8;
+
+  TG_SIMD_INLINE F zero() { return _mm256_setzero_ps(); }
+  TG_SIMD_INLINE F set1(float x) { return _mm256_set1_ps(x); }
+  TG_SIMD_INLINE F load(const float* p) { return _mm256_loadu_ps(p); }
+  TG_SIMD_INLINE void store(float* p, F x) { _mm256_storeu_ps(p, x); }
+  TG_SIMD_INLINE F load_f16(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  TG_SIMD_INLINE void store_f16(uint16_t* p, F x) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  }
+  TG_SIMD_INLINE F load_bf16(const uint16_t* p) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  TG_SIMD_INLINE void store_bf16(uint16_t* p, F x) {
+    // Round to nearest even; NaNs stay quiet NaNs (as tg::f32_to_bf16).
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                              _mm256_set1_epi32(0x7f800000));
+    const __m256i r = _mm256_blendv_epi8(rounded, quiet, is_nan);
+    const __m128i packed =
+        _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
+  }
+  TG_SIMD_INLINE F load_i8(const int8_t* p) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+  }
+  TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+
+  TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
+  TG_SIMD_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  TG_SIMD_INLINE F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  TG_SIMD_INLINE F div(F a, F b) { return _mm256_div_ps(a, b); }
+  TG_SIMD_INLINE F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  TG_SIMD_INLINE F min(F a, F b) { return _mm256_min_ps(a, b); }
+  TG_SIMD_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
+  TG_SIMD_INLINE F sqrt(F a) { return _mm256_sqrt_ps(a); }
+  TG_SIMD_INLINE F abs(F a) {
+    return _mm256_castsi256_ps(
+        _mm256_and_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x7fffffff)));
+  }
+  TG_SIMD_INLINE F neg(F a) {
+    return _mm256_castsi256_ps(
+        _mm256_xor_si256(_mm256_castps_si256(a), _mm256_set1_epi32(INT32_MIN)));
+  }
+  TG_SIMD_INLINE F round(F a) {
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  TG_SIMD_INLINE I to_int(F rounded) { return _mm256_cvtps_epi32(rounded); }
+  TG_SIMD_INLINE F pow2(I n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+  }
+  TG_SIMD_INLINE I shift_right(I n) { return _mm256_srai_epi32(n, 1); }
+  TG_SIMD_INLINE I sub_int(I a, I b) { return _mm256_sub_epi32(a, b); }
+  TG_SIMD_INLINE M less(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  TG_SIMD_INLINE F select(M m, F if_true, F if_false) {
+    return _mm256_blendv_ps(if_false, if_true, m);
+  }
+  TG_SIMD_INLINE float reduce_add(F a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  TG_SIMD_INLINE float reduce_max(F a) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+  }
+  // [x0, x1, x2, x3, ...] -> [x1, x0, x3, x2, ...], for rotating adjacent pairs.
+  TG_SIMD_INLINE F swap_pairs(F a) { return _mm256_permute_ps(a, 0xb1); }
+};
+
+TG_END_TARGET
+
+TG_BEGIN_TARGET(TG_TARGET_AVX512)
+
+struct Avx512 {
+  using F = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+  static constexpr int kWidth = 16;
+
+  TG_SIMD_INLINE F zero() { return _mm512_setzero_ps(); }
+  TG_SIMD_INLINE F set1(float x) { return _mm512_set1_ps(x); }
+  TG_SIMD_INLINE F load(const float* p) { return _mm512_loadu_ps(p); }
+  TG_SIMD_INLINE void store(float* p, F x) { _mm512_storeu_ps(p, x); }
+  TG_SIMD_INLINE F load_f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  TG_SIMD_INLINE void store_f16(uint16_t* p, F x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  }
+  TG_SIMD_INLINE F load_bf16(const uint16_t* p) {
+    const __m512i wide =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+  TG_SIMD_INLINE void store_bf16(uint16_t* p, F x) {
+    const __m512i u = _mm512_castps_si512(x);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    const __mmask16 is_nan = _mm512_cmpgt_epi32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    const __m512i r = _mm512_mask_blend_epi32(is_nan, rounded, quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
+  }
+  TG_SIMD_INLINE F load_i8(const int8_t* p) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+  }
+  TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+
+  TG_SIMD_INLINE F add(F a, F b) { return _mm512_add_ps(a, b); }
+  TG_SIMD_INLINE F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  TG_SIMD_INLINE F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  TG_SIMD_INLINE F div(F a, F b) { return _mm512_div_ps(a, b); }
+  TG_SIMD_INLINE F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  TG_SIMD_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
+  TG_SIMD_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
+  TG_SIMD_INLINE F sqrt(F a) { return _mm512_sqrt_ps(a); }
+  TG_SIMD_INLINE F abs(F a) {
+    return _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+  }
+  TG_SIMD_INLINE F neg(F a) {
+    return _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+  }
+  TG_SIMD_INLINE F round(F a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  TG_SIMD_INLINE I to_int(F rounded) { return _mm512_cvtps_epi32(rounded); }
+  TG_SIMD_INLINE F pow2(I n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
+  }
+  TG_SIMD_INLINE I shift_right(I n) { return _mm512_srai_epi32(n, 1); }
+  TG_SIMD_INLINE I sub_int(I a, I b) { return _mm512_sub_epi32(a, b); }
+  TG_SIMD_INLINE M less(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  TG_SIMD_INLINE F select(M m, F if_true, F if_false) {
+    return _mm512_mask_blend_ps(m, if_false, if_true);
+  }
+  TG_SIMD_INLINE float reduce_add(F a) {
+    const __m256 half =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    return Avx2::reduce_add(half);
+  }
+  TG_SIMD_INLINE float reduce_max(F a) {
+    const __m256 half =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    return Avx2::reduce_max(half);
+  }
+  TG_SIMD_INLINE F swap_pairs(F a) { return _mm512_permute_ps(a, 0xb1); }
+};
+
+TG_END_TARGET
+
+}  // namespace tg::cpu::simd

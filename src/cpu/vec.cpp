@@ -1,0 +1,34 @@
+#include "cpu/vec.h"
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/cpu/cpu_backend.h"
+
+namespace tg::cpu {
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::SCALAR: return "scalar";
+    case Isa::AVX2: return "avx2";
+    case Isa::AVX512: return "avx512";
+  }
+  return "unknown";
+}
+
+Isa best_isa() {
+  const CpuFeatures& f = cpu_features();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) return Isa::AVX512;
+  if (avx2) return Isa::AVX2;
+  return Isa::SCALAR;
+}
+
+const VecKernels& vec_kernels(Isa isa) {
+  switch (isa) {
+    case Isa::SCALAR: return scalar_vec_kernels();
+    case Isa::AVX2: return avx2_vec_kernels();
+    case Isa::AVX512: return avx512_vec_kernels();
+  }
+  throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
+}
+
+}  // namespace tg::cpu

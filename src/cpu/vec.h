@@ -1,0 +1,88 @@
+#pragma once
+// Vectorised row primitives (ggml's vec.h role): the inner loops every kernel is built from.
+// Each instruction set fills one VecKernels table from the same source (vec_impl.h); kernels
+// call through the table of the ISA their backend was created with, so one binary runs the best
+// code the CPU supports and tests can run the other tables on the same machine.
+//
+// Conventions: `n` is the element count, outputs come first, in-place use (y == x) is allowed
+// wherever an output has the same length as an input. Transcendentals use polynomial
+// approximations accurate to a few ulp (gelu_erf: ~1e-7 absolute).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "tilegraph/core/dtype.h"
+#include "tilegraph/core/tensor.h"
+
+namespace tg::cpu {
+
+// Ordered: each ISA's CPUs can also run the ones before it.
+enum class Isa { SCALAR, AVX2, AVX512 };
+inline constexpr int kIsaCount = 3;
+std::string_view isa_name(Isa isa);
+// The widest ISA that cpu_features() says this machine can run.
+Isa best_isa();
+
+enum class BinaryOp { ADD, SUB, MUL, DIV };
+
+struct VecKernels {
+  Isa isa;
+
+  void (*f16_to_f32)(int64_t n, float* y, const uint16_t* x);
+  void (*f32_to_f16)(int64_t n, uint16_t* y, const float* x);
+  void (*bf16_to_f32)(int64_t n, float* y, const uint16_t* x);
+  void (*f32_to_bf16)(int64_t n, uint16_t* y, const float* x);
+  // n is a multiple of 32.
+  void (*q8_0_to_f32)(int64_t n, float* y, const BlockQ8_0* x);
+
+  void (*binary)(BinaryOp op, int64_t n, float* y, const float* a, const float* b);
+  // b applied to every element of a.
+  void (*binary_scalar)(BinaryOp op, int64_t n, float* y, const float* a, float b);
+  // y = x * s + bias
+  void (*scale)(int64_t n, float* y, const float* x, float s, float bias);
+  void (*unary)(UnaryOp op, int64_t n, float* y, const float* x);
+  // y = act(x) * g
+  void (*glu)(GluOp op, int64_t n, float* y, const float* x, const float* g);
+
+  float (*sum)(int64_t n, const float* x);
+  // -inf for n == 0.
+  float (*max)(int64_t n, const float* x);
+  // y = (x - mean) / sqrt(var + eps) and y = x / sqrt(mean(x^2) + eps).
+  void (*norm)(int64_t n, float* y, const float* x, float eps);
+  void (*rms_norm)(int64_t n, float* y, const float* x, float eps);
+  // y = exp(x - shift); returns the sum of y.
+  float (*exp_sum)(int64_t n, float* y, const float* x, float shift);
+
+  float (*dot_f32)(int64_t n, const float* a, const float* x);
+  // A q8_0 row (n a multiple of 32) with an f32 vector, dequantised on the fly.
+  float (*dot_q8_0)(int64_t n, const BlockQ8_0* a, const float* x);
+  // y += s * x
+  void (*axpy_f32)(int64_t n, float* y, float s, const float* x);
+
+  // Many rows at once (attention over a block of keys, matrix-vector products): `count` rows of
+  // `n` elements of `type` (f32, f16 or bf16), `stride` bytes apart, elements contiguous.
+  // out[j] = row_j . x
+  void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                   const float* x, float* out);
+  // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
+  void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                    const float* s, float* y);
+
+  // Rotary embedding of the first n_dims elements. Adjacent pairs (NORMAL mode):
+  // y[2i] = x[2i] cos_i - x[2i+1] sin_i, y[2i+1] = x[2i+1] cos_i + x[2i] sin_i, with the tables
+  // given per element as cos_dup = [c0, c0, c1, c1, ...] and sin_signed = [-s0, s0, -s1, s1, ...].
+  void (*rope_pairs)(int64_t n_dims, float* y, const float* x, const float* cos_dup,
+                     const float* sin_signed);
+  // Split halves (NEOX mode): element i pairs with i + n_dims/2; cos/sin have n_dims/2 entries.
+  void (*rope_halves)(int64_t n_dims, float* y, const float* x, const float* cos, const float* sin);
+};
+
+// The table of `isa`, which the caller must have checked the CPU supports (best_isa()).
+const VecKernels& vec_kernels(Isa isa);
+
+// Defined in vec_<isa>.cpp, each from vec_impl.h.
+const VecKernels& scalar_vec_kernels();
+const VecKernels& avx2_vec_kernels();
+const VecKernels& avx512_vec_kernels();
+
+}  // namespace tg::cpu

@@ -1,0 +1,21 @@
+// The AVX2 + FMA + F16C path (Haswell and later).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/simd.h"
+#include "cpu/vec.h"
+
+namespace tg::cpu {
+
+TG_BEGIN_TARGET(TG_TARGET_AVX2)
+namespace avx2 {
+constexpr Isa kIsa = Isa::AVX2;
+using V = simd::Avx2;
+#include "cpu/vec_impl.h"
+}  // namespace avx2
+TG_END_TARGET
+
+const VecKernels& avx2_vec_kernels() { return avx2::kVecKernels; }
+
+}  // namespace tg::cpu

@@ -1,0 +1,21 @@
+// The AVX-512 (F, BW, VL) path (Skylake-SP and later).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/simd.h"
+#include "cpu/vec.h"
+
+namespace tg::cpu {
+
+TG_BEGIN_TARGET(TG_TARGET_AVX512)
+namespace avx512 {
+constexpr Isa kIsa = Isa::AVX512;
+using V = simd::Avx512;
+#include "cpu/vec_impl.h"
+}  // namespace avx512
+TG_END_TARGET
+
+const VecKernels& avx512_vec_kernels() { return avx512::kVecKernels; }
+
+}  // namespace tg::cpu

@@ -1,0 +1,508 @@
+// The row primitives of vec.h, written once against a vector-traits type `V` (simd.h).
+//
+// Not a normal header: vec_scalar.cpp, vec_avx2.cpp and vec_avx512.cpp each include it inside
+// their own namespace, after `using V = ...;` and `constexpr Isa kIsa = ...;` and under their
+// `#pragma GCC target`, so every function here is compiled once per instruction set. It includes
+// nothing itself (the including file provides <cstring>, <cmath>, <limits>, vec.h and simd.h before
+// opening the namespace), which keeps library code out of the target regions.
+
+constexpr int W = V::kWidth;
+using F = V::F;
+
+// Applies fn to whole vectors; the tail goes through a padded vector so it gets the same math.
+template <class Fn>
+inline void map1(int64_t n, float* y, const float* x, Fn fn) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(y + i, fn(V::load(x + i)));
+  if (i < n) {
+    float in[W] = {}, out[W];
+    std::memcpy(in, x + i, size_t(n - i) * sizeof(float));
+    V::store(out, fn(V::load(in)));
+    std::memcpy(y + i, out, size_t(n - i) * sizeof(float));
+  }
+}
+
+template <class Fn>
+inline void map2(int64_t n, float* y, const float* a, const float* b, Fn fn) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(y + i, fn(V::load(a + i), V::load(b + i)));
+  if (i < n) {
+    float in_a[W] = {}, in_b[W] = {}, out[W];
+    std::memcpy(in_a, a + i, size_t(n - i) * sizeof(float));
+    std::memcpy(in_b, b + i, size_t(n - i) * sizeof(float));
+    V::store(out, fn(V::load(in_a), V::load(in_b)));
+    std::memcpy(y + i, out, size_t(n - i) * sizeof(float));
+  }
+}
+
+// Cephes' expf: exp(x) = 2^n exp(r), |r| <= ln2/2, with a degree-6 polynomial for exp(r); about
+// 1 ulp. NaN propagates (min/max return their second operand on NaN).
+inline F exp_v(F x) {
+  // Beyond these bounds the result is 0 or inf anyway; inside them n stays in [-150, 129].
+  x = V::max(V::set1(-104.0f), x);
+  x = V::min(V::set1(89.0f), x);
+  const F n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
+  F r = V::fnmadd(n, V::set1(0.693359375f), x);
+  r = V::fnmadd(n, V::set1(-2.12194440e-4f), r);
+  F p = V::set1(1.9875691500e-4f);
+  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
+  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
+  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
+  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
+  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
+  p = V::fmadd(p, V::mul(r, r), V::add(r, V::set1(1.0f)));
+  // 2^n as two factors, each a normal float, so results that are subnormal or overflow still
+  // come out right.
+  const auto ni = V::to_int(n);
+  const auto half = V::shift_right(ni);
+  return V::mul(V::mul(p, V::pow2(half)), V::pow2(V::sub_int(ni, half)));
+}
+
+// 1 / (1 + exp(-x)) times `numerator`: sigmoid, silu and the tanh-form gelu share it.
+inline F logistic_v(F numerator, F x) {
+  return V::div(numerator, V::add(V::set1(1.0f), exp_v(V::neg(x))));
+}
+
+// Cephes' tanhf: an odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above.
+inline F tanh_v(F x) {
+  const F ax = V::abs(x);
+  const F z = V::mul(x, x);
+  F p = V::set1(-5.70498872745e-3f);
+  p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
+  p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
+  p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
+  p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
+  const F small = V::fmadd(V::mul(p, z), x, x);
+  const F e = exp_v(V::add(ax, ax));
+  F large = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
+  large = V::select(V::less(x, V::zero()), V::neg(large), large);
+  return V::select(V::less(ax, V::set1(0.625f)), small, large);
+}
+
+// gelu, tanh form: 0.5 x (1 + tanh(u)) == x * sigmoid(2u), which has no cancellation for x < 0.
+inline F gelu_v(F x) {
+  const F u = V::mul(V::set1(0.7978845608028654f),
+                     V::fmadd(V::mul(V::set1(0.044715f), V::mul(x, x)), x, x));
+  return logistic_v(x, V::add(u, u));
+}
+
+// gelu, erf form, via erfc(|x|/sqrt2) from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7);
+// 1 + erf(x/sqrt2) is 2 - erfc for x >= 0 and erfc(-x/sqrt2) for x < 0, so neither side cancels.
+inline F gelu_erf_v(F x) {
+  const F z = V::mul(V::abs(x), V::set1(0.7071067811865476f));
+  const F t = V::div(V::set1(1.0f), V::fmadd(V::set1(0.3275911f), z, V::set1(1.0f)));
+  F p = V::set1(1.061405429f);
+  p = V::fmadd(p, t, V::set1(-1.453152027f));
+  p = V::fmadd(p, t, V::set1(1.421413741f));
+  p = V::fmadd(p, t, V::set1(-0.284496736f));
+  p = V::fmadd(p, t, V::set1(0.254829592f));
+  const F erfc = V::mul(V::mul(p, t), exp_v(V::neg(V::mul(z, z))));
+  const F half_x = V::mul(V::set1(0.5f), x);
+  const F positive = V::fnmadd(half_x, erfc, x);
+  return V::select(V::less(x, V::zero()), V::mul(half_x, erfc), positive);
+}
+
+// ---- conversions ----
+
+void f16_to_f32(int64_t n, float* y, const uint16_t* x) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(y + i, V::load_f16(x + i));
+  for (; i < n; ++i) y[i] = V::f16_scalar(x[i]);
+}
+
+void f32_to_f16(int64_t n, uint16_t* y, const float* x) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store_f16(y + i, V::load(x + i));
+  for (; i < n; ++i) y[i] = tg::f32_to_f16(x[i]).bits;
+}
+
+void bf16_to_f32(int64_t n, float* y, const uint16_t* x) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(y + i, V::load_bf16(x + i));
+  for (; i < n; ++i) y[i] = tg::bf16_to_f32(bf16{x[i]});
+}
+
+void f32_to_bf16(int64_t n, uint16_t* y, const float* x) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store_bf16(y + i, V::load(x + i));
+  for (; i < n; ++i) y[i] = tg::f32_to_bf16(x[i]).bits;
+}
+
+void q8_0_to_f32(int64_t n, float* y, const BlockQ8_0* x) {
+  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
+    const F d = V::set1(V::f16_scalar(x[b].d.bits));
+    float* out = y + b * kQ8_0BlockSize;
+    for (int j = 0; j < kQ8_0BlockSize; j += W)
+      V::store(out + j, V::mul(V::load_i8(x[b].qs + j), d));
+  }
+}
+
+// ---- elementwise ----
+
+void binary(BinaryOp op, int64_t n, float* y, const float* a, const float* b) {
+  switch (op) {
+    case BinaryOp::ADD: return map2(n, y, a, b, [](F p, F q) { return V::add(p, q); });
+    case BinaryOp::SUB: return map2(n, y, a, b, [](F p, F q) { return V::sub(p, q); });
+    case BinaryOp::MUL: return map2(n, y, a, b, [](F p, F q) { return V::mul(p, q); });
+    case BinaryOp::DIV: return map2(n, y, a, b, [](F p, F q) { return V::div(p, q); });
+  }
+}
+
+void binary_scalar(BinaryOp op, int64_t n, float* y, const float* a, float b) {
+  const F q = V::set1(b);
+  switch (op) {
+    case BinaryOp::ADD: return map1(n, y, a, [q](F p) { return V::add(p, q); });
+    case BinaryOp::SUB: return map1(n, y, a, [q](F p) { return V::sub(p, q); });
+    case BinaryOp::MUL: return map1(n, y, a, [q](F p) { return V::mul(p, q); });
+    case BinaryOp::DIV: return map1(n, y, a, [q](F p) { return V::div(p, q); });
+  }
+}
+
+void scale(int64_t n, float* y, const float* x, float s, float bias) {
+  const F sv = V::set1(s), bv = V::set1(bias);
+  map1(n, y, x, [sv, bv](F v) { return V::fmadd(v, sv, bv); });
+}
+
+void unary(UnaryOp op, int64_t n, float* y, const float* x) {
+  switch (op) {
+    // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does.
+    case UnaryOp::RELU: return map1(n, y, x, [](F v) { return V::max(v, V::zero()); });
+    case UnaryOp::GELU: return map1(n, y, x, [](F v) { return gelu_v(v); });
+    case UnaryOp::GELU_ERF: return map1(n, y, x, [](F v) { return gelu_erf_v(v); });
+    case UnaryOp::SILU: return map1(n, y, x, [](F v) { return logistic_v(v, v); });
+    case UnaryOp::SIGMOID: return map1(n, y, x, [](F v) { return logistic_v(V::set1(1.0f), v); });
+    case UnaryOp::TANH: return map1(n, y, x, [](F v) { return tanh_v(v); });
+    case UnaryOp::EXP: return map1(n, y, x, [](F v) { return exp_v(v); });
+    case UnaryOp::NEG: return map1(n, y, x, [](F v) { return V::neg(v); });
+    case UnaryOp::ABS: return map1(n, y, x, [](F v) { return V::abs(v); });
+    case UnaryOp::SQRT: return map1(n, y, x, [](F v) { return V::sqrt(v); });
+    case UnaryOp::RSQRT:
+      return map1(n, y, x, [](F v) { return V::div(V::set1(1.0f), V::sqrt(v)); });
+  }
+}
+
+void glu(GluOp op, int64_t n, float* y, const float* x, const float* g) {
+  switch (op) {
+    case GluOp::SWIGLU:
+      return map2(n, y, x, g, [](F v, F w) { return V::mul(logistic_v(v, v), w); });
+    case GluOp::GEGLU: return map2(n, y, x, g, [](F v, F w) { return V::mul(gelu_v(v), w); });
+  }
+}
+
+// ---- reductions ----
+
+float sum(int64_t n, const float* x) {
+  F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    acc0 = V::add(acc0, V::load(x + i));
+    acc1 = V::add(acc1, V::load(x + i + W));
+    acc2 = V::add(acc2, V::load(x + i + 2 * W));
+    acc3 = V::add(acc3, V::load(x + i + 3 * W));
+  }
+  for (; i + W <= n; i += W) acc0 = V::add(acc0, V::load(x + i));
+  float total = V::reduce_add(V::add(V::add(acc0, acc1), V::add(acc2, acc3)));
+  for (; i < n; ++i) total += x[i];
+  return total;
+}
+
+float max(int64_t n, const float* x) {
+  const F lowest = V::set1(-std::numeric_limits<float>::infinity());
+  F acc0 = lowest, acc1 = lowest;
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    acc0 = V::max(acc0, V::load(x + i));
+    acc1 = V::max(acc1, V::load(x + i + W));
+  }
+  for (; i + W <= n; i += W) acc0 = V::max(acc0, V::load(x + i));
+  float best = V::reduce_max(V::max(acc0, acc1));
+  for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+// Sum of (x - center)^2.
+inline double sum_squares(int64_t n, const float* x, float center) {
+  const F c = V::set1(center);
+  F acc0 = V::zero(), acc1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const F d0 = V::sub(V::load(x + i), c);
+    const F d1 = V::sub(V::load(x + i + W), c);
+    acc0 = V::fmadd(d0, d0, acc0);
+    acc1 = V::fmadd(d1, d1, acc1);
+  }
+  for (; i + W <= n; i += W) {
+    const F d = V::sub(V::load(x + i), c);
+    acc0 = V::fmadd(d, d, acc0);
+  }
+  double total = V::reduce_add(V::add(acc0, acc1));
+  for (; i < n; ++i) total += double(x[i] - center) * double(x[i] - center);
+  return total;
+}
+
+void norm(int64_t n, float* y, const float* x, float eps) {
+  const float mean = float(double(sum(n, x)) / double(n));
+  const float inv_std = float(1.0 / std::sqrt(sum_squares(n, x, mean) / double(n) + double(eps)));
+  const F m = V::set1(mean), s = V::set1(inv_std);
+  map1(n, y, x, [m, s](F v) { return V::mul(V::sub(v, m), s); });
+}
+
+void rms_norm(int64_t n, float* y, const float* x, float eps) {
+  const float inv_rms = float(1.0 / std::sqrt(sum_squares(n, x, 0.0f) / double(n) + double(eps)));
+  const F s = V::set1(inv_rms);
+  map1(n, y, x, [s](F v) { return V::mul(v, s); });
+}
+
+float exp_sum(int64_t n, float* y, const float* x, float shift) {
+  const F sv = V::set1(shift);
+  F acc = V::zero();
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F e = exp_v(V::sub(V::load(x + i), sv));
+    V::store(y + i, e);
+    acc = V::add(acc, e);
+  }
+  if (i < n) {
+    // Padding lanes are -inf so that they add exp(-inf) = 0 to the sum.
+    float in[W], out[W];
+    for (int j = 0; j < W; ++j) in[j] = -std::numeric_limits<float>::infinity();
+    std::memcpy(in, x + i, size_t(n - i) * sizeof(float));
+    const F e = exp_v(V::sub(V::load(in), sv));
+    V::store(out, e);
+    acc = V::add(acc, e);
+    std::memcpy(y + i, out, size_t(n - i) * sizeof(float));
+  }
+  return V::reduce_add(acc);
+}
+
+// ---- dot products and axpy ----
+
+// Four independent accumulators hide the FMA latency; `load_a` reads W elements of a at i.
+template <class T, class Load, class LoadOne>
+inline float dot_generic(int64_t n, const T* a, const float* x, Load load_a, LoadOne scalar_a) {
+  F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    acc0 = V::fmadd(load_a(a + i), V::load(x + i), acc0);
+    acc1 = V::fmadd(load_a(a + i + W), V::load(x + i + W), acc1);
+    acc2 = V::fmadd(load_a(a + i + 2 * W), V::load(x + i + 2 * W), acc2);
+    acc3 = V::fmadd(load_a(a + i + 3 * W), V::load(x + i + 3 * W), acc3);
+  }
+  for (; i + W <= n; i += W) acc0 = V::fmadd(load_a(a + i), V::load(x + i), acc0);
+  float total = V::reduce_add(V::add(V::add(acc0, acc1), V::add(acc2, acc3)));
+  for (; i < n; ++i) total += scalar_a(a[i]) * x[i];
+  return total;
+}
+
+float dot_f32(int64_t n, const float* a, const float* x) {
+  return dot_generic(
+      n, a, x, [](const float* p) { return V::load(p); }, [](float v) { return v; });
+}
+
+// Dequantises on the fly: each block's int8 quants times x, scaled once per block.
+float dot_q8_0(int64_t n, const BlockQ8_0* a, const float* x) {
+  F acc0 = V::zero(), acc1 = V::zero();
+  const int64_t blocks = n / kQ8_0BlockSize;
+  auto block_dot = [](const BlockQ8_0& block, const float* xb) {
+    F s = V::zero();
+    for (int j = 0; j < kQ8_0BlockSize; j += W)
+      s = V::fmadd(V::load_i8(block.qs + j), V::load(xb + j), s);
+    return s;
+  };
+  int64_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    const F s0 = block_dot(a[b], x + b * kQ8_0BlockSize);
+    const F s1 = block_dot(a[b + 1], x + (b + 1) * kQ8_0BlockSize);
+    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), s0, acc0);
+    acc1 = V::fmadd(V::set1(V::f16_scalar(a[b + 1].d.bits)), s1, acc1);
+  }
+  if (b < blocks) {
+    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), block_dot(a[b], x + b * kQ8_0BlockSize),
+                    acc0);
+  }
+  return V::reduce_add(V::add(acc0, acc1));
+}
+
+void axpy_f32(int64_t n, float* y, float s, const float* x) {
+  const F sv = V::set1(s);
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    V::store(y + i, V::fmadd(V::load(x + i), sv, V::load(y + i)));
+    V::store(y + i + W, V::fmadd(V::load(x + i + W), sv, V::load(y + i + W)));
+  }
+  for (; i + W <= n; i += W) V::store(y + i, V::fmadd(V::load(x + i), sv, V::load(y + i)));
+  for (; i < n; ++i) y[i] += s * x[i];
+}
+
+// Four rows share each load of x, and their four sums stay independent until the end.
+template <class T, class Load, class LoadOne>
+inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
+                             const float* x, float* out, Load load, LoadOne one) {
+  auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
+  int64_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const T *r0 = row(j), *r1 = row(j + 1), *r2 = row(j + 2), *r3 = row(j + 3);
+    F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      const F xv = V::load(x + i);
+      acc0 = V::fmadd(load(r0 + i), xv, acc0);
+      acc1 = V::fmadd(load(r1 + i), xv, acc1);
+      acc2 = V::fmadd(load(r2 + i), xv, acc2);
+      acc3 = V::fmadd(load(r3 + i), xv, acc3);
+    }
+    float s0 = V::reduce_add(acc0), s1 = V::reduce_add(acc1), s2 = V::reduce_add(acc2),
+          s3 = V::reduce_add(acc3);
+    for (; i < n; ++i) {
+      s0 += one(r0[i]) * x[i];
+      s1 += one(r1[i]) * x[i];
+      s2 += one(r2[i]) * x[i];
+      s3 += one(r3[i]) * x[i];
+    }
+    out[j] = s0;
+    out[j + 1] = s1;
+    out[j + 2] = s2;
+    out[j + 3] = s3;
+  }
+  for (; j < count; ++j) out[j] = dot_generic(n, row(j), x, load, one);
+}
+
+// y is walked in chunks of up to 8 vectors that stay in registers while every row adds to them.
+template <class T, class Load, class LoadOne>
+inline void axpy_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
+                              const float* s, float* y, Load load, LoadOne one) {
+  constexpr int kVecs = 8;
+  auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
+  int64_t i = 0;
+  for (; i + kVecs * W <= n; i += kVecs * W) {
+    F acc[kVecs];
+#pragma GCC unroll 8
+    for (int v = 0; v < kVecs; ++v) acc[v] = V::load(y + i + v * W);
+    for (int64_t j = 0; j < count; ++j) {
+      if (s[j] == 0.0f) continue;
+      const F sv = V::set1(s[j]);
+      const T* r = row(j) + i;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVecs; ++v) acc[v] = V::fmadd(load(r + v * W), sv, acc[v]);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < kVecs; ++v) V::store(y + i + v * W, acc[v]);
+  }
+  for (; i + W <= n; i += W) {
+    F acc = V::load(y + i);
+    for (int64_t j = 0; j < count; ++j) {
+      if (s[j] != 0.0f) acc = V::fmadd(load(row(j) + i), V::set1(s[j]), acc);
+    }
+    V::store(y + i, acc);
+  }
+  for (; i < n; ++i) {
+    float acc = y[i];
+    for (int64_t j = 0; j < count; ++j) acc += s[j] * one(row(j)[i]);
+    y[i] = acc;
+  }
+}
+
+// Calls fn(element type tag, load, load_one) with the loaders of `type` (f32, f16 or bf16).
+template <class Fn>
+inline void with_loaders(DType type, Fn fn) {
+  switch (type) {
+    case DType::F16:
+      return fn(
+          uint16_t{}, [](const uint16_t* p) { return V::load_f16(p); },
+          [](uint16_t v) { return V::f16_scalar(v); });
+    case DType::BF16:
+      return fn(
+          uint16_t{}, [](const uint16_t* p) { return V::load_bf16(p); },
+          [](uint16_t v) { return tg::bf16_to_f32(bf16{v}); });
+    default:
+      return fn(
+          float{}, [](const float* p) { return V::load(p); }, [](float v) { return v; });
+  }
+}
+
+void dot_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* x,
+              float* out) {
+  with_loaders(type, [&](auto tag, auto load, auto one) {
+    dot_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, x, out, load,
+                                    one);
+  });
+}
+
+void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+               const float* s, float* y) {
+  with_loaders(type, [&](auto tag, auto load, auto one) {
+    axpy_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, s, y, load,
+                                     one);
+  });
+}
+
+// ---- rope ----
+
+// Whole vectors of rope_pairs; returns how many elements it did. A template so that the
+// one-lane ISA, which has no pairs to swap, never instantiates the vector code.
+template <class U>
+inline int64_t rope_pairs_vectors(int64_t n_dims, float* y, const float* x, const float* cos_dup,
+                                  const float* sin_signed) {
+  int64_t i = 0;
+  if constexpr (U::kWidth > 1) {
+    for (; i + U::kWidth <= n_dims; i += U::kWidth) {
+      const typename U::F v = U::load(x + i);
+      U::store(y + i, U::fmadd(U::swap_pairs(v), U::load(sin_signed + i),
+                               U::mul(v, U::load(cos_dup + i))));
+    }
+  }
+  return i;
+}
+
+void rope_pairs(int64_t n_dims, float* y, const float* x, const float* cos_dup,
+                const float* sin_signed) {
+  for (int64_t i = rope_pairs_vectors<V>(n_dims, y, x, cos_dup, sin_signed); i < n_dims; i += 2) {
+    const float x0 = x[i], x1 = x[i + 1];
+    const float c = cos_dup[i], s = sin_signed[i + 1];
+    y[i] = x0 * c - x1 * s;
+    y[i + 1] = x1 * c + x0 * s;
+  }
+}
+
+void rope_halves(int64_t n_dims, float* y, const float* x, const float* cos, const float* sin) {
+  const int64_t half = n_dims / 2;
+  int64_t i = 0;
+  for (; i + W <= half; i += W) {
+    const F x0 = V::load(x + i), x1 = V::load(x + i + half);
+    const F c = V::load(cos + i), s = V::load(sin + i);
+    V::store(y + i, V::fnmadd(x1, s, V::mul(x0, c)));
+    V::store(y + i + half, V::fmadd(x0, s, V::mul(x1, c)));
+  }
+  for (; i < half; ++i) {
+    const float x0 = x[i], x1 = x[i + half];
+    y[i] = x0 * cos[i] - x1 * sin[i];
+    y[i + half] = x0 * sin[i] + x1 * cos[i];
+  }
+}
+
+// Constant-initialised: no code of this target runs to build it.
+constexpr VecKernels kVecKernels{
+    .isa = kIsa,
+    .f16_to_f32 = f16_to_f32,
+    .f32_to_f16 = f32_to_f16,
+    .bf16_to_f32 = bf16_to_f32,
+    .f32_to_bf16 = f32_to_bf16,
+    .q8_0_to_f32 = q8_0_to_f32,
+    .binary = binary,
+    .binary_scalar = binary_scalar,
+    .scale = scale,
+    .unary = unary,
+    .glu = glu,
+    .sum = sum,
+    .max = max,
+    .norm = norm,
+    .rms_norm = rms_norm,
+    .exp_sum = exp_sum,
+    .dot_f32 = dot_f32,
+    .dot_q8_0 = dot_q8_0,
+    .axpy_f32 = axpy_f32,
+    .dot_rows = dot_rows,
+    .axpy_rows = axpy_rows,
+    .rope_pairs = rope_pairs,
+    .rope_halves = rope_halves,
+};

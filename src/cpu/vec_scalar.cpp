@@ -1,0 +1,18 @@
+// The portable path: plain C++ for any x86-64 (the compiler may still use SSE2).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/simd.h"
+#include "cpu/vec.h"
+
+namespace tg::cpu {
+namespace scalar {
+constexpr Isa kIsa = Isa::SCALAR;
+using V = simd::Scalar;
+#include "cpu/vec_impl.h"
+}  // namespace scalar
+
+const VecKernels& scalar_vec_kernels() { return scalar::kVecKernels; }
+
+}  // namespace tg::cpu

@@ -1,0 +1,425 @@
+#include "tilegraph/jit/disk_cache.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "file_lock.h"
+#include "file_util.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/jit/cache_dir.h"
+#include "tilegraph/jit/sha256.h"
+
+namespace tg::jit {
+
+namespace {
+
+// A temporary file older than this was left by a crashed process (live writes take
+// milliseconds); temporary build directories are judged by their build lock instead.
+constexpr auto kAbandonedFileAge = std::chrono::hours(1);
+
+bool is_kernel_id(std::string_view s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+void check_id(const std::string& id) {
+  if (!is_kernel_id(id)) throw Error("jit: '" + id + "' is not a kernel id (64 hex digits)");
+}
+
+uint64_t size_of_file(const std::filesystem::path& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+struct ManifestRead {
+  std::optional<Manifest> manifest;
+  bool exists = false;
+  std::string problem;  // why there is no manifest
+};
+
+ManifestRead read_manifest(const std::filesystem::path& path) {
+  ManifestRead read;
+  const std::optional<std::string> text = read_file(path);
+  if (!text) {
+    read.problem = "no manifest";
+    return read;
+  }
+  read.exists = true;
+  try {
+    read.manifest = Manifest::from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    read.problem = std::string("manifest is not valid JSON (") + e.what() + ")";
+  } catch (const Error& e) {
+    read.problem = e.what();
+  }
+  return read;
+}
+
+// Holds the shared "in use" flock while it owns the descriptor.
+struct OpenKernel {
+  int fd = -1;
+  ~OpenKernel() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+// A private build directory under tmp/, removed with everything in it on scope exit.
+class WorkDir {
+ public:
+  WorkDir(const std::filesystem::path& tmp_dir, const std::string& id) {
+    std::string pattern = (tmp_dir / (id + ".XXXXXX")).string();
+    if (!::mkdtemp(pattern.data())) {
+      throw Error("jit: cannot create a build directory in " + tmp_dir.string() + ": " +
+                  std::strerror(errno));
+    }
+    path_ = pattern;
+  }
+  ~WorkDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// True if some process holds the shared flock of a loaded kernel on this file.
+bool file_in_use(const std::filesystem::path& so) {
+  const int fd = ::open(so.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return busy;
+}
+
+std::vector<std::filesystem::directory_entry> entries_of(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::directory_entry> out;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(dir, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    out.push_back(*it);
+  }
+  if (error) throw Error("jit: cannot list " + dir.string() + ": " + error.message());
+  return out;
+}
+
+}  // namespace
+
+LoadedKernel::~LoadedKernel() {
+  ::dlclose(handle_);
+  ::close(fd_);
+}
+
+struct DiskCache::Attempt {
+  std::unique_ptr<LoadedKernel> kernel;
+  std::optional<Manifest> manifest;
+  bool present = false;  // some file of the entry exists
+  std::string problem;   // why there is no kernel
+};
+
+DiskCache::DiskCache(std::filesystem::path dir) : dir_(std::filesystem::absolute(dir)) {
+  prepare_cache_dir(dir_);
+  for (const char* sub : {"kernels", "deps", "toolchains", "tmp"}) prepare_cache_dir(dir_ / sub);
+}
+
+std::filesystem::path DiskCache::kernel_path(const std::string& id) const {
+  return dir_ / "kernels" / (id + ".so");
+}
+
+std::filesystem::path DiskCache::manifest_path(const std::string& id) const {
+  return dir_ / "kernels" / (id + ".json");
+}
+
+std::filesystem::path DiskCache::lock_path(const std::string& id) const {
+  return dir_ / "kernels" / (id + ".lock");
+}
+
+DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
+  Attempt attempt;
+  const std::filesystem::path so = kernel_path(id);
+  ManifestRead read = read_manifest(manifest_path(id));
+  attempt.manifest = std::move(read.manifest);
+  attempt.problem = std::move(read.problem);
+  OpenKernel file{::open(so.c_str(), O_RDONLY | O_CLOEXEC)};
+  attempt.present = read.exists || file.fd >= 0;
+  if (!attempt.manifest) return attempt;
+  if (attempt.manifest->id != id) {
+    attempt.problem = "manifest is for kernel " + attempt.manifest->id;
+    return attempt;
+  }
+  if (file.fd < 0) {
+    attempt.problem = "manifest without a kernel file";
+    return attempt;
+  }
+  // Take the shared lock before looking at the content: from here on no eviction can remove
+  // the file, and one that ran just before us shows up as a file no longer at the path.
+  while (::flock(file.fd, LOCK_SH) != 0) {
+    if (errno != EINTR) throw Error("jit: cannot lock " + so.string() + ": " + std::strerror(errno));
+  }
+  struct stat held;
+  struct stat at_path;
+  if (::fstat(file.fd, &held) != 0 || ::stat(so.c_str(), &at_path) != 0 ||
+      held.st_ino != at_path.st_ino || held.st_dev != at_path.st_dev) {
+    attempt.problem = "kernel file replaced or removed while loading";
+    return attempt;
+  }
+  const Manifest& m = *attempt.manifest;
+  if (uint64_t(held.st_size) != m.size) {
+    attempt.problem = "kernel file has " + std::to_string(held.st_size) + " bytes, manifest says " +
+                      std::to_string(m.size) + " (truncated or overwritten)";
+    return attempt;
+  }
+  if (sha256_fd(file.fd, so.string()) != m.sha256) {
+    attempt.problem = "kernel file's SHA-256 does not match its manifest (altered or corrupted)";
+    return attempt;
+  }
+  // Load exactly the file that was verified, whatever happens to the path meanwhile.
+  const std::string fd_path = "/proc/self/fd/" + std::to_string(file.fd);
+  void* handle = ::dlopen(fd_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = ::dlerror();
+    attempt.problem = std::string("dlopen failed: ") + (why ? why : "unknown error");
+    return attempt;
+  }
+  void* run = ::dlsym(handle, "run");
+  if (!run) {
+    ::dlclose(handle);
+    attempt.problem = "the kernel defines no extern \"C\" run(uint32_t, void*, const void*)";
+    return attempt;
+  }
+  attempt.kernel =
+      std::make_unique<LoadedKernel>(handle, file.release(), reinterpret_cast<EntryFn>(run));
+  return attempt;
+}
+
+void DiskCache::record_use(const std::string& id, const Manifest& loaded) const {
+  std::optional<Manifest> current = read_manifest(manifest_path(id)).manifest;
+  // A rebuild may have published a new manifest since we read ours; never write back one that
+  // describes a file no longer there.
+  if (!current || current->sha256 != loaded.sha256) return;
+  current->last_used_ms = unix_time_ms();
+  try {
+    write_file_atomically(tmp_dir(), manifest_path(id), current->to_json().dump(2) + "\n");
+  } catch (const Error&) {
+    // The kernel is loaded and verified; a full disk only costs the eviction order its hint.
+  }
+}
+
+CacheLoad DiskCache::load_or_build(const std::string& id, const nlohmann::json& key,
+                                   const BuildFn& build) {
+  check_id(id);
+  CacheLoad result;
+  if (Attempt hit = try_load(id); hit.kernel) {
+    // The last-use time is a hint: skip it rather than wait while someone else holds the lock.
+    if (std::optional<FileLock> lock = FileLock::try_acquire(lock_path(id))) {
+      record_use(id, *hit.manifest);
+    }
+    result.kernel = std::move(hit.kernel);
+    return result;
+  }
+
+  const FileLock lock = FileLock::acquire(lock_path(id));
+  // Whoever held the lock before us may have just published this very kernel.
+  Attempt again = try_load(id);
+  if (again.kernel) {
+    record_use(id, *again.manifest);
+    result.kernel = std::move(again.kernel);
+    return result;
+  }
+  if (again.present) {
+    // Holding the lock, the problem is real, not a publish in progress. Remove the bad entry
+    // first, so that if the build fails too the cache keeps nothing.
+    result.replaced_entry_problem = again.problem;
+    remove_entry_files(id);
+  }
+
+  const WorkDir work(tmp_dir(), id);
+  const std::filesystem::path output = work.path() / "kernel.so";
+  const auto start = std::chrono::steady_clock::now();
+  build(work.path(), output);
+  result.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  Manifest manifest;
+  manifest.id = id;
+  manifest.key = key;
+  manifest.sha256 = sha256_file(output.string());
+  manifest.size = size_of_file(output);
+  manifest.created_ms = manifest.last_used_ms = unix_time_ms();
+  manifest.compile_seconds = result.build_seconds;
+  // The kernel file first: a reader that sees it before the manifest finds a mismatch, waits
+  // for our lock and looks again.
+  if (::rename(output.c_str(), kernel_path(id).c_str()) != 0) {
+    throw Error("jit: cannot publish " + kernel_path(id).string() + ": " + std::strerror(errno));
+  }
+  write_file_atomically(tmp_dir(), manifest_path(id), manifest.to_json().dump(2) + "\n");
+
+  Attempt built = try_load(id);
+  if (!built.kernel) {
+    remove_entry_files(id);
+    throw Error("jit: kernel " + id + " was built but cannot be loaded: " + built.problem);
+  }
+  result.kernel = std::move(built.kernel);
+  result.source = KernelSource::kCompiled;
+  return result;
+}
+
+void DiskCache::remove_entry_files(const std::string& id) const {
+  remove_file(kernel_path(id));
+  remove_file(manifest_path(id));
+}
+
+bool DiskCache::remove_entry(const std::string& id) const {
+  const std::optional<FileLock> lock = FileLock::try_acquire(lock_path(id));
+  if (!lock) return false;  // being built or removed right now
+  OpenKernel file{::open(kernel_path(id).c_str(), O_RDONLY | O_CLOEXEC)};
+  // Holding the exclusive flock while unlinking makes a loader that opened the file just before
+  // wait, then see that the file is gone.
+  if (file.fd >= 0 && ::flock(file.fd, LOCK_EX | LOCK_NB) != 0) return false;
+  remove_entry_files(id);
+  return true;
+}
+
+std::vector<CacheEntryInfo> DiskCache::list() const {
+  std::set<std::string> ids;
+  for (const auto& entry : entries_of(dir_ / "kernels")) {
+    const std::filesystem::path& p = entry.path();
+    if ((p.extension() == ".so" || p.extension() == ".json") && is_kernel_id(p.stem().string())) {
+      ids.insert(p.stem().string());
+    }
+  }
+  std::vector<CacheEntryInfo> out;
+  for (const std::string& id : ids) {
+    CacheEntryInfo info;
+    info.id = id;
+    info.manifest = read_manifest(manifest_path(id)).manifest;
+    info.bytes = size_of_file(kernel_path(id)) + size_of_file(manifest_path(id));
+    info.in_use = file_in_use(kernel_path(id));
+    if (info.manifest && ::access(kernel_path(id).c_str(), F_OK) != 0) info.manifest.reset();
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
+    const int64_t ta = a.manifest ? a.manifest->last_used_ms : 0;
+    const int64_t tb = b.manifest ? b.manifest->last_used_ms : 0;
+    return ta != tb ? ta > tb : a.id < b.id;
+  });
+  return out;
+}
+
+CacheStats DiskCache::stats(uint64_t max_bytes) const {
+  CacheStats stats;
+  stats.dir = dir_;
+  stats.max_bytes = max_bytes;
+  for (const CacheEntryInfo& entry : list()) {
+    (entry.manifest ? stats.entries : stats.incomplete) += 1;
+    stats.in_use += entry.in_use ? 1 : 0;
+    stats.bytes += entry.bytes;
+    if (entry.manifest) stats.compile_seconds += entry.manifest->compile_seconds;
+  }
+  stats.dependency_records = entries_of(deps_dir()).size();
+  stats.toolchain_records = entries_of(toolchains_dir()).size();
+  stats.temporaries = entries_of(tmp_dir()).size();
+  return stats;
+}
+
+CacheRemoval DiskCache::evict(uint64_t max_bytes) {
+  CacheRemoval removal;
+  // One evictor at a time; a process that finds another at work leaves it to finish.
+  const std::optional<FileLock> guard = FileLock::try_acquire(dir_ / "evict.lock");
+  if (!guard) return removal;
+  remove_abandoned_temporaries();
+  // Runs after every compile: sizes from the directory alone are enough to see that nothing
+  // needs to go; manifests are read only when something does.
+  if (entry_bytes() <= max_bytes) return removal;
+  std::vector<CacheEntryInfo> entries = list();
+  uint64_t total = 0;
+  for (const CacheEntryInfo& entry : entries) total += entry.bytes;
+  // Least recently used first; half-written entries (no manifest) before everything.
+  for (auto it = entries.rbegin(); it != entries.rend() && total > max_bytes; ++it) {
+    if (remove_entry(it->id)) {
+      total -= it->bytes;
+      removal.removed += 1;
+      removal.bytes += it->bytes;
+    } else {
+      removal.kept_in_use += 1;
+    }
+  }
+  if (removal.removed > 0) remove_orphan_records();
+  return removal;
+}
+
+CacheRemoval DiskCache::clear() {
+  CacheRemoval removal;
+  const FileLock guard = FileLock::acquire(dir_ / "evict.lock");
+  for (const CacheEntryInfo& entry : list()) {
+    if (remove_entry(entry.id)) {
+      removal.removed += 1;
+      removal.bytes += entry.bytes;
+    } else {
+      removal.kept_in_use += 1;
+    }
+  }
+  for (const std::filesystem::path& dir : {deps_dir(), toolchains_dir()}) {
+    for (const auto& entry : entries_of(dir)) remove_file(entry.path());
+  }
+  remove_abandoned_temporaries();
+  return removal;
+}
+
+uint64_t DiskCache::entry_bytes() const {
+  uint64_t total = 0;
+  for (const auto& entry : entries_of(dir_ / "kernels")) {
+    const std::filesystem::path& p = entry.path();
+    std::error_code error;
+    const uint64_t size = entry.file_size(error);
+    if (!error && (p.extension() == ".so" || p.extension() == ".json")) total += size;
+  }
+  return total;
+}
+
+void DiskCache::remove_orphan_records() const {
+  for (const auto& entry : entries_of(deps_dir())) {
+    // Dependency records name the kernel they last resolved to (src/jit/dependencies.cpp).
+    std::string kernel;
+    try {
+      kernel = nlohmann::json::parse(read_file(entry.path()).value_or("{}")).value("kernel_id", "");
+    } catch (const nlohmann::json::exception&) {
+      // unreadable: as good as orphaned
+    }
+    if (!is_kernel_id(kernel) || ::access(manifest_path(kernel).c_str(), F_OK) != 0) {
+      remove_file(entry.path());
+    }
+  }
+}
+
+void DiskCache::remove_abandoned_temporaries() const {
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& entry : entries_of(tmp_dir())) {
+    const std::filesystem::path& p = entry.path();
+    std::error_code error;
+    if (entry.is_directory(error)) {
+      // <id>.XXXXXX: abandoned if no one holds the build lock of <id>.
+      const std::string id = p.stem().string();
+      if (!is_kernel_id(id)) continue;
+      if (std::optional<FileLock> lock = FileLock::try_acquire(lock_path(id))) {
+        std::filesystem::remove_all(p, error);
+      }
+    } else if (now - entry.last_write_time(error) > kAbandonedFileAge && !error) {
+      remove_file(p);
+    }
+  }
+}
+
+}  // namespace tg::jit

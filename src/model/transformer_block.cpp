@@ -1,0 +1,142 @@
+#include "tilegraph/model/transformer_block.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/core/ops.h"
+#include "tilegraph/model/random_weights.h"
+
+namespace tg::model {
+
+void BlockConfig::validate() const {
+  auto fail = [](const std::string& why) { throw Error("transformer block: " + why); };
+  if (n_embd <= 0 || n_head <= 0 || n_head_kv <= 0 || n_ff <= 0 || n_ctx <= 0) {
+    fail("all sizes must be positive");
+  }
+  if (n_embd % n_head != 0) fail("n_embd must be a multiple of n_head");
+  if (n_head % n_head_kv != 0) fail("n_head must be a multiple of n_head_kv");
+  if (head_dim() % 2 != 0) fail("head_dim must be even for RoPE");
+  if (weight_type == DType::I32) fail("weights cannot be i32");
+  if (weight_type == DType::Q8_0 && (n_embd % kQ8_0BlockSize != 0 || n_ff % kQ8_0BlockSize != 0)) {
+    fail("q8_0 weights need n_embd and n_ff to be multiples of 32");
+  }
+  if (!dtype_traits(cache_type).is_float) fail("the KV cache must be f32, f16 or bf16");
+}
+
+BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed) {
+  c.validate();
+  if (ctx.no_alloc()) throw Error("make_block_weights: the context must allocate");
+  const int64_t kv_dim = c.head_dim() * c.n_head_kv;
+  uint64_t next_seed = seed;
+  auto matrix = [&](const char* name, int64_t in, int64_t out) {
+    Tensor* t = ctx.new_tensor(c.weight_type, {in, out});
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    fill_uniform(*t, next_seed++, 1.0f / std::sqrt(float(in)));
+    return t;
+  };
+  auto norm_weight = [&](const char* name) {
+    Tensor* t = ctx.new_tensor(DType::F32, {c.n_embd});
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    fill_uniform(*t, next_seed++, 0.1f);
+    float* w = static_cast<float*>(t->data);
+    for (int64_t i = 0; i < c.n_embd; ++i) w[i] += 1.0f;  // near 1, like trained norm gains
+    return t;
+  };
+  auto cache = [&](const char* name) {
+    Tensor* t = ctx.new_tensor(c.cache_type, {kv_dim, c.n_ctx});
+    t->set_name(name);
+    std::memset(t->data, 0, t->nbytes());
+    return t;
+  };
+  BlockWeights w;
+  w.attn_norm = norm_weight("attn_norm");
+  w.wq = matrix("wq", c.n_embd, c.n_embd);
+  w.wk = matrix("wk", c.n_embd, kv_dim);
+  w.wv = matrix("wv", c.n_embd, kv_dim);
+  w.wo = matrix("wo", c.n_embd, c.n_embd);
+  w.ffn_norm = norm_weight("ffn_norm");
+  w.w_gate = matrix("w_gate", c.n_embd, c.n_ff);
+  w.w_up = matrix("w_up", c.n_embd, c.n_ff);
+  w.w_down = matrix("w_down", c.n_ff, c.n_embd);
+  w.k_cache = cache("k_cache");
+  w.v_cache = cache("v_cache");
+  return w;
+}
+
+StepInputs make_step_inputs(Context& ctx, const BlockConfig& c, int64_t n_tokens, int64_t n_kv) {
+  if (n_tokens <= 0 || n_kv < n_tokens || n_kv > c.n_ctx) {
+    throw Error("transformer block: need 0 < n_tokens <= n_kv <= n_ctx (n_tokens=" +
+                std::to_string(n_tokens) + ", n_kv=" + std::to_string(n_kv) +
+                ", n_ctx=" + std::to_string(c.n_ctx) + ")");
+  }
+  StepInputs in;
+  in.x = ctx.new_tensor(DType::F32, {c.n_embd, n_tokens});
+  in.pos = ctx.new_tensor(DType::I32, {n_tokens});
+  in.kv_rows = ctx.new_tensor(DType::I32, {n_tokens});
+  in.mask = ctx.new_tensor(DType::F32, {n_kv, n_tokens});
+  const char* names[] = {"x", "pos", "kv_rows", "mask"};
+  Tensor* tensors[] = {in.x, in.pos, in.kv_rows, in.mask};
+  for (int i = 0; i < 4; ++i) {
+    tensors[i]->set_name(names[i]);
+    tensors[i]->flags |= kFlagInput;
+  }
+  return in;
+}
+
+void fill_step_inputs(const StepInputs& in, int64_t n_past) {
+  const int64_t n_tokens = in.pos->ne[0];
+  const int64_t n_kv = in.mask->ne[0];
+  auto* pos = static_cast<int32_t*>(in.pos->data);
+  auto* rows = static_cast<int32_t*>(in.kv_rows->data);
+  auto* mask = static_cast<float*>(in.mask->data);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    pos[t] = int32_t(n_past + t);
+    rows[t] = int32_t(n_past + t);
+    for (int64_t j = 0; j < n_kv; ++j) {
+      mask[t * n_kv + j] = j <= n_past + t ? 0.0f : -std::numeric_limits<float>::infinity();
+    }
+  }
+}
+
+Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w,
+                    const StepInputs& in, int64_t n_kv) {
+  const int64_t n_tokens = in.x->ne[1];
+  const int64_t head_dim = c.head_dim();
+  const int64_t kv_dim = head_dim * c.n_head_kv;
+
+  // Attention.
+  Tensor* h = mul(ctx, rms_norm(ctx, in.x, c.rms_eps), w.attn_norm);
+  Tensor* q = reshape(ctx, mul_mat(ctx, w.wq, h), {head_dim, c.n_head, n_tokens});
+  Tensor* k = reshape(ctx, mul_mat(ctx, w.wk, h), {head_dim, c.n_head_kv, n_tokens});
+  Tensor* v = mul_mat(ctx, w.wv, h);
+  RopeParams rope_params;
+  rope_params.n_dims = int32_t(head_dim);
+  rope_params.freq_base = c.rope_base;
+  q = rope(ctx, q, in.pos, rope_params);
+  k = rope(ctx, k, in.pos, rope_params);
+
+  // Write this step's K and V into the caches, then attend over the first n_kv rows. The views
+  // are taken of the SET_ROWS results so that attention is ordered after the writes.
+  Tensor* k_written = set_rows(ctx, w.k_cache, reshape(ctx, k, {kv_dim, n_tokens}), in.kv_rows);
+  Tensor* v_written = set_rows(ctx, w.v_cache, v, in.kv_rows);
+  const size_t cache_row = w.k_cache->nb[1];
+  const size_t head_bytes = row_size(c.cache_type, head_dim);
+  Tensor* k_all = view_3d(ctx, k_written, head_dim, n_kv, c.n_head_kv, cache_row, head_bytes, 0);
+  Tensor* v_all = view_3d(ctx, v_written, head_dim, n_kv, c.n_head_kv, cache_row, head_bytes, 0);
+  Tensor* q_heads = permute(ctx, q, 0, 2, 1, 3);  // [head_dim, n_tokens, n_head]
+  Tensor* attn = flash_attn_ext(ctx, q_heads, k_all, v_all, in.mask, 1.0f / std::sqrt(float(head_dim)));
+  attn = reshape(ctx, attn, {c.n_embd, n_tokens});
+  Tensor* x = add(ctx, in.x, mul_mat(ctx, w.wo, attn));
+
+  // SwiGLU feed-forward.
+  h = mul(ctx, rms_norm(ctx, x, c.rms_eps), w.ffn_norm);
+  Tensor* gated = swiglu(ctx, mul_mat(ctx, w.w_gate, h), mul_mat(ctx, w.w_up, h));
+  return add(ctx, x, mul_mat(ctx, w.w_down, gated));
+}
+
+}  // namespace tg::model

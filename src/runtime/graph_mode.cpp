@@ -1,0 +1,181 @@
+#include "tilegraph/runtime/graph_mode.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/runtime/config.h"
+
+namespace tg {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Remembered graph keys for admission; beyond this many the counts start over, so a workload of
+// endless distinct graphs cannot grow the map.
+constexpr size_t kMaxSightings = 1024;
+
+}  // namespace
+
+std::string_view eager_reason_name(EagerReason reason) {
+  switch (reason) {
+    case EagerReason::kDisabled: return "disabled";
+    case EagerReason::kPrefill: return "prefill";
+    case EagerReason::kIncompatible: return "incompatible";
+    case EagerReason::kTooManyUpdates: return "too_many_updates";
+    case EagerReason::kWarmup: return "warmup";
+    case EagerReason::kCaptureFailed: return "capture_failed";
+  }
+  return "unknown";
+}
+
+GraphModeConfig GraphModeConfig::from_env() {
+  GraphModeConfig c;
+  c.enabled = config::env_bool("TG_GRAPH_MODE", c.enabled);
+  c.prefill_use_graph = config::env_bool("TG_PREFILL_USE_GRAPH", c.prefill_use_graph);
+  c.capacity = size_t(config::env_positive_int("TG_GRAPH_CACHE_CAPACITY", long(c.capacity)));
+  c.max_consecutive_updates =
+      int(config::env_positive_int("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", c.max_consecutive_updates));
+  c.admit_after = int(config::env_positive_int("TG_GRAPH_ADMIT_AFTER", c.admit_after));
+  if (config::env("TG_GRAPH_CACHE_MAX_BYTES") && config::env("TG_GRAPH_CACHE_MAX_BYTES")->size()) {
+    c.max_bytes = size_t(config::env_positive_int("TG_GRAPH_CACHE_MAX_BYTES", 1));
+  }
+  return c;
+}
+
+void GraphModeConfig::validate() const {
+  if (capacity == 0) throw Error("graph mode: the cache capacity must be at least 1");
+  if (max_consecutive_updates < 1) throw Error("graph mode: max_consecutive_updates must be at least 1");
+  if (admit_after < 1) throw Error("graph mode: admit_after must be at least 1");
+}
+
+bool is_prefill_graph(const Graph& graph) {
+  for (const Tensor* node : graph.nodes()) {
+    if (node->op == Op::FLASH_ATTN_EXT && node->src[0]->ne[1] > 1) return true;
+    if (node->op == Op::SOFT_MAX && node->src[1] && node->ne[1] > 1) return true;
+  }
+  return false;
+}
+
+GraphMode::GraphMode(GraphModeConfig config) : config_(config), cache_(config.capacity, config.max_bytes) {
+  config_.validate();
+}
+
+void GraphMode::set_config(const GraphModeConfig& config) {
+  config.validate();
+  config_ = config;
+  cache_.set_limits(config.capacity, config.max_bytes);
+}
+
+void GraphMode::run_eager(EagerReason reason, const std::function<void()>& eager) {
+  ++stats_.eager_runs;
+  ++stats_.eager_by_reason[int(reason)];
+  const auto start = std::chrono::steady_clock::now();
+  eager();
+  stats_.eager_seconds += seconds_since(start);
+}
+
+bool GraphMode::admitted(uint64_t key) {
+  if (config_.admit_after <= 1) return true;
+  if (sightings_.size() >= kMaxSightings) sightings_.clear();
+  return ++sightings_[key] >= config_.admit_after;
+}
+
+void GraphMode::compute(Backend& backend, const Graph& graph, const std::function<void()>& eager) {
+  ++stats_.computes;
+  if (!config_.enabled) return run_eager(EagerReason::kDisabled, eager);
+  if (graph.empty()) return eager();
+  const Phase phase = phase_ != Phase::kAuto ? phase_ : is_prefill_graph(graph) ? Phase::kPrefill : Phase::kDecode;
+  if (phase == Phase::kPrefill && !config_.prefill_use_graph) return run_eager(EagerReason::kPrefill, eager);
+
+  const uint64_t key = GraphSignature::key(graph);
+  if (suspended_) {
+    // Seed 003 switches graphs off for good; we come back once the same graph repeats as many
+    // times in a row as it took misses to switch off.
+    stable_steps_ = key == last_key_ ? stable_steps_ + 1 : 1;
+    last_key_ = key;
+    if (stable_steps_ < config_.max_consecutive_updates) return run_eager(EagerReason::kTooManyUpdates, eager);
+    suspended_ = false;
+    consecutive_updates_ = 0;
+    ++stats_.reenables;
+  }
+
+  GraphCache::Lookup found = cache_.find(graph, key);
+  if (found.entry && found.match == SignatureMatch::kAddressesOnly) {
+    if (backend.rebind(*found.entry->captured, graph)) {
+      found.entry->signature.record(graph);  // same sizes: reuses its storage
+      ++found.entry->rebinds;
+      ++stats_.rebinds;
+    } else {
+      cache_.erase(found.entry);
+      found = {};
+    }
+  }
+  if (found.entry) {
+    ++stats_.hits;
+    consecutive_updates_ = 0;
+    const auto start = std::chrono::steady_clock::now();
+    backend.launch(*found.entry->captured);
+    const double t = seconds_since(start);
+    ++stats_.replays;
+    ++found.entry->replays;
+    found.entry->replay_seconds += t;
+    stats_.replay_seconds += t;
+    stats_.saved_seconds += found.entry->capture_seconds - t;
+    return;
+  }
+
+  ++stats_.misses;
+  if (!backend.can_capture(graph)) {
+    consecutive_updates_ = 0;
+    return run_eager(EagerReason::kIncompatible, eager);
+  }
+  if (!admitted(key)) return run_eager(EagerReason::kWarmup, eager);
+
+  auto entry = std::make_unique<CachedGraph>();
+  entry->signature.record(graph);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    entry->captured = backend.capture(graph);
+  } catch (const Error&) {
+    // Nothing was inserted. The capture may have stopped part-way: rerun the whole graph eagerly,
+    // which raises the backend's own error if the fault is in the graph rather than the capture.
+    return run_eager(EagerReason::kCaptureFailed, eager);
+  }
+  entry->capture_seconds = seconds_since(start);
+  stats_.capture_seconds += entry->capture_seconds;
+  ++stats_.captures;
+  stats_.evictions += cache_.insert(std::move(entry));
+  if (++consecutive_updates_ >= config_.max_consecutive_updates) {
+    suspended_ = true;
+    ++stats_.disables;
+    last_key_ = key;
+    stable_steps_ = 1;
+  }
+}
+
+std::string format_stats(const GraphModeStats& s) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "computes %llu, hits %llu, misses %llu, captures %llu, rebinds %llu, evictions %llu, "
+                "replays %llu, eager %llu",
+                (unsigned long long)s.computes, (unsigned long long)s.hits, (unsigned long long)s.misses,
+                (unsigned long long)s.captures, (unsigned long long)s.rebinds, (unsigned long long)s.evictions,
+                (unsigned long long)s.replays, (unsigned long long)s.eager_runs);
+  std::string out = line;
+  const char* sep = " (";
+  for (int r = 0; r < kEagerReasonCount; ++r) {
+    if (!s.eager_by_reason[r]) continue;
+    out += sep + std::string(eager_reason_name(EagerReason(r))) + " " + std::to_string(s.eager_by_reason[r]);
+    sep = ", ";
+  }
+  if (sep[0] == ',') out += ")";
+  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms, saved ~%.3f ms",
+                s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3, s.saved_seconds * 1e3);
+  return out + line;
+}
+
+}  // namespace tg

@@ -1,0 +1,10 @@
+#pragma once
+// The params struct shared by the saxpy test kernel and the tests that call it (the seed's
+// MatmulParams role: the ABI passes it as const void*).
+#include <cstdint>
+
+struct SaxpyParams {
+  int64_t n;
+  const float* x;
+  float* y;
+};

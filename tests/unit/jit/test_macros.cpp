@@ -1,0 +1,64 @@
+// Macro validation: everything a caller passes ends up as a compiler argument, so only
+// identifiers and plain tokens get through.
+#include <gtest/gtest.h>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/jit/macros.h"
+
+namespace tg::jit {
+namespace {
+
+TEST(Macros, AcceptsIdentifiersQualifiedNamesAndNumbers) {
+  for (const char* name : {"A", "SCALE", "CATLASS_JIT_ELEMENT_A", "_x9", "tile_m"}) {
+    EXPECT_TRUE(is_macro_name(name)) << name;
+  }
+  for (const char* value : {"half", "tg::Float16", "::std::int8_t", "128", "-1", "0x1F", "1.5e-3f",
+                            "2.0f", "1e+5", "0x1p-3"}) {
+    EXPECT_TRUE(is_macro_value(value)) << value;
+  }
+  EXPECT_NO_THROW(validate_macros({{"SCALE", "2.0f"}, {"ELEMENT", "float"}}));
+}
+
+TEST(Macros, RejectsHostileNames) {
+  for (const char* name : {"", "1A", "A B", "A;B", "A$(id)", "A\nB", "-o", "A=B", "A\"", "A'",
+                           "__ARCH__", "__KT__", "a-b", "A`id`"}) {
+    EXPECT_FALSE(is_macro_name(name)) << name;
+    EXPECT_THROW(validate_macros({{name, "1"}}), Error) << name;
+  }
+  EXPECT_FALSE(is_macro_name(std::string(129, 'A')));
+}
+
+TEST(Macros, RejectsHostileValues) {
+  for (const char* value : {"", "1 -o /tmp/x", "a b", "\"quoted\"", "'quoted'", "1;rm -rf /",
+                            "$(touch /tmp/pwned)", "`id`", "1\n#include </etc/passwd>", "-o",
+                            "-DX=1", "a&b", "a=b", "x:y", ":::a", "a::", "a::::b", "1 ", "\t1",
+                            "--", "-", "a\\b", "1'000"}) {
+    EXPECT_FALSE(is_macro_value(value)) << value;
+    EXPECT_THROW(validate_macros({{"A", value}}), Error) << value;
+  }
+  EXPECT_FALSE(is_macro_value(std::string("a\0b", 3)));
+  EXPECT_FALSE(is_macro_value(std::string(257, '1')));
+}
+
+TEST(Macros, ErrorNamesTheMacroAndShowsControlCharacters) {
+  try {
+    validate_macros({{"GOOD", "1"}, {"BAD", "1\nrm"}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("BAD='1\\x0arm'"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(Macros, CanonicalStringIsTheSeedsSortedKeyValueList) {
+  MacroMap macros;
+  macros["ELEMENT_B"] = "half";
+  macros["ELEMENT_A"] = "float";
+  EXPECT_EQ(canonical_macros(macros, "x86_64", KernelType::kCpu),
+            "ELEMENT_A=float&ELEMENT_B=half&__ARCH__=x86_64&__KT__=cpu&");
+  EXPECT_EQ(canonical_macros({}, "sm_75", KernelType::kCuda), "__ARCH__=sm_75&__KT__=cuda&");
+}
+
+}  // namespace
+}  // namespace tg::jit

@@ -1,0 +1,450 @@
+// Graph mode's decisions (seed 000 §11): capture, match, a miss for each property that changes,
+// the VIEW address exemption, LRU order and eviction, configuration, prefill detection, the
+// consecutive-update guard. The backend here only counts calls; replay correctness on a real
+// backend is tested with the CPU backend (tests/unit/cpu/test_graph_replay.cpp).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/core/ops.h"
+#include "tilegraph/runtime/graph_allocator.h"
+#include "tilegraph/runtime/graph_mode.h"
+
+namespace tg {
+namespace {
+
+struct CountingCapture final : CapturedGraph {
+  explicit CountingCapture(int id) : id(id) {}
+  size_t bytes() const override { return 1000; }
+  int id;
+};
+
+class CountingBackend final : public Backend {
+ public:
+  explicit CountingBackend(GraphModeConfig config = {}) : mode(config) {}
+  std::string_view name() const override { return "counting"; }
+  bool supports_op(const Tensor&, std::string*) const override { return true; }
+  void compute(const Graph& graph) override {
+    mode.compute(*this, graph, [this] {
+      if (fail_eager) throw Error("counting: eager failed");
+      ++eager;
+    });
+  }
+  bool can_capture(const Graph& graph, std::string* why) const override {
+    for (const Tensor* n : graph.nodes()) {
+      if (n->op == Op::ARGMAX) {  // stands in for a node this backend cannot capture
+        if (why) *why = "argmax";
+        return false;
+      }
+    }
+    return true;
+  }
+  std::unique_ptr<CapturedGraph> capture(const Graph&) override {
+    if (fail_capture) throw Error("counting: capture failed");
+    return std::make_unique<CountingCapture>(++captures);
+  }
+  void launch(CapturedGraph& g) override {
+    last_launched = static_cast<CountingCapture&>(g).id;
+    ++launches;
+  }
+  bool rebind(CapturedGraph&, const Graph&) override {
+    ++rebinds;
+    return allow_rebind;
+  }
+
+  GraphMode mode;
+  int eager = 0, captures = 0, launches = 0, rebinds = 0, last_launched = 0;
+  bool allow_rebind = true, fail_capture = false, fail_eager = false;
+};
+
+// out = scale(unary(a (+|-) b)) over 4-D tensors; every field is a property the match must see.
+struct Variant {
+  int64_t ne[4] = {8, 4, 3, 2};
+  int64_t pad[4] = {0, 0, 0, 0};  // extra elements per row / matrix / batch of b's storage: changes nb1..3
+  bool transpose_b = false;       // changes nb0 (and nb1) of b
+  bool subtract = false;          // op
+  UnaryOp unary = UnaryOp::RELU;  // op_params of the UNARY node
+  float s = 2.0f;                 // op_params of SCALE
+  bool extra_node = false;        // node count
+  int flash_q = 0;                // > 0: add a flash attention node with this many queries
+};
+
+// Leafs live in `leafs` (so their addresses stay put across builds unless a test swaps one);
+// nodes are placed by a GraphAllocator, deterministic for equal structures.
+struct Step {
+  Context ctx{{.no_alloc = true}};
+  Graph graph;
+  Tensor* b_view = nullptr;
+};
+
+struct Leafs {
+  Context ctx;
+  Tensor* a;
+  Tensor* b_storage;
+  explicit Leafs(const Variant& v) {
+    a = ctx.new_tensor(DType::F32, {v.ne[0], v.ne[1], v.ne[2], v.ne[3]});
+    b_storage = ctx.new_tensor(DType::F32, {4096});
+  }
+};
+
+std::unique_ptr<Step> build(const Variant& v, Leafs& leafs) {
+  auto step = std::make_unique<Step>();
+  Context& c = step->ctx;
+  Tensor* b;
+  if (v.transpose_b) {
+    b = transpose(c, view_4d(c, leafs.b_storage, v.ne[1], v.ne[0], v.ne[2], v.ne[3], 4 * v.ne[1],
+                             4 * v.ne[1] * v.ne[0], 4 * v.ne[1] * v.ne[0] * v.ne[2], 0));
+  } else {
+    const size_t nb1 = 4 * size_t(v.ne[0] + v.pad[0]);
+    const size_t nb2 = nb1 * size_t(v.ne[1] + v.pad[1]);
+    const size_t nb3 = nb2 * size_t(v.ne[2] + v.pad[2]);
+    b = view_4d(c, leafs.b_storage, v.ne[0], v.ne[1], v.ne[2], v.ne[3], nb1, nb2, nb3, 0);
+  }
+  step->b_view = b;
+  Tensor* x = v.subtract ? sub(c, leafs.a, b) : add(c, leafs.a, b);
+  x = scale(c, unary(c, x, v.unary), v.s);
+  if (v.extra_node) x = neg(c, x);
+  if (v.flash_q > 0) {
+    Tensor* q = c.new_tensor(DType::F32, {8, v.flash_q, 2});
+    Tensor* kv = c.new_tensor(DType::F32, {8, 16, 2});
+    x = add(c, x, sum_rows(c, reshape(c, flash_attn_ext(c, q, kv, kv, nullptr, 1.0f), {8 * 2 * v.flash_q})));
+  }
+  step->graph = Graph::build(x);
+  return step;
+}
+
+class GraphModeTest : public ::testing::Test {
+ protected:
+  void run(const Variant& v) {
+    steps_.push_back(build(v, leafs_));
+    allocator_.allocate(steps_.back()->graph, backend_);
+    backend_.compute(steps_.back()->graph);
+  }
+  const GraphModeStats& stats() { return backend_.mode.stats(); }
+
+  Variant base_;
+  Leafs leafs_{base_};
+  CountingBackend backend_;
+  GraphAllocator allocator_;
+  std::vector<std::unique_ptr<Step>> steps_;
+};
+
+TEST_F(GraphModeTest, CapturesOnceThenReplays) {
+  run(base_);
+  EXPECT_EQ(backend_.captures, 1);
+  EXPECT_EQ(backend_.launches, 0);
+  run(base_);
+  run(base_);
+  EXPECT_EQ(backend_.captures, 1);
+  EXPECT_EQ(backend_.launches, 2);
+  EXPECT_EQ(stats().hits, 2u);
+  EXPECT_EQ(stats().misses, 1u);
+  EXPECT_EQ(stats().rebinds, 0u);
+  EXPECT_EQ(backend_.eager, 0);
+}
+
+// One property changed at a time must never replay the capture of another graph.
+TEST_F(GraphModeTest, EachChangedPropertyIsAMiss) {
+  GraphModeConfig config;
+  config.max_consecutive_updates = 100;  // every step here is a miss on purpose
+  backend_.mode.set_config(config);
+  run(base_);
+  std::vector<std::pair<std::string, Variant>> variants;
+  for (int i = 0; i < 4; ++i) {
+    Variant v = base_;
+    v.ne[i] += 1;
+    variants.emplace_back("ne" + std::to_string(i), v);
+  }
+  for (int i = 0; i < 3; ++i) {
+    Variant v = base_;
+    v.pad[i] = 1;
+    variants.emplace_back("nb" + std::to_string(i + 1), v);
+  }
+  Variant transposed = base_;
+  transposed.transpose_b = true;
+  variants.emplace_back("nb0", transposed);
+  Variant op = base_;
+  op.subtract = true;
+  variants.emplace_back("op", op);
+  Variant unary_param = base_;
+  unary_param.unary = UnaryOp::ABS;
+  variants.emplace_back("unary op_params", unary_param);
+  Variant scale_param = base_;
+  scale_param.s = 3.0f;
+  variants.emplace_back("scale op_params", scale_param);
+  Variant more_nodes = base_;
+  more_nodes.extra_node = true;
+  variants.emplace_back("node count", more_nodes);
+
+  int expected_captures = 1;
+  for (const auto& [what, v] : variants) {
+    Leafs leafs(v);  // a shape change needs leafs of that shape
+    auto step = build(v, leafs);
+    allocator_.allocate(step->graph, backend_);
+    const int launches = backend_.launches;
+    backend_.compute(step->graph);
+    EXPECT_EQ(backend_.captures, ++expected_captures) << what;
+    EXPECT_EQ(backend_.launches, launches) << what << " replayed a stale graph";
+    steps_.push_back(std::move(step));
+  }
+}
+
+TEST_F(GraphModeTest, MovedSourceAddressRebindsOrRecaptures) {
+  run(base_);
+  Tensor* old_a = leafs_.a;
+  leafs_.a = leafs_.ctx.new_tensor(DType::F32, {base_.ne[0], base_.ne[1], base_.ne[2], base_.ne[3]});
+  run(base_);
+  EXPECT_EQ(backend_.captures, 1);
+  EXPECT_EQ(backend_.rebinds, 1);
+  EXPECT_EQ(stats().rebinds, 1u);
+  EXPECT_EQ(backend_.launches, 1);
+  run(base_);  // the capture now holds the new address: an exact match
+  EXPECT_EQ(backend_.rebinds, 1);
+  EXPECT_EQ(backend_.launches, 2);
+
+  backend_.allow_rebind = false;  // a backend that cannot re-bind captures again
+  leafs_.a = old_a;
+  run(base_);
+  EXPECT_EQ(backend_.captures, 2);
+  EXPECT_EQ(backend_.launches, 2);
+  EXPECT_EQ(backend_.mode.cache().size(), 1u) << "the stale entry must have been dropped";
+}
+
+TEST_F(GraphModeTest, ViewAddressIsExempt) {
+  // A view whose base moves with it is a derived address: only its base's address is compared.
+  run(base_);
+  const void* before = steps_.back()->b_view->data;
+  Tensor* moved_storage = leafs_.ctx.new_tensor(DType::F32, {4096});
+  leafs_.b_storage = moved_storage;
+  run(base_);
+  EXPECT_NE(steps_.back()->b_view->data, before);
+  EXPECT_EQ(backend_.rebinds, 1) << "the base (a leaf) moved, so one re-bind";
+  // Same storage, same view offset: exact, although the view tensor is a new object.
+  run(base_);
+  EXPECT_EQ(backend_.rebinds, 1);
+  EXPECT_EQ(backend_.launches, 2);
+}
+
+// Runs the base variant with a chosen ne[0] on its own leafs; equal widths reuse the same leafs,
+// so a repeated width is the same graph at the same addresses.
+struct WidthRunner {
+  explicit WidthRunner(CountingBackend& backend) : backend(backend) {}
+  void run(int64_t ne0) {
+    Variant v;
+    v.ne[0] = ne0;
+    std::unique_ptr<Leafs>& owner = leafs[ne0];
+    if (!owner) owner = std::make_unique<Leafs>(v);
+    steps.push_back(build(v, *owner));
+    allocator.allocate(steps.back()->graph, backend);
+    backend.compute(steps.back()->graph);
+  }
+  CountingBackend& backend;
+  GraphAllocator allocator;
+  std::map<int64_t, std::unique_ptr<Leafs>> leafs;
+  std::vector<std::unique_ptr<Step>> steps;
+};
+
+TEST(GraphMode, LruOrderAndEvictionAtCapacity) {
+  GraphModeConfig config;
+  config.capacity = 3;
+  config.max_consecutive_updates = 100;
+  CountingBackend backend(config);
+  WidthRunner r(backend);
+  r.run(1);
+  r.run(2);
+  r.run(3);
+  EXPECT_EQ(backend.mode.cache().size(), 3u);
+  EXPECT_EQ(backend.mode.stats().evictions, 0u);
+  r.run(1);  // a hit moves 1 to the front, so 2 is now the least recently used
+  EXPECT_EQ(backend.last_launched, 1);
+  r.run(4);
+  EXPECT_EQ(backend.mode.cache().size(), 3u);
+  EXPECT_EQ(backend.mode.stats().evictions, 1u);
+  const int captures = backend.captures;
+  r.run(3);
+  r.run(1);
+  EXPECT_EQ(backend.captures, captures) << "1 and 3 survived";
+  r.run(2);
+  EXPECT_EQ(backend.captures, captures + 1) << "2 was evicted";
+}
+
+TEST(GraphMode, ConfigurationFromTheEnvironment) {
+  setenv("TG_GRAPH_CACHE_CAPACITY", "5", 1);
+  setenv("TG_GRAPH_MODE", "off", 1);
+  setenv("TG_PREFILL_USE_GRAPH", "yes", 1);
+  setenv("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "7", 1);
+  GraphModeConfig c = GraphModeConfig::from_env();
+  EXPECT_EQ(c.capacity, 5u);
+  EXPECT_FALSE(c.enabled);
+  EXPECT_TRUE(c.prefill_use_graph);
+  EXPECT_EQ(c.max_consecutive_updates, 7);
+  setenv("TG_GRAPH_CACHE_CAPACITY", "0", 1);
+  EXPECT_THROW(GraphModeConfig::from_env(), Error);
+  setenv("TG_GRAPH_CACHE_CAPACITY", "twelve", 1);
+  EXPECT_THROW(GraphModeConfig::from_env(), Error);
+  setenv("TG_GRAPH_MODE", "maybe", 1);
+  EXPECT_THROW(GraphModeConfig::from_env(), Error);
+  for (const char* name : {"TG_GRAPH_CACHE_CAPACITY", "TG_GRAPH_MODE", "TG_PREFILL_USE_GRAPH",
+                           "TG_GRAPH_MAX_CONSECUTIVE_UPDATES"}) {
+    unsetenv(name);
+  }
+  c = GraphModeConfig::from_env();
+  EXPECT_EQ(c.capacity, 12u);
+  EXPECT_TRUE(c.enabled);
+  EXPECT_FALSE(c.prefill_use_graph);
+  EXPECT_EQ(c.max_consecutive_updates, 4);
+}
+
+TEST_F(GraphModeTest, SwitchingBetweenEagerAndGraph) {
+  run(base_);
+  GraphModeConfig off = backend_.mode.config();
+  off.enabled = false;
+  backend_.mode.set_config(off);
+  run(base_);
+  EXPECT_EQ(backend_.eager, 1);
+  EXPECT_EQ(stats().eager_by_reason[int(EagerReason::kDisabled)], 1u);
+  GraphModeConfig on = off;
+  on.enabled = true;
+  backend_.mode.set_config(on);
+  run(base_);
+  EXPECT_EQ(backend_.launches, 1) << "the capture made before switching off is still valid";
+}
+
+TEST_F(GraphModeTest, PrefillRunsEagerlyUnlessEnabled) {
+  Variant prefill = base_;
+  prefill.flash_q = 5;
+  Variant decode = base_;
+  decode.flash_q = 1;
+  run(prefill);
+  EXPECT_EQ(backend_.eager, 1);
+  EXPECT_EQ(stats().eager_by_reason[int(EagerReason::kPrefill)], 1u);
+  EXPECT_TRUE(is_prefill_graph(steps_.back()->graph));
+  run(decode);
+  EXPECT_FALSE(is_prefill_graph(steps_.back()->graph));
+  EXPECT_EQ(backend_.captures, 1);
+  backend_.mode.set_phase(Phase::kDecode);  // the caller's hint wins over detection
+  run(prefill);
+  EXPECT_EQ(backend_.captures, 2);
+  backend_.mode.set_phase(Phase::kPrefill);
+  run(decode);
+  EXPECT_EQ(backend_.eager, 2);
+  backend_.mode.set_phase(Phase::kAuto);
+  GraphModeConfig c = backend_.mode.config();
+  c.prefill_use_graph = true;
+  backend_.mode.set_config(c);
+  run(prefill);
+  EXPECT_EQ(backend_.launches, 1);
+}
+
+TEST(GraphMode, EmptyGraphAndSoftMaxPrefillPattern) {
+  CountingBackend backend;
+  Graph empty;
+  backend.compute(empty);
+  EXPECT_EQ(backend.eager, 1);
+  EXPECT_EQ(backend.captures, 0);
+  Context ctx({.no_alloc = true});
+  Tensor* scores = ctx.new_tensor(DType::F32, {16, 3, 2});
+  Tensor* mask = ctx.new_tensor(DType::F32, {16, 3});
+  EXPECT_TRUE(is_prefill_graph(Graph::build(soft_max(ctx, scores, mask))));
+  EXPECT_FALSE(is_prefill_graph(Graph::build(soft_max(ctx, scores))));
+  EXPECT_FALSE(is_prefill_graph(Graph::build(soft_max(ctx, ctx.new_tensor(DType::F32, {16, 1, 2}), mask))));
+}
+
+TEST(GraphMode, IncompatibleGraphRunsEagerly) {
+  CountingBackend backend;
+  Context ctx;
+  Graph g = Graph::build(argmax(ctx, ctx.new_tensor(DType::F32, {8, 2})));
+  backend.compute(g);
+  backend.compute(g);
+  EXPECT_EQ(backend.eager, 2);
+  EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kIncompatible)], 2u);
+  EXPECT_EQ(backend.mode.cache().size(), 0u);
+}
+
+TEST(GraphMode, FailedCaptureLeavesNothingCached) {
+  CountingBackend backend;
+  Context ctx;
+  Graph g = Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {8})));
+  backend.fail_capture = true;
+  backend.compute(g);
+  EXPECT_EQ(backend.eager, 1) << "the result still comes from an eager run";
+  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  backend.fail_eager = true;
+  EXPECT_THROW(backend.compute(g), Error) << "a graph that fails eagerly too raises its error";
+  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  backend.fail_capture = backend.fail_eager = false;
+  backend.compute(g);
+  EXPECT_EQ(backend.captures, 1);
+}
+
+TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
+  CountingBackend backend;  // max_consecutive_updates = 4
+  WidthRunner r(backend);
+  for (int i = 1; i <= 4; ++i) r.run(i);  // four misses in a row
+  EXPECT_EQ(backend.captures, 4);
+  EXPECT_TRUE(backend.mode.suspended());
+  EXPECT_EQ(backend.mode.stats().disables, 1u);
+  for (int i = 5; i <= 8; ++i) r.run(i);  // still changing: eager, no capture
+  EXPECT_EQ(backend.captures, 4);
+  EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kTooManyUpdates)], 4u);
+  r.run(9);  // stable from here on
+  r.run(9);
+  r.run(9);
+  EXPECT_TRUE(backend.mode.suspended());
+  r.run(9);  // the fourth identical graph in a row re-enables and captures
+  EXPECT_FALSE(backend.mode.suspended());
+  EXPECT_EQ(backend.mode.stats().reenables, 1u);
+  EXPECT_EQ(backend.captures, 5);
+  r.run(9);
+  EXPECT_EQ(backend.launches, 1);
+}
+
+TEST(GraphMode, WarmupAdmitsOnTheNthSighting) {
+  GraphModeConfig config;
+  config.admit_after = 3;
+  CountingBackend backend(config);
+  Context ctx;
+  Graph g = Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {8})));
+  backend.compute(g);
+  backend.compute(g);
+  EXPECT_EQ(backend.captures, 0);
+  EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kWarmup)], 2u);
+  backend.compute(g);
+  EXPECT_EQ(backend.captures, 1);
+  backend.compute(g);
+  EXPECT_EQ(backend.launches, 1);
+}
+
+TEST(GraphMode, ByteBoundEvictsOldest) {
+  GraphModeConfig config;
+  config.max_consecutive_updates = 100;
+  CountingBackend backend(config);
+  Context ctx;
+  std::vector<Graph> graphs;
+  for (int i = 1; i <= 4; ++i) graphs.push_back(Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {i}))));
+  for (const Graph& g : graphs) backend.compute(g);
+  const size_t per_entry = backend.mode.cache().bytes() / 4;
+  config.max_bytes = per_entry * 2 + per_entry / 2;
+  backend.mode.set_config(config);
+  EXPECT_EQ(backend.mode.cache().size(), 2u);
+  EXPECT_LE(backend.mode.cache().bytes(), config.max_bytes);
+}
+
+TEST(GraphMode, TenThousandNodeGraph) {
+  CountingBackend backend;
+  Context ctx;
+  Tensor* t = ctx.new_tensor(DType::F32, {4});
+  for (int i = 0; i < 10000; ++i) t = scale(ctx, t, 1.0f + float(i % 7));
+  Graph g = Graph::build(t);
+  backend.compute(g);
+  backend.compute(g);
+  EXPECT_EQ(backend.captures, 1);
+  EXPECT_EQ(backend.launches, 1);
+}
+
+}  // namespace
+}  // namespace tg

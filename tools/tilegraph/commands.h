@@ -1,0 +1,11 @@
+#pragma once
+// Each subcommand of the `tilegraph` CLI lives in its own file and registers itself here.
+#include <CLI/CLI.hpp>
+
+namespace tg::cli {
+
+void add_info_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+void add_jit_command(CLI::App& app);
+
+}  // namespace tg::cli

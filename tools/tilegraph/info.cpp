@@ -1,0 +1,50 @@
+// `tilegraph info`: what this build and machine offer.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.h"
+#include "tilegraph/backends.h"
+#include "tilegraph/cpu/cpu_backend.h"
+#include "tilegraph/runtime/config.h"
+
+namespace tg::cli {
+
+void add_info_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Show the version, backends, CPU features and thread count");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, std::string("Print one JSON object instead of text"));
+  cmd->callback([json] {
+    const cpu::CpuFeatures& f = cpu::cpu_features();
+    const int threads = config::default_num_threads();
+    if (*json) {
+      nlohmann::json out = {
+          {"version", TG_VERSION},
+          {"backends", backend_names()},
+          {"threads", threads},
+          {"cpu_features",
+           {{"avx2", f.avx2},
+            {"fma", f.fma},
+            {"f16c", f.f16c},
+            {"avx512f", f.avx512f},
+            {"avx512bw", f.avx512bw},
+            {"avx512_vnni", f.avx512_vnni},
+            {"avx512_bf16", f.avx512_bf16},
+            {"amx_tile", f.amx_tile},
+            {"amx_bf16", f.amx_bf16},
+            {"amx_int8", f.amx_int8}}},
+      };
+      std::printf("%s\n", out.dump(2).c_str());
+      return;
+    }
+    std::string backends;
+    for (const std::string& name : backend_names()) backends += (backends.empty() ? "" : ", ") + name;
+    std::printf("tilegraph %s\n", TG_VERSION);
+    std::printf("backends:     %s\n", backends.c_str());
+    std::printf("cpu features: %s\n", cpu::cpu_features_string().c_str());
+    std::printf("threads:      %d (TG_NUM_THREADS overrides)\n", threads);
+  });
+}
+
+}  // namespace tg::cli
