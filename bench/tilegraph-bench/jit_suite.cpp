@@ -72,6 +72,11 @@ Spread spread(std::vector<double> v) {
   return {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v.front(), v.back()};
 }
 
+nlohmann::json timing_json(const Timing& t, double unit) {
+  return {{"median", t.median_s * unit}, {"min", t.min_s * unit}, {"max", t.max_s * unit},
+          {"cpu_median", t.cpu_median_s * unit}};
+}
+
 nlohmann::json spread_json(const Spread& s, double unit) {
   return {{"median", s.median * unit}, {"min", s.min * unit}, {"max", s.max * unit}};
 }
@@ -154,8 +159,8 @@ void run_suite(bool json, int processes, int compiles) {
   if (json) {
     const nlohmann::json out = {
         {"suite", "jit"},
-        {"memory_hit_ns", {{"median", memory.median_s * 1e9}, {"min", memory.min_s * 1e9}, {"max", memory.max_s * 1e9}}},
-        {"seed_lookup_ns", {{"median", seed_lookup.median_s * 1e9}, {"min", seed_lookup.min_s * 1e9}, {"max", seed_lookup.max_s * 1e9}}},
+        {"memory_hit_ns", timing_json(memory, 1e9)},
+        {"seed_lookup_ns", timing_json(seed_lookup, 1e9)},
         {"disk_hit_ms", spread_json(disk_s, 1e3)},
         {"dlopen_alone_ms", spread_json(floor_s, 1e3)},
         {"cold_compile_ms", spread_json(cold_s, 1e3)},
@@ -168,8 +173,11 @@ void run_suite(bool json, int processes, int compiles) {
   }
   std::printf("%-34s %12s %12s %12s   %s\n", "jit", "median", "min", "max", "peer (median) / ratio");
   std::printf("%-34s %9.1f ns %9.1f ns %9.1f ns   seed lookup %.1f ns / %.1fx faster   (target <= 100 ns)\n",
-              "memory hit", memory.median_s * 1e9, memory.min_s * 1e9, memory.max_s * 1e9,
+              "memory hit, wall time", memory.median_s * 1e9, memory.min_s * 1e9, memory.max_s * 1e9,
               seed_lookup.median_s * 1e9, seed_lookup.median_s / memory.median_s);
+  std::printf("%-34s %9.1f ns %12s %12s   seed lookup %.1f ns / %.1fx faster\n", "memory hit, CPU time",
+              memory.cpu_median_s * 1e9, "", "", seed_lookup.cpu_median_s * 1e9,
+              seed_lookup.cpu_median_s / memory.cpu_median_s);
   std::printf("%-34s %9.3f ms %9.3f ms %9.3f ms   dlopen alone %.3f ms / %.1fx   (target <= 5 ms)\n",
               ("disk hit, fresh process (n=" + std::to_string(processes) + ")").c_str(), disk_s.median * 1e3,
               disk_s.min * 1e3, disk_s.max * 1e3, floor_s.median * 1e3, disk_s.median / floor_s.median);
@@ -190,7 +198,7 @@ void run_child(const std::string& kernel_template, const std::vector<std::string
     return;
   }
   jit::MacroMap m;
-  for (const std::string& d : defines) m[d.substr(0, d.find('='))] = d.substr(d.find('=') + 1);
+  for (const std::string& d : defines) m.set(d.substr(0, d.find('=')), d.substr(d.find('=') + 1));
   const auto start = std::chrono::steady_clock::now();
   const jit::Kernel k = jit::Compiler::instance().load(kernel_template, m, jit::KernelType::kCpu);
   const double seconds = seconds_since(start);

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tg::bench::add_ops_suite(app);
   tg::bench::add_jit_suite(app);
+  tg::bench::add_graph_suite(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

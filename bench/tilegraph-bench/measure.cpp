@@ -17,11 +17,18 @@ class CollectingReporter final : public benchmark::BenchmarkReporter {
     for (const Run& run : runs) {
       if (run.run_type == Run::RT_Iteration && run.iterations > 0) {
         seconds.push_back(run.real_accumulated_time / double(run.iterations));
+        cpu_seconds.push_back(run.cpu_accumulated_time / double(run.iterations));
       }
     }
   }
   std::vector<double> seconds;
+  std::vector<double> cpu_seconds;
 };
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
 
 }  // namespace
 
@@ -43,7 +50,8 @@ Timing measure(const std::string& name, const std::function<void()>& fn, int rep
   Timing t;
   if (s.empty()) return t;
   std::sort(s.begin(), s.end());
-  t.median_s = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+  t.median_s = median(s);
+  t.cpu_median_s = median(reporter.cpu_seconds);
   t.min_s = s.front();
   t.max_s = s.back();
   t.repetitions = int(s.size());

@@ -11,6 +11,9 @@ struct Timing {
   double min_s = 0;
   double max_s = 0;
   int repetitions = 0;
+  // The calling thread's CPU time per call (median): unlike wall time, it leaves out the time
+  // this process waited for a core, which on a shared machine can be most of a short call.
+  double cpu_median_s = 0;
 };
 
 // Times one call of `fn` (the library chooses the iteration count).

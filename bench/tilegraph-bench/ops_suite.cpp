@@ -120,8 +120,19 @@ std::vector<OpCase> cases() {
   return c;
 }
 
-// Bytes a node moves: every source read once and the result written once.
+// Bytes a node moves: every source read once and the result written once — except the row
+// gathers and scatters, which touch only the rows they index.
 double traffic_bytes(const Tensor* node) {
+  if (node->op == Op::GET_ROWS) {
+    const Tensor& table = *node->src[0];
+    return double(node->nbytes()) + double(node->src[1]->nbytes()) +
+           double(node->nrows()) * double(row_size(table.type, table.ne[0]));
+  }
+  if (node->op == Op::SET_ROWS) {
+    const Tensor& rows = *node->src[1];
+    return double(rows.nbytes()) + double(node->src[2]->nbytes()) +
+           double(rows.nrows()) * double(row_size(node->type, node->ne[0]));
+  }
   double bytes = double(node->nbytes());
   for (const Tensor* s : node->src) {
     if (s) bytes += double(s->nbytes());

@@ -5,60 +5,18 @@
 #include <vector>
 
 #include "core/reference_internal.h"
+#include "tilegraph/core/rope.h"
 
 namespace tg::reference::detail {
 
 namespace {
 
-struct RopeConfig {
-  int64_t n_dims;
-  bool neox;
-  double freq_base, freq_scale, ext_factor, attn_factor;
-  double corr_low, corr_high;  // YaRN: pairs below low extrapolate, above high interpolate
-};
-
-// ggml_rope_yarn_corr_dims: the pair index whose wavelength fits n_rot times in n_ctx_orig.
-double yarn_corr_dim(int64_t n_dims, int32_t n_ctx_orig, double n_rot, double base) {
-  return double(n_dims) * std::log(n_ctx_orig / (n_rot * 2.0 * std::numbers::pi)) /
-         (2.0 * std::log(base));
-}
-
-RopeConfig rope_config(const Tensor& node) {
-  RopeConfig c;
-  c.n_dims = node.op_params[1];
-  c.neox = RopeMode(node.op_params[2]) == RopeMode::NEOX;
-  const int32_t n_ctx_orig = node.op_params[4];
-  c.freq_base = node.param_f32(5);
-  c.freq_scale = node.param_f32(6);
-  c.ext_factor = node.param_f32(7);
-  c.attn_factor = node.param_f32(8);
-  const double beta_fast = node.param_f32(9);
-  const double beta_slow = node.param_f32(10);
-  c.corr_low =
-      std::max(0.0, std::floor(yarn_corr_dim(c.n_dims, n_ctx_orig, beta_fast, c.freq_base)));
-  c.corr_high = std::min(double(c.n_dims - 1),
-                         std::ceil(yarn_corr_dim(c.n_dims, n_ctx_orig, beta_slow, c.freq_base)));
-  return c;
-}
-
 // cos and sin (both times the magnitude scale) of every rotated pair at one position.
-void rope_angles(const RopeConfig& c, int32_t pos, const std::vector<float>& freq_factors,
+void rope_angles(const RopeYarn& c, int32_t pos, const std::vector<float>& freq_factors,
                  std::vector<double>& cos_out, std::vector<double>& sin_out) {
   for (int64_t i = 0; i < c.n_dims / 2; ++i) {
     const double factor = freq_factors.empty() ? 1.0 : freq_factors[size_t(i)];
-    const double theta_extrap =
-        pos * std::pow(c.freq_base, -2.0 * double(i) / double(c.n_dims)) / factor;
-    const double theta_interp = c.freq_scale * theta_extrap;
-    double theta = theta_interp;
-    double mscale = c.attn_factor;
-    if (c.ext_factor != 0.0) {
-      const double y = (double(i) - c.corr_low) / std::max(0.001, c.corr_high - c.corr_low);
-      const double ramp_mix = (1.0 - std::clamp(y, 0.0, 1.0)) * c.ext_factor;
-      theta = theta_interp * (1.0 - ramp_mix) + theta_extrap * ramp_mix;
-      mscale *= 1.0 + 0.1 * std::log(1.0 / c.freq_scale);
-    }
-    cos_out[size_t(i)] = std::cos(theta) * mscale;
-    sin_out[size_t(i)] = std::sin(theta) * mscale;
+    c.rotation(i, pos * c.inverse_frequency(i, factor), &cos_out[size_t(i)], &sin_out[size_t(i)]);
   }
 }
 
@@ -67,7 +25,7 @@ void rope_angles(const RopeConfig& c, int32_t pos, const std::vector<float>& fre
 void rope(const Tensor& node) {
   const Tensor& a = *node.src[0];
   const Tensor& pos = *node.src[1];
-  const RopeConfig c = rope_config(node);
+  const RopeYarn c = RopeYarn::from_node(node);
   std::vector<float> freq_factors;
   if (node.src[2]) {
     freq_factors = read_all(*node.src[2]);

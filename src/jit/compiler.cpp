@@ -14,7 +14,7 @@
 #include "tilegraph/jit/macros.h"
 #include "tilegraph/jit/process.h"
 #include "tilegraph/jit/sha256.h"
-#include "tilegraph/jit/toolchain.h"
+#include "toolchain.h"
 
 namespace tg::jit {
 

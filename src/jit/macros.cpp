@@ -1,5 +1,7 @@
 #include "tilegraph/jit/macros.h"
 
+#include <algorithm>
+
 #include "tilegraph/core/error.h"
 
 namespace tg::jit {
@@ -64,6 +66,44 @@ std::string printable(std::string_view s) {
 }
 
 }  // namespace
+
+MacroMap::MacroMap(std::initializer_list<value_type> macros) {
+  for (const value_type& macro : macros) insert(macro.first, macro.second);
+}
+
+template <typename Items>
+auto MacroMap::position(Items& items, std::string_view name) {
+  return std::lower_bound(items.begin(), items.end(), name,
+                          [](const value_type& item, std::string_view n) { return item.first < n; });
+}
+
+void MacroMap::set(std::string name, std::string value) {
+  const auto it = position(items_, name);
+  if (it != items_.end() && it->first == name) {
+    it->second = std::move(value);
+  } else {
+    items_.insert(it, {std::move(name), std::move(value)});
+  }
+}
+
+bool MacroMap::insert(std::string name, std::string value) {
+  const auto it = position(items_, name);
+  if (it != items_.end() && it->first == name) return false;
+  items_.insert(it, {std::move(name), std::move(value)});
+  return true;
+}
+
+bool MacroMap::erase(std::string_view name) {
+  const auto it = position(items_, name);
+  if (it == items_.end() || it->first != name) return false;
+  items_.erase(it);
+  return true;
+}
+
+const std::string* MacroMap::find(std::string_view name) const {
+  const auto it = position(items_, name);
+  return it != items_.end() && it->first == name ? &it->second : nullptr;
+}
 
 bool is_macro_name(std::string_view name) {
   return name.size() <= kMaxNameLength && is_identifier(name) && !name.starts_with("__");

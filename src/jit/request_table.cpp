@@ -50,7 +50,15 @@ uint64_t load4(const char* p) {
 
 constexpr uint64_t kSeed = 0x243f6a8885a308d3ULL;
 
-uint64_t finish(uint64_t h) {
+uint64_t request_hash(const RequestView& r) {
+  // Paths of one program's templates differ mostly at the end, and macro names are nearly always
+  // the same set for one template: hashing the path's last 16 bytes and the macro values keeps
+  // the hash short, and matches() compares everything anyway.
+  const std::string_view path = r.template_path;
+  uint64_t h = mix_string(kSeed + uint64_t(r.type) + path.size(),
+                          path.substr(path.size() > 16 ? path.size() - 16 : 0));
+  for (const auto& macro : *r.macros) h = mix_string(h, macro.second);
+  for (const std::string& dir : *r.include_dirs) h = mix_string(h, dir);
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;
   return h ^ (h >> 33);
@@ -58,58 +66,21 @@ uint64_t finish(uint64_t h) {
 
 }  // namespace
 
-// The caller's request with its macros gathered in one walk of the map, which both the hash and
-// the comparison then read: walking a std::map costs a call per step.
-struct RequestTable::Probe {
-  static constexpr size_t kInline = 16;
-  // Macro names are left out of the hash: for one template they are nearly always the same
-  // set, and matches() compares them anyway.
-  explicit Probe(const RequestView& r) : request(r) {
-    // Paths of one program's templates differ mostly at the end: hashing the last 16 bytes keeps
-    // the hash short, and matches() compares the whole path anyway.
-    const std::string_view path = r.template_path;
-    uint64_t h = mix_string(kSeed + uint64_t(r.type) + path.size(),
-                            path.substr(path.size() > 16 ? path.size() - 16 : 0));
-    for (const auto& macro : *r.macros) {
-      h = mix_string(h, macro.second);
-      if (count < kInline) macros[count] = &macro;
-      ++count;
-    }
-    for (const std::string& dir : *r.include_dirs) h = mix_string(h, dir);
-    hash = finish(h);
-  }
-  const RequestView& request;
-  const std::pair<const std::string, std::string>* macros[kInline];
-  size_t count = 0;
-  uint64_t hash = 0;
-};
-
 struct RequestTable::Entry {
   uint64_t hash;
   std::string template_path;
-  std::vector<std::pair<std::string, std::string>> macros;  // contiguous, in map order
+  MacroMap macros;
   KernelType type;
   std::vector<std::string> include_dirs;
   Hit hit;
 
-  bool matches(const Probe& p) const {
-    const RequestView& r = p.request;
-    if (p.hash != hash || r.type != type || p.count != macros.size() ||
+  bool matches(uint64_t h, const RequestView& r) const {
+    if (h != hash || r.type != type || r.macros->size() != macros.size() ||
         r.include_dirs->size() != include_dirs.size() || !same(r.template_path, template_path)) {
       return false;
     }
-    if (p.count <= Probe::kInline) {
-      for (size_t i = 0; i < p.count; ++i) {
-        if (!same(p.macros[i]->second, macros[i].second) || !same(p.macros[i]->first, macros[i].first)) {
-          return false;
-        }
-      }
-    } else {
-      size_t i = 0;
-      for (const auto& [name, value] : *r.macros) {
-        if (!same(value, macros[i].second) || !same(name, macros[i].first)) return false;
-        ++i;
-      }
+    for (auto a = r.macros->begin(), b = macros.begin(); b != macros.end(); ++a, ++b) {
+      if (!same(a->second, b->second) || !same(a->first, b->first)) return false;
     }
     for (size_t i = 0; i < include_dirs.size(); ++i) {
       if (!same((*r.include_dirs)[i], include_dirs[i])) return false;
@@ -139,12 +110,12 @@ RequestTable::RequestTable() {
 RequestTable::~RequestTable() = default;
 
 const RequestTable::Hit* RequestTable::find(const RequestView& request) const {
-  const Probe probe(request);
+  const uint64_t h = request_hash(request);
   const Table* t = table_.load(std::memory_order_acquire);
-  for (size_t i = probe.hash & t->mask;; i = (i + 1) & t->mask) {
+  for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
     const Entry* e = t->slots[i].load(std::memory_order_acquire);
     if (!e) return nullptr;
-    if (e->matches(probe)) return &e->hit;
+    if (e->matches(h, request)) return &e->hit;
   }
 }
 
@@ -160,8 +131,8 @@ void RequestTable::insert(const RequestView& request, Hit hit) {
     table_.store(tables_.back().get(), std::memory_order_release);
   }
   entries_.push_back(std::make_unique<Entry>(Entry{
-      Probe(request).hash, std::string(request.template_path),
-      {request.macros->begin(), request.macros->end()}, request.type, *request.include_dirs, hit}));
+      request_hash(request), std::string(request.template_path),
+      *request.macros, request.type, *request.include_dirs, hit}));
   tables_.back()->place(entries_.back().get());
   ++count_;
 }

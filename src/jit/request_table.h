@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tilegraph/jit/kernel.h"
+#include "tilegraph/jit/macros.h"
 
 namespace tg::jit {
 
@@ -43,7 +44,6 @@ class RequestTable {
   void insert(const RequestView& request, Hit hit);
 
  private:
-  struct Probe;
   struct Entry;
   struct Table;
 

@@ -1,4 +1,4 @@
-#include "tilegraph/jit/toolchain.h"
+#include "toolchain.h"
 
 #include <sys/utsname.h>
 
@@ -96,7 +96,6 @@ Toolchain find_toolchain(KernelType type, const Config& config,
                          const std::filesystem::path& records_dir,
                          const std::filesystem::path& tmp_dir) {
   Toolchain t;
-  t.kernel_type = type;
   t.compiler = resolve_compiler(type, config);
   const char* path = std::getenv("PATH");
   t.environment = {std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"), "LC_ALL=C"};

@@ -148,7 +148,12 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   entry->capture_seconds = seconds_since(start);
   stats_.capture_seconds += entry->capture_seconds;
   ++stats_.captures;
-  stats_.evictions += cache_.insert(std::move(entry));
+  const size_t evicted = cache_.insert(std::move(entry));
+  stats_.evictions += evicted;
+  // Seed 003 counts every update because its cache holds one graph. With an LRU cache, filling
+  // free slots is warm-up (a workload cycling through a few graphs), not churn: only captures
+  // that push another graph out count towards switching graph mode off.
+  if (evicted == 0) return;
   if (++consecutive_updates_ >= config_.max_consecutive_updates) {
     suspended_ = true;
     ++stats_.disables;

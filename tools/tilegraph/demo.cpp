@@ -1,6 +1,7 @@
 // `tilegraph demo`: one llama-style block run for a short prefill and a few decode steps on a
 // backend, each step checked against the reference backend. The model issue replaces this with
 // `tilegraph run` on a whole model.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "tilegraph/model/random_weights.h"
 #include "tilegraph/model/transformer_block.h"
 #include "tilegraph/runtime/graph_allocator.h"
+#include "tilegraph/runtime/graph_mode.h"
 
 namespace tg::cli {
 
@@ -25,7 +27,14 @@ struct DemoOptions {
   int64_t n_embd = 256;
   int prefill = 8;
   int steps = 16;
+  std::string graph_mode;  // "on", "off" or empty for $TG_GRAPH_MODE
 };
+
+// Attention spans the cache rounded up to this many rows (the mask hides the unused ones), so
+// consecutive decode steps build graphs of the same structure that graph mode can replay.
+constexpr int64_t kKvPadding = 32;
+
+int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
 // One backend running the block over the same sequence of steps, with its own weights and KV
 // cache (same seed, so the two runs start identical).
@@ -43,7 +52,7 @@ struct Runner {
   std::vector<float> step(const model::BlockConfig& config, int64_t n_past, int64_t n_tokens,
                           size_t* nodes, size_t* peak, size_t* unshared) {
     Context ctx({.no_alloc = true});
-    const int64_t n_kv = n_past + n_tokens;
+    const int64_t n_kv = std::min(round_up(n_past + n_tokens, kKvPadding), config.n_ctx);
     model::StepInputs in = model::make_step_inputs(ctx, config, n_tokens, n_kv);
     Tensor* out = model::build_block(ctx, config, weights, in, n_kv);
     Graph graph = Graph::build(out);
@@ -75,10 +84,16 @@ int run_demo(const DemoOptions& o) {
   model::BlockConfig config;
   config.n_embd = o.n_embd;
   config.n_ff = (o.n_embd * 8 / 3 + 31) / 32 * 32;
-  config.n_ctx = o.prefill + o.steps;
+  config.n_ctx = round_up(o.prefill + o.steps, kKvPadding);
   const BackendOptions options{.num_threads = o.threads};
 
   Runner fast(o.backend, options, config);
+  GraphMode* graph_mode = fast.backend->graph_mode();
+  if (graph_mode && !o.graph_mode.empty()) {
+    GraphModeConfig c = graph_mode->config();
+    c.enabled = o.graph_mode == "on";
+    graph_mode->set_config(c);
+  }
   Runner reference("reference", options, config);
   std::printf("tilegraph demo: one llama-style block (n_embd %lld, %lld heads / %lld kv heads, n_ff %lld,"
               " %s weights, %s KV cache)\n",
@@ -107,6 +122,10 @@ int run_demo(const DemoOptions& o) {
               ok ? "OK" : "MISMATCH");
   std::printf("  total compute time: %s %.2f ms, reference %.2f ms\n", o.backend.c_str(),
               fast.seconds * 1e3, reference.seconds * 1e3);
+  if (graph_mode) {
+    std::printf("  graph mode %s: %s\n", graph_mode->config().enabled ? "on" : "off",
+                format_stats(graph_mode->stats()).c_str());
+  }
   return ok ? 0 : 1;
 }
 
@@ -124,6 +143,8 @@ void add_demo_command(CLI::App& app) {
       ->check(CLI::Range(1, 512))->capture_default_str();
   cmd->add_option("--steps", options->steps, "Decode steps after the prefill")
       ->check(CLI::Range(0, 4096))->capture_default_str();
+  cmd->add_option("--graph-mode", options->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->callback([options] {
     if (options->n_embd % 8 != 0) throw Error("--n-embd must be a multiple of 8 (8 heads)");
     const int rc = run_demo(*options);

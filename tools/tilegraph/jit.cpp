@@ -29,7 +29,7 @@ jit::MacroMap parse_defines(const std::vector<std::string>& defines) {
   for (const std::string& define : defines) {
     const size_t eq = define.find('=');
     if (eq == std::string::npos) throw Error("jit compile: -D " + define + ": expected NAME=VALUE");
-    if (!macros.emplace(define.substr(0, eq), define.substr(eq + 1)).second) {
+    if (!macros.insert(define.substr(0, eq), define.substr(eq + 1))) {
       throw Error("jit compile: macro " + define.substr(0, eq) + " given twice");
     }
   }

@@ -18,6 +18,7 @@
 #include "tilegraph/jit/config.h"
 #include "tilegraph/jit/disk_cache.h"
 #include "tilegraph/jit/kernel.h"
+#include "tilegraph/jit/macros.h"
 
 namespace tg::jit {
 

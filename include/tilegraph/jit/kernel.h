@@ -5,16 +5,12 @@
 // Templates are specialised with preprocessor macros, so a kernel is named by its template, its
 // macros and its kernel type.
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
 namespace tg::jit {
 
 using EntryFn = void (*)(uint32_t block_num, void* stream, const void* params);
-
-// Ordered so that every walk over the macros (key, command line, manifest) is canonical.
-using MacroMap = std::map<std::string, std::string>;
 
 // Which toolchain builds the template: the host C++ compiler, or nvcc for a CUDA source.
 enum class KernelType { kCpu, kCuda };

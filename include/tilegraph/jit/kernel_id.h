@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tilegraph/jit/kernel.h"
+#include "tilegraph/jit/macros.h"
 
 namespace tg::jit {
 

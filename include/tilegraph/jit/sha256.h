@@ -2,10 +2,11 @@
 // SHA-256 through OpenSSL: kernel ids, dependency hashes and the content hash of every cached
 // kernel.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
-struct evp_md_ctx_st;
+struct SHA256state_st;
 
 namespace tg::jit {
 
@@ -22,7 +23,8 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  evp_md_ctx_st* ctx_;
+  std::unique_ptr<SHA256state_st> ctx_;
+  bool finished_ = false;
 };
 
 std::string sha256_hex(std::string_view data);

@@ -19,7 +19,7 @@ struct GraphModeConfig {
   bool prefill_use_graph = false;   // TG_PREFILL_USE_GRAPH
   size_t capacity = 12;             // TG_GRAPH_CACHE_CAPACITY: captured graphs kept
   size_t max_bytes = 0;             // TG_GRAPH_CACHE_MAX_BYTES: 0 for no byte bound
-  int max_consecutive_updates = 4;  // TG_GRAPH_MAX_CONSECUTIVE_UPDATES: misses in a row that switch graph mode off
+  int max_consecutive_updates = 4;  // TG_GRAPH_MAX_CONSECUTIVE_UPDATES: evicting captures in a row that switch graph mode off
   int admit_after = 1;              // TG_GRAPH_ADMIT_AFTER: sightings of a graph before it is captured
 
   // Defaults above, overridden by the environment; malformed values throw tg::Error.

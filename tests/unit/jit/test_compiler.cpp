@@ -166,11 +166,11 @@ TEST(Compiler, MacroOrderDoesNotChangeTheId) {
   TempDir tmp;
   Compiler compiler(test_config(tmp.path()));
   MacroMap a;
-  a["SCALE"] = "2";
-  a["UNUSED"] = "1";
+  a.set("SCALE", "2");
+  a.set("UNUSED", "1");
   MacroMap b;
-  b["UNUSED"] = "1";
-  b["SCALE"] = "2";
+  b.set("UNUSED", "1");
+  b.set("SCALE", "2");
   EXPECT_EQ(compiler.kernel_id(kernel_template("saxpy.cpp"), a, KernelType::kCpu),
             compiler.kernel_id(kernel_template("saxpy.cpp"), b, KernelType::kCpu));
 }

@@ -41,12 +41,12 @@ TEST(KernelId, IsTheSha256OfTheKeyMaterial) {
 
 TEST(KernelId, ChangesWithEveryInput) {
   const std::vector<std::pair<const char*, std::function<void(KernelKeyInputs&)>>> changes = {
-      {"macro value", [](KernelKeyInputs& in) { in.macros["SCALE"] = "3"; }},
-      {"macro added", [](KernelKeyInputs& in) { in.macros["EXTRA"] = "1"; }},
+      {"macro value", [](KernelKeyInputs& in) { in.macros.set("SCALE", "3"); }},
+      {"macro added", [](KernelKeyInputs& in) { in.macros.set("EXTRA", "1"); }},
       {"macro removed", [](KernelKeyInputs& in) { in.macros.erase("ELEMENT"); }},
       {"macro renamed", [](KernelKeyInputs& in) {
          in.macros.erase("SCALE");
-         in.macros["SCALE2"] = "2";
+         in.macros.set("SCALE2", "2");
        }},
       {"arch", [](KernelKeyInputs& in) { in.arch = "aarch64"; }},
       {"kernel type", [](KernelKeyInputs& in) { in.kernel_type = KernelType::kCuda; }},
@@ -75,8 +75,8 @@ TEST(KernelId, IgnoresTheOrderMacrosWereGivenIn) {
   KernelKeyInputs b = base_inputs();
   a.macros.clear();
   b.macros.clear();
-  for (const char* name : {"Z", "A", "M"}) a.macros[name] = "1";
-  for (const char* name : {"M", "Z", "A"}) b.macros[name] = "1";
+  for (const char* name : {"Z", "A", "M"}) a.macros.set(name, "1");
+  for (const char* name : {"M", "Z", "A"}) b.macros.set(name, "1");
   EXPECT_EQ(kernel_id(a), kernel_id(b));
 }
 

@@ -2,11 +2,36 @@
 // identifiers and plain tokens get through.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <vector>
+
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/macros.h"
 
 namespace tg::jit {
 namespace {
+
+TEST(MacroMap, KeepsNamesSortedAndUnique) {
+  MacroMap m = {{"Z", "1"}, {"A", "2"}, {"M", "3"}, {"A", "ignored"}};
+  std::vector<std::string> names;
+  for (const auto& [name, value] : m) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"A", "M", "Z"}));
+  EXPECT_EQ(*m.find("A"), "2");  // as with std::map, the first of repeated names is kept
+  EXPECT_FALSE(m.insert("M", "4"));
+  EXPECT_EQ(*m.find("M"), "3");
+  EXPECT_TRUE(m.insert("B", "5"));
+  m.set("C", "6");
+  m.set("Z", "7");
+  EXPECT_EQ(m.size(), 5u);
+  EXPECT_EQ(m.begin()->first, "A");
+  EXPECT_EQ(std::next(m.begin())->first, "B");
+  EXPECT_TRUE(m.erase("B"));
+  EXPECT_FALSE(m.erase("B"));
+  EXPECT_EQ(m.find("B"), nullptr);
+  EXPECT_EQ(m, (MacroMap{{"Z", "7"}, {"C", "6"}, {"A", "2"}, {"M", "3"}}));
+  m.clear();
+  EXPECT_TRUE(m.empty());
+}
 
 TEST(Macros, AcceptsIdentifiersQualifiedNamesAndNumbers) {
   for (const char* name : {"A", "SCALE", "CATLASS_JIT_ELEMENT_A", "_x9", "tile_m"}) {
@@ -53,8 +78,8 @@ TEST(Macros, ErrorNamesTheMacroAndShowsControlCharacters) {
 
 TEST(Macros, CanonicalStringIsTheSeedsSortedKeyValueList) {
   MacroMap macros;
-  macros["ELEMENT_B"] = "half";
-  macros["ELEMENT_A"] = "float";
+  macros.set("ELEMENT_B", "half");
+  macros.set("ELEMENT_A", "float");
   EXPECT_EQ(canonical_macros(macros, "x86_64", KernelType::kCpu),
             "ELEMENT_A=float&ELEMENT_B=half&__ARCH__=x86_64&__KT__=cpu&");
   EXPECT_EQ(canonical_macros({}, "sm_75", KernelType::kCuda), "__ARCH__=sm_75&__KT__=cuda&");

@@ -382,25 +382,49 @@ TEST(GraphMode, FailedCaptureLeavesNothingCached) {
 }
 
 TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
-  CountingBackend backend;  // max_consecutive_updates = 4
+  GraphModeConfig config;  // max_consecutive_updates = 4
+  config.capacity = 2;
+  CountingBackend backend(config);
   WidthRunner r(backend);
-  for (int i = 1; i <= 4; ++i) r.run(i);  // four misses in a row
-  EXPECT_EQ(backend.captures, 4);
+  r.run(1);  // filling free slots is warm-up, not churn
+  r.run(2);
+  r.run(1);
+  r.run(2);
+  EXPECT_EQ(backend.launches, 2) << "a workload cycling through graphs the cache holds replays";
+  for (int i = 3; i <= 5; ++i) r.run(i);  // three captures that each evict a graph
+  EXPECT_FALSE(backend.mode.suspended());
+  r.run(6);  // the fourth in a row
+  EXPECT_EQ(backend.captures, 6);
   EXPECT_TRUE(backend.mode.suspended());
   EXPECT_EQ(backend.mode.stats().disables, 1u);
-  for (int i = 5; i <= 8; ++i) r.run(i);  // still changing: eager, no capture
-  EXPECT_EQ(backend.captures, 4);
+  for (int i = 7; i <= 10; ++i) r.run(i);  // still changing: eager, no capture
+  EXPECT_EQ(backend.captures, 6);
   EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kTooManyUpdates)], 4u);
-  r.run(9);  // stable from here on
-  r.run(9);
-  r.run(9);
+  r.run(11);  // stable from here on
+  r.run(11);
+  r.run(11);
   EXPECT_TRUE(backend.mode.suspended());
-  r.run(9);  // the fourth identical graph in a row re-enables and captures
+  r.run(11);  // the fourth identical graph in a row re-enables and captures
   EXPECT_FALSE(backend.mode.suspended());
   EXPECT_EQ(backend.mode.stats().reenables, 1u);
-  EXPECT_EQ(backend.captures, 5);
-  r.run(9);
-  EXPECT_EQ(backend.launches, 1);
+  EXPECT_EQ(backend.captures, 7);
+  r.run(11);
+  EXPECT_EQ(backend.launches, 3);
+}
+
+TEST(GraphMode, HitsResetTheUpdateCount) {
+  GraphModeConfig config;
+  config.capacity = 1;
+  config.max_consecutive_updates = 2;
+  CountingBackend backend(config);
+  WidthRunner r(backend);
+  r.run(1);
+  r.run(2);  // evicts 1: one update
+  r.run(2);  // a hit: the count starts over
+  r.run(3);  // evicts 2: one update
+  EXPECT_FALSE(backend.mode.suspended());
+  r.run(4);  // evicts 3: two in a row
+  EXPECT_TRUE(backend.mode.suspended());
 }
 
 TEST(GraphMode, WarmupAdmitsOnTheNthSighting) {

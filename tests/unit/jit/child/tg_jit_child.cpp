@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
         scale = std::stof(value);
       } else if (flag == "-D") {
         const size_t eq = value.find('=');
-        macros[value.substr(0, eq)] = eq == std::string::npos ? "" : value.substr(eq + 1);
+        macros.set(value.substr(0, eq), eq == std::string::npos ? "" : value.substr(eq + 1));
       } else {
         std::fprintf(stderr, "tg_jit_child: unknown argument %s\n", flag.c_str());
         return 2;

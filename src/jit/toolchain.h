@@ -6,11 +6,11 @@
 
 #include "tilegraph/jit/config.h"
 #include "tilegraph/jit/kernel.h"
+#include "tilegraph/jit/macros.h"
 
 namespace tg::jit {
 
 struct Toolchain {
-  KernelType kernel_type = KernelType::kCpu;
   std::string compiler;  // absolute path of the driver, as configured (not resolved)
   std::string version;   // its --version output
   std::string arch;      // the host's machine name, or the CUDA architecture
