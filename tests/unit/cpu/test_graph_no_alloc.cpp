@@ -22,6 +22,10 @@
 #include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/runtime/graph_mode.h"
 
+// The replacement operators below are implemented with malloc/free on purpose; once inlined, GCC
+// sees free() of a pointer from operator new and flags a mismatch that is not one.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 namespace {
 
 thread_local bool t_counting = false;
