@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "tilegraph/core/reference.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::reference::detail {
@@ -41,8 +42,6 @@ void for_each_row(const Tensor& t, Fn&& fn) {
   }
 }
 
-// ggml's ALiBi slope of `head` among `n_head` heads.
-float alibi_slope(float max_bias, int64_t n_head, int64_t head);
 // Turns scores into probabilities in place. A row whose scores are all -inf (fully masked)
 // becomes all zeros rather than ggml's NaN, so masked padding rows stay finite.
 void softmax_in_place(std::span<double> scores);

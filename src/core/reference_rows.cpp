@@ -7,7 +7,7 @@
 
 #include "core/reference_internal.h"
 
-namespace tg::reference::detail {
+namespace tg::reference {
 
 float alibi_slope(float max_bias, int64_t n_head, int64_t head) {
   if (max_bias <= 0.0f) return 1.0f;
@@ -17,6 +17,9 @@ float alibi_slope(float max_bias, int64_t n_head, int64_t head) {
   return head < n_head_log2 ? std::pow(m0, float(head + 1))
                             : std::pow(m1, float(2 * (head - n_head_log2) + 1));
 }
+
+namespace detail {
+
 
 void softmax_in_place(std::span<double> scores) {
   double max = -std::numeric_limits<double>::infinity();
@@ -114,4 +117,6 @@ void argmax(const Tensor& node) {
   }
 }
 
-}  // namespace tg::reference::detail
+}  // namespace detail
+
+}  // namespace tg::reference

@@ -86,9 +86,6 @@ class ExecContext {
 
 using Kernel = void (*)(const Tensor& node, ExecContext& exec);
 
-// ggml's ALiBi slope of `head` among `n_head` heads (1 when max_bias is 0); soft_max and
-// flash_attn_ext share it.
-float alibi_slope(float max_bias, int64_t n_head, int64_t head);
 
 // One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops
 // (elementwise and norms) are in row_ops.h.

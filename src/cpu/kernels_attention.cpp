@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cpu/kernels.h"
+#include "tilegraph/core/reference.h"
 #include "cpu/row_io.h"
 
 namespace tg::cpu {
@@ -91,7 +92,7 @@ void run_flash_attn_ext(const Tensor& node, ExecContext& exec) {
             mask_row[g] = mask ? read_row_f32(vec, *mask, iq, h % mask->ne[2], b % mask->ne[3],
                                               scores[g] + kKeyBlock)
                                : nullptr;
-            slope[g] = alibi_slope(max_bias, n_head, h);
+            slope[g] = reference::alibi_slope(max_bias, n_head, h);
             running_max[g] = kNegInf;
             sum[g] = 0.0f;
             std::fill(acc[g], acc[g] + value_dim, 0.0f);

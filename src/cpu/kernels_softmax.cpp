@@ -4,17 +4,10 @@
 
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
+#include "tilegraph/core/reference.h"
 
 namespace tg::cpu {
 
-float alibi_slope(float max_bias, int64_t n_head, int64_t head) {
-  if (max_bias <= 0.0f) return 1.0f;
-  const int64_t n_head_log2 = int64_t(1) << int64_t(std::floor(std::log2(double(n_head))));
-  const float m0 = std::pow(2.0f, -max_bias / float(n_head_log2));
-  const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / float(n_head_log2));
-  return head < n_head_log2 ? std::pow(m0, float(head + 1))
-                            : std::pow(m1, float(2 * (head - n_head_log2) + 1));
-}
 
 namespace {
 
@@ -49,7 +42,7 @@ void run_soft_max(const Tensor& node, ExecContext& exec) {
           vec.scale(n, out, x, scale, 0.0f);
           if (mask) {
             // The head is dimension 2, as in ggml's soft_max.
-            const float slope = alibi_slope(max_bias, a.ne[2], i2);
+            const float slope = reference::alibi_slope(max_bias, a.ne[2], i2);
             const float* m =
                 read_row_f32(vec, *mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], mask_buf);
             vec.axpy_f32(n, out, slope, m);

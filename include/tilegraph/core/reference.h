@@ -1,6 +1,8 @@
 #pragma once
 // The reference semantics of every op: plain loops over ne/nb, written to be obviously right
 // rather than fast. It is the oracle every backend and every compiler pass is tested against.
+#include <cstdint>
+
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/tensor.h"
 
@@ -17,5 +19,8 @@ void compute_graph(const Graph& graph);
 float unary(UnaryOp op, float x);
 float gelu_tanh(float x);
 float silu(float x);
+// ggml's ALiBi slope of `head` among `n_head` heads (1 when max_bias is 0), for soft_max and
+// flash_attn_ext.
+float alibi_slope(float max_bias, int64_t n_head, int64_t head);
 
 }  // namespace tg::reference
