@@ -32,6 +32,8 @@ test: build
 
 bench: build
 	$(BIN)/tilegraph-bench ops
+	$(BIN)/tilegraph-bench graph
+	$(BIN)/tilegraph-bench jit
 
 clean:
 	rm -rf build build-sanitize
