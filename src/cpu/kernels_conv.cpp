@@ -1,10 +1,10 @@
 // Image ops over [W, H, C, N] tensors: conv_2d (direct), pool_2d and batch_norm.
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
+#include "tilegraph/core/reference.h"
 
 namespace tg::cpu {
 
@@ -84,10 +84,7 @@ void run_conv_2d(const Tensor& node, ExecContext& exec) {
 
 void run_pool_2d(const Tensor& node, ExecContext& exec) {
   const Tensor& a = *node.src[0];
-  const auto op = PoolOp(node.op_params[0]);
-  const int32_t k0 = node.op_params[1], k1 = node.op_params[2];
-  const int32_t s0 = node.op_params[3], s1 = node.op_params[4];
-  const int32_t p0 = node.op_params[5], p1 = node.op_params[6];
+  const int64_t k0 = node.op_params[1], k1 = node.op_params[2];
   const int64_t width = a.ne[0], height = a.ne[1], out_width = node.ne[0];
   const VecKernels& vec = exec.vec();
   const float* x = contiguous_f32(
@@ -97,26 +94,9 @@ void run_pool_2d(const Tensor& node, ExecContext& exec) {
                       [&](const ThreadContext& tc, int64_t begin, int64_t end) {
                         float* buf = tc.scratch.floats(size_t(out_width));
                         for_each_row(node, begin, end, [&](int64_t oy, int64_t c, int64_t n) {
-                          const float* plane = x + (n * a.ne[2] + c) * height * width;
                           float* out = output_row_f32(node, oy, c, n, buf);
-                          for (int64_t ox = 0; ox < out_width; ++ox) {
-                            // MAX starts at -FLT_MAX (a window entirely in padding yields it, as in
-                            // ggml); AVG divides by the whole window, padding counting as zeros.
-                            float max = -FLT_MAX;
-                            double sum = 0.0;
-                            for (int64_t ky = 0; ky < k1; ++ky) {
-                              const int64_t iy = oy * s1 - p1 + ky;
-                              if (iy < 0 || iy >= height) continue;
-                              for (int64_t kx = 0; kx < k0; ++kx) {
-                                const int64_t ix = ox * s0 - p0 + kx;
-                                if (ix < 0 || ix >= width) continue;
-                                const float v = plane[iy * width + ix];
-                                max = std::fmax(max, v);
-                                sum += v;
-                              }
-                            }
-                            out[ox] = op == PoolOp::MAX ? max : float(sum / (double(k0) * k1));
-                          }
+                          reference::pool_2d_row(node, x + (n * a.ne[2] + c) * height * width, width,
+                                                 height, oy, out);
                           finish_row_f32(vec, node, oy, c, n, out);
                         });
                       });
