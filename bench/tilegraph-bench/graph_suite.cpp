@@ -479,6 +479,7 @@ struct LookupRow {
   std::string scenario;
   size_t nodes;
   double key_ns, find_ns, ours_ns, seed_ns;  // per node
+  double recent_ns;                          // find_recent: the hit is the most recent entry
   double ratio;                              // seed / ours
   double ours_cpu_ns, seed_cpu_ns;           // in the calling thread's CPU time
 };
@@ -512,15 +513,16 @@ std::vector<LookupRow> run_lookup(bool quiet) {
         throw std::runtime_error("graph bench: lookup baseline does not find its graph");
       }
       const std::string tag = "lookup/" + std::to_string(n) + (same_shape ? "/same-shape" : "/distinct");
-      LookupRow row{same_shape ? "12 same-shape graphs, other addresses" : "12 distinct graphs", size_t(n), 0, 0, 0, 0, 0, 0, 0};
+      LookupRow row{same_shape ? "12 same-shape graphs, other addresses" : "12 distinct graphs", size_t(n), 0, 0, 0, 0, 0, 0, 0, 0};
       const double per = 1e9 / double(n);
       uint64_t key = 0;
-      const uint64_t target_key = GraphSignature::key(target);
+      const GraphKey target_key = GraphSignature::key(target);
       std::vector<std::vector<double>> cpu;
-      const auto t = measure_rounds(tag, {[&] { key += GraphSignature::key(target); },
+      const auto t = measure_rounds(tag, {[&] { key += GraphSignature::key(target).structure; },
                                           [&] { key += uint64_t(cache.find(target, target_key).match); },
                                           [&] { key += uint64_t(cache.find(target, GraphSignature::key(target)).match); },
-                                          [&] { key += uint64_t(seed.find(target)); }},
+                                          [&] { key += uint64_t(seed.find(target)); },
+                                          [&] { key += uint64_t(cache.find_recent(target).match); }},
                                     7, 0.01, {}, &cpu);
       row.ours_cpu_ns = median_of(cpu[2]) * per;
       row.seed_cpu_ns = median_of(cpu[3]) * per;
@@ -528,12 +530,14 @@ std::vector<LookupRow> run_lookup(bool quiet) {
       row.find_ns = median_of(t[1]) * per;
       row.ours_ns = median_of(t[2]) * per;
       row.seed_ns = median_of(t[3]) * per;
+      row.recent_ns = median_of(t[4]) * per;
       row.ratio = median_ratio(t[3], t[2]);
       g_sink = float(key);
       rows.push_back(row);
       if (!quiet) {
-        std::printf("%-38s %6zu %9.2f %9.2f %9.2f %9.2f %8.1fx %9.2f %9.2f\n", row.scenario.c_str(), row.nodes, row.key_ns,
-                    row.find_ns, row.ours_ns, row.seed_ns, row.ratio, row.ours_cpu_ns, row.seed_cpu_ns);
+        std::printf("%-38s %6zu %9.2f %9.2f %9.2f %9.2f %9.2f %8.1fx %9.2f %9.2f\n", row.scenario.c_str(), row.nodes,
+                    row.key_ns, row.find_ns, row.ours_ns, row.recent_ns, row.seed_ns, row.ratio, row.ours_cpu_ns,
+                    row.seed_cpu_ns);
         std::fflush(stdout);
       }
     }
@@ -699,10 +703,11 @@ void add_graph_suite(CLI::App& app) {
     if (run("lookup")) {
       if (!quiet) {
         std::printf("\nlookup + verify on an exact hit, ns per node: ours = GraphSignature::key + GraphCache::find;\n"
+                    "recent = GraphCache::find_recent, graph mode's first try (the hit is the most recent entry);\n"
                     "seed = record the graph's seed-000 node properties + linear scan of 12 graphs, memcmp each\n"
                     "(the hit last in the scan); medians of 7 rounds, wall clock; -cpu: the thread's CPU time\n");
-        std::printf("%-38s %6s %9s %9s %9s %9s %9s %9s %9s\n", "cache holds", "nodes", "key", "find", "ours", "seed",
-                    "seed/ours", "ours-cpu", "seed-cpu");
+        std::printf("%-38s %6s %9s %9s %9s %9s %9s %9s %9s %9s\n", "cache holds", "nodes", "key", "find", "ours",
+                    "recent", "seed", "seed/ours", "ours-cpu", "seed-cpu");
       }
       lookup = run_lookup(quiet);
     }
@@ -750,14 +755,16 @@ void add_graph_suite(CLI::App& app) {
       targets.push_back({"d_model 2048 within 85% of the bandwidth bound", fmt("%.0f%% of the bound (worst of 1t/2t)", 100 * worst), worst >= 0.85});
     }
     if (!lookup.empty()) {
-      double worst = 0, worst_cpu = 0;
+      double worst = 0, worst_cpu = 0, worst_recent = 0;
       for (const LookupRow& r : lookup) {
-        if (r.scenario.rfind("12 distinct", 0) != 0) continue;
         worst = std::max(worst, r.ours_ns);
         worst_cpu = std::max(worst_cpu, r.ours_cpu_ns);
+        worst_recent = std::max(worst_recent, r.recent_ns);
       }
-      targets.push_back({"lookup + verify <= 20 ns per node",
-                         fmt("worst %.1f ns (cpu %.1f; distinct graphs)", worst, worst_cpu), worst <= 20});
+      targets.push_back({"lookup + verify <= 20 ns per node, most recent entry",
+                         fmt("worst %.1f ns (find_recent)", worst_recent), worst_recent <= 20});
+      targets.push_back({"lookup + verify <= 20 ns per node, any entry",
+                         fmt("worst %.1f ns (cpu %.1f; key + find)", worst, worst_cpu), worst <= 20});
     }
 
     if (quiet) {
@@ -780,6 +787,7 @@ void add_graph_suite(CLI::App& app) {
       for (const LookupRow& r : lookup) {
         j_lookup.push_back({{"scenario", r.scenario}, {"nodes", r.nodes}, {"key_ns_per_node", r.key_ns},
                             {"find_ns_per_node", r.find_ns}, {"key_find_ns_per_node", r.ours_ns}, {"seed_scan_ns_per_node", r.seed_ns},
+                            {"find_recent_ns_per_node", r.recent_ns},
                             {"seed_over_ours", r.ratio}, {"key_find_cpu_ns_per_node", r.ours_cpu_ns},
                             {"seed_scan_cpu_ns_per_node", r.seed_cpu_ns}});
       }

@@ -29,6 +29,7 @@ const DTypeTraits& dtype_traits(DType type) {
 
 size_t row_size(DType type, int64_t ne0) {
   const DTypeTraits& t = dtype_traits(type);
+  if (t.block_size == 1 && ne0 >= 0) return size_t(ne0) * t.type_size;  // no division on the hot path
   if (ne0 < 0 || ne0 % int64_t(t.block_size) != 0) {
     throw Error(std::string(t.name) + ": a row of " + std::to_string(ne0) +
                 " elements is not a whole number of blocks of " + std::to_string(t.block_size));

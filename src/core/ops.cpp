@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "tilegraph/core/error.h"
 
@@ -22,9 +23,17 @@ namespace {
   throw Error(text);
 }
 
-void require(bool ok, std::string_view op, const std::string& message,
+// Builders run for every tensor of every decode step: a message that needs formatting is passed
+// as a function, so it is only built when the check fails.
+void require(bool ok, std::string_view op, std::string_view message,
              std::initializer_list<const Tensor*> operands) {
-  if (!ok) fail(op, message, operands);
+  if (!ok) fail(op, std::string(message), operands);
+}
+template <class Message>
+  requires std::is_invocable_r_v<std::string, Message>
+void require(bool ok, std::string_view op, Message&& message,
+             std::initializer_list<const Tensor*> operands) {
+  if (!ok) fail(op, message(), operands);
 }
 
 void require_operand(const Tensor* t, std::string_view op, std::string_view role) {
@@ -35,14 +44,14 @@ bool is_float(DType type) { return dtype_traits(type).is_float; }
 
 void require_float(const Tensor* t, std::string_view op, std::string_view role) {
   require(is_float(t->type), op,
-          std::string(role) + " must be f32, f16 or bf16, not " + std::string(dtype_name(t->type)),
+          [&] { return std::string(role) + " must be f32, f16 or bf16, not " + std::string(dtype_name(t->type)); },
           {t});
 }
 
 void require_type(const Tensor* t, DType type, std::string_view op, std::string_view role) {
   require(t->type == type, op,
-          std::string(role) + " must be " + std::string(dtype_name(type)) + ", not " +
-              std::string(dtype_name(t->type)),
+          [&] { return std::string(role) + " must be " + std::string(dtype_name(type)) + ", not " +
+              std::string(dtype_name(t->type)); },
           {t});
 }
 
@@ -74,12 +83,12 @@ Tensor* new_view_node(Context& ctx, Tensor* base, Op op, const int64_t (&ne)[kMa
   const Tensor* storage = base->view_src ? base->view_src : base;
   const size_t absolute = offset + (base->view_src ? base->view_offs : 0);
   for (int i = 0; i < kMaxDims; ++i) {
-    require(ne[i] >= 0, what, "negative size in dimension " + std::to_string(i), {base});
+    require(ne[i] >= 0, what, [&] { return "negative size in dimension " + std::to_string(i); }, {base});
   }
   require(absolute + view.nbytes() <= storage->nbytes(), what,
-          "view of " + std::to_string(view.nbytes()) + " bytes at offset " +
+          [&] { return "view of " + std::to_string(view.nbytes()) + " bytes at offset " +
               std::to_string(absolute) + " exceeds the " + std::to_string(storage->nbytes()) +
-              " bytes of its base",
+              " bytes of its base"; },
           {base});
   Tensor* t = ctx.new_view(base, base->type, std::span<const int64_t>(ne, kMaxDims),
                            std::span<const size_t>(nb, kMaxDims), offset);
@@ -110,7 +119,7 @@ Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b) {
   require(is_float(a->type) || a->type == DType::Q8_0, "mul_mat",
           "a must be f32, f16, bf16 or q8_0", {a});
   require_float(b, "mul_mat", "b");
-  require(a->ne[0] == b->ne[0], "mul_mat", dim_mismatch("a.ne[0]", a->ne[0], "b.ne[0]", b->ne[0]),
+  require(a->ne[0] == b->ne[0], "mul_mat", [&] { return dim_mismatch("a.ne[0]", a->ne[0], "b.ne[0]", b->ne[0]); },
           {a, b});
   require(a->ne[2] > 0 && a->ne[3] > 0 && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0,
           "mul_mat", "b's batch dims must be multiples of a's", {a, b});
@@ -135,7 +144,7 @@ Tensor* unary(Context& ctx, Tensor* a, UnaryOp op) {
   require_operand(a, "unary", "a");
   require_float(a, "unary", "a");
   require(int(op) >= 0 && int(op) < kUnaryOpCount, "unary",
-          "unknown unary op " + std::to_string(int(op)), {a});
+          [&] { return "unknown unary op " + std::to_string(int(op)); }, {a});
   Tensor* t = new_like(ctx, a, Op::UNARY, {a});
   t->op_params[0] = int32_t(op);
   return t;
@@ -190,7 +199,7 @@ Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_b
     require(mask->type == DType::F32 || mask->type == DType::F16, "soft_max",
             "mask must be f32 or f16", {mask});
     require(mask->ne[0] == a->ne[0], "soft_max",
-            dim_mismatch("mask.ne[0]", mask->ne[0], "a.ne[0]", a->ne[0]), {a, mask});
+            [&] { return dim_mismatch("mask.ne[0]", mask->ne[0], "a.ne[0]", a->ne[0]); }, {a, mask});
     require(mask->ne[1] >= a->ne[1], "soft_max", "mask needs at least a.ne[1] rows", {a, mask});
     require(mask->ne[2] > 0 && mask->ne[3] > 0 && a->ne[2] % mask->ne[2] == 0 &&
                 a->ne[3] % mask->ne[3] == 0,
@@ -208,7 +217,7 @@ Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, const RopeParams& p, Tensor* 
   require(a->type == DType::F32 || a->type == DType::F16, "rope", "a must be f32 or f16", {a});
   require_type(pos, DType::I32, "rope", "pos");
   require(p.n_dims > 0 && p.n_dims % 2 == 0 && p.n_dims <= a->ne[0], "rope",
-          "n_dims=" + std::to_string(p.n_dims) + " must be even, positive and <= a.ne[0]", {a});
+          [&] { return "n_dims=" + std::to_string(p.n_dims) + " must be even, positive and <= a.ne[0]"; }, {a});
   require(p.mode == RopeMode::NORMAL || p.mode == RopeMode::NEOX, "rope",
           "mode must be NORMAL (0) or NEOX (2)", {a});
   require(pos->ne[0] == a->ne[2] && pos->nelements() == pos->ne[0], "rope",
@@ -315,9 +324,9 @@ Tensor* reshape(Context& ctx, Tensor* a, std::initializer_list<int64_t> shape) {
   int64_t ne[kMaxDims] = {1, 1, 1, 1};
   std::copy(shape.begin(), shape.end(), ne);
   require(ne[0] * ne[1] * ne[2] * ne[3] == a->nelements(), "reshape",
-          "the element count must not change (new shape [" + std::to_string(ne[0]) + "," +
+          [&] { return "the element count must not change (new shape [" + std::to_string(ne[0]) + "," +
               std::to_string(ne[1]) + "," + std::to_string(ne[2]) + "," + std::to_string(ne[3]) +
-              "])",
+              "])"; },
           {a});
   size_t nb[kMaxDims];
   nb[0] = dtype_traits(a->type).type_size;
@@ -363,7 +372,7 @@ Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* ma
   require_float(k, "flash_attn_ext", "k");
   require_float(v, "flash_attn_ext", "v");
   require(k->ne[0] == q->ne[0], "flash_attn_ext",
-          dim_mismatch("k.ne[0]", k->ne[0], "q.ne[0]", q->ne[0]), {q, k});
+          [&] { return dim_mismatch("k.ne[0]", k->ne[0], "q.ne[0]", q->ne[0]); }, {q, k});
   require(v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2] && v->ne[3] == k->ne[3], "flash_attn_ext",
           "v must match k in dims 1..3", {k, v});
   require(k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0, "flash_attn_ext",
@@ -415,8 +424,8 @@ Tensor* batch_norm(Context& ctx, Tensor* x, Tensor* mean, Tensor* var, Tensor* g
     if (!p) continue;
     require_type(p, DType::F32, "batch_norm", "per-channel parameters");
     require(p->ne[0] == channels && p->nelements() == channels, "batch_norm",
-            "per-channel parameters must be 1-D with x.ne[axis]=" + std::to_string(channels) +
-                " entries",
+            [&] { return "per-channel parameters must be 1-D with x.ne[axis]=" + std::to_string(channels) +
+                " entries"; },
             {x, p});
   }
   Tensor* t = new_like(ctx, x, Op::BATCH_NORM, {x, mean, var, gamma, beta});
@@ -432,7 +441,7 @@ Tensor* conv_2d(Context& ctx, Tensor* kernel, Tensor* input, const Conv2dParams&
           "kernel must be f32 or f16", {kernel});
   require_type(input, DType::F32, "conv_2d", "input");
   require(kernel->ne[2] == input->ne[2], "conv_2d",
-          dim_mismatch("kernel in-channels", kernel->ne[2], "input channels", input->ne[2]),
+          [&] { return dim_mismatch("kernel in-channels", kernel->ne[2], "input channels", input->ne[2]); },
           {kernel, input});
   require(p.s0 > 0 && p.s1 > 0 && p.d0 > 0 && p.d1 > 0 && p.p0 >= 0 && p.p1 >= 0, "conv_2d",
           "strides and dilations must be > 0, paddings >= 0", {kernel});
@@ -473,7 +482,7 @@ Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim) {
   int64_t ne[kMaxDims];
   for (int i = 0; i < kMaxDims; ++i) {
     require(i == dim || a->ne[i] == b->ne[i], "concat",
-            "shapes differ outside dim " + std::to_string(dim), {a, b});
+            [&] { return "shapes differ outside dim " + std::to_string(dim); }, {a, b});
     ne[i] = i == dim ? a->ne[i] + b->ne[i] : a->ne[i];
   }
   Tensor* t = new_result(ctx, a->type, {ne[0], ne[1], ne[2], ne[3]}, Op::CONCAT, {a, b});

@@ -3,7 +3,6 @@
 #include <exception>
 #include <span>
 #include <string>
-#include <unordered_map>
 
 #include "cpu/row_ops.h"
 #include "tilegraph/core/error.h"
@@ -60,9 +59,8 @@ bool chain_output_is_clear(std::span<const Tensor* const> chain) {
 ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op)) {
   const size_t n_nodes = graph.size();
   shadows_.reserve(n_nodes + graph.leafs().size());
-  std::unordered_map<const Tensor*, const Tensor*> shadow_of;
-  for (const Tensor* t : graph.nodes()) shadow_of[t] = &shadows_.emplace_back(*t);
-  for (const Tensor* t : graph.leafs()) shadow_of[t] = &shadows_.emplace_back(*t);
+  for (const Tensor* t : graph.nodes()) shadows_.emplace_back(*t);
+  for (const Tensor* t : graph.leafs()) shadows_.emplace_back(*t);
   for (size_t i = 0; i < n_nodes; ++i) {
     Tensor& shadow = shadows_[i];
     for (int j = 0; j < kMaxSrc; ++j) {
@@ -70,8 +68,8 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op)) {
       shadow.src[j] = ref == kNoSource ? nullptr : &shadows_[shadow_index(ref, n_nodes)];
     }
     if (shadow.view_src) {
-      auto it = shadow_of.find(shadow.view_src);
-      shadow.view_src = it == shadow_of.end() ? nullptr : const_cast<Tensor*>(it->second);
+      const SourceRef ref = graph.ref_of(shadow.view_src);
+      shadow.view_src = ref == kNoSource ? nullptr : &shadows_[shadow_index(ref, n_nodes)];
     }
   }
 

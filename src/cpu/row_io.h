@@ -53,7 +53,14 @@ inline void finish_row_f32(const VecKernels& vec, const Tensor& t, int64_t i1, i
 // Calls fn(i1, i2, i3) for rows [begin, end) of t, numbered in logical order (i1 fastest).
 template <class Fn>
 inline void for_each_row(const Tensor& t, int64_t begin, int64_t end, Fn&& fn) {
-  int64_t i1 = begin % t.ne[1], i2 = begin / t.ne[1] % t.ne[2], i3 = begin / (t.ne[1] * t.ne[2]);
+  // Three 64-bit divisions cost ~40 ns, a third of a small node's dispatch: skip them for the
+  // common single-task case.
+  int64_t i1 = 0, i2 = 0, i3 = 0;
+  if (begin != 0) {
+    i1 = begin % t.ne[1];
+    i2 = begin / t.ne[1] % t.ne[2];
+    i3 = begin / (t.ne[1] * t.ne[2]);
+  }
   for (int64_t r = begin; r < end; ++r) {
     fn(i1, i2, i3);
     if (++i1 == t.ne[1]) {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/tensor_map.h"
 
 namespace tg {
 
@@ -63,6 +63,10 @@ class FreeList {
   }
 
   size_t peak() const { return peak_; }
+  void reset() {
+    free_.clear();
+    end_ = peak_ = 0;
+  }
 
  private:
   struct Block {
@@ -80,60 +84,113 @@ struct StorageState {
   bool placed = false;
   size_t offset = 0;
   size_t size = 0;
+  Tensor* base = nullptr;
+  int32_t next_released = -1;  // the next storage released after the same node
 };
 
 }  // namespace
 
-AllocationPlan GraphAllocator::plan(const Graph& graph) {
-  const std::vector<Tensor*>& nodes = graph.nodes();
-  std::unordered_map<Tensor*, StorageState> storage;
-
-  auto note = [&](Tensor* t, int use) {
-    StorageState& s = storage[storage_of(t)];
-    s.last_use = std::max(s.last_use, use);
-    if (t->flags & (kFlagInput | kFlagOutput)) s.pinned = true;
-  };
-  for (Tensor* leaf : graph.leafs()) note(leaf, -1);
-  for (int i = 0; i < int(nodes.size()); ++i) {
-    note(nodes[i], i);
-    for (Tensor* src : nodes[i]->src) {
-      if (src) note(src, i);
-    }
-  }
-
-  AllocationPlan result;
+// The planner's working memory, kept between the steps of a decode loop so that planning a
+// graph of the same size allocates nothing. Tensors are addressed by graph position (nodes, then
+// leafs) and sources through Graph::src_refs, so only views need a lookup by pointer.
+struct GraphAllocator::Workspace {
+  std::vector<StorageState> storage;
+  std::vector<int32_t> storage_at;     // per graph position: its storage in `storage`
+  TensorMap outside;                   // view bases that are not in the graph -> storage
+  std::vector<int32_t> released_head;  // per node: first storage whose last use it is
   FreeList free_list;
-  auto place = [&](Tensor* t) {
-    Tensor* base = storage_of(t);
-    if (base->data) return;
-    StorageState& s = storage[base];
-    if (s.placed) return;
-    // Empty tensors still get a block of their own so that their data pointer is valid and
-    // distinct, as an allocating context gives them.
-    s.size = align_up(std::max<size_t>(base->nbytes(), 1));
-    s.offset = free_list.alloc(s.size);
-    s.placed = true;
-    result.placements.push_back({base, s.offset, s.size});
-    result.unshared_bytes += s.size;
-  };
 
-  for (Tensor* leaf : graph.leafs()) place(leaf);
+  void plan(const Graph& graph, AllocationPlan& result) {
+    const std::vector<Tensor*>& nodes = graph.nodes();
+    const std::vector<Tensor*>& leafs = graph.leafs();
+    const size_t n_nodes = nodes.size(), n_positions = n_nodes + leafs.size();
+    auto tensor_at = [&](size_t p) { return p < n_nodes ? nodes[p] : leafs[p - n_nodes]; };
+    auto position = [&](SourceRef ref) { return ref >= 0 ? size_t(ref) : n_nodes + size_t(-1 - ref); };
+    storage.clear();
+    outside.clear();
+    free_list.reset();
+    result.placements.clear();
+    result.peak_bytes = result.unshared_bytes = 0;
 
-  std::vector<std::vector<Tensor*>> released_after(nodes.size());
-  for (auto& [base, s] : storage) {
-    if (!s.pinned && s.last_use >= 0) released_after[s.last_use].push_back(base);
-  }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    place(nodes[i]);
-    for (Tensor* src : nodes[i]->src) {
-      if (src) place(src);
+    // One storage per tensor that owns its bytes; views share their base's.
+    storage_at.resize(n_positions);
+    for (size_t p = 0; p < n_positions; ++p) {
+      Tensor* t = tensor_at(p);
+      if (t->view_src) continue;
+      storage_at[p] = int32_t(storage.size());
+      storage.push_back(StorageState{.base = t});
     }
-    for (Tensor* base : released_after[i]) {
-      const StorageState& s = storage[base];
-      if (s.placed) free_list.release(s.offset, s.size);
+    for (size_t p = 0; p < n_positions; ++p) {
+      Tensor* t = tensor_at(p);
+      if (!t->view_src) continue;
+      Tensor* base = storage_of(t);
+      const SourceRef ref = graph.ref_of(base);
+      if (ref != kNoSource) {
+        storage_at[p] = storage_at[position(ref)];
+        continue;
+      }
+      auto [slot, inserted] = outside.try_emplace(base, int32_t(storage.size()));
+      if (inserted) storage.push_back(StorageState{.base = base});
+      storage_at[p] = *slot;
     }
+
+    auto note = [&](size_t p, int use) {
+      StorageState& s = storage[size_t(storage_at[p])];
+      s.last_use = std::max(s.last_use, use);
+      if (tensor_at(p)->flags & (kFlagInput | kFlagOutput)) s.pinned = true;
+    };
+    for (size_t l = 0; l < leafs.size(); ++l) note(n_nodes + l, -1);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      note(i, int(i));
+      for (SourceRef ref : graph.src_refs()[i]) {
+        if (ref != kNoSource) note(position(ref), int(i));
+      }
+    }
+
+    auto place = [&](size_t p) {
+      StorageState& s = storage[size_t(storage_at[p])];
+      if (s.placed || s.base->data) return;
+      // Empty tensors still get a block of their own so that their data pointer is valid and
+      // distinct, as an allocating context gives them.
+      s.size = align_up(std::max<size_t>(s.base->nbytes(), 1));
+      s.offset = free_list.alloc(s.size);
+      s.placed = true;
+      result.placements.push_back({s.base, s.offset, s.size});
+      result.unshared_bytes += s.size;
+    };
+
+    for (size_t l = 0; l < leafs.size(); ++l) place(n_nodes + l);
+
+    released_head.assign(n_nodes, -1);
+    for (size_t k = 0; k < storage.size(); ++k) {
+      StorageState& s = storage[k];
+      if (s.pinned || s.last_use < 0) continue;
+      s.next_released = released_head[size_t(s.last_use)];
+      released_head[size_t(s.last_use)] = int32_t(k);
+    }
+    for (size_t i = 0; i < n_nodes; ++i) {
+      place(i);
+      for (SourceRef ref : graph.src_refs()[i]) {
+        if (ref != kNoSource) place(position(ref));
+      }
+      for (int32_t k = released_head[i]; k >= 0; k = storage[size_t(k)].next_released) {
+        const StorageState& s = storage[size_t(k)];
+        if (s.placed) free_list.release(s.offset, s.size);
+      }
+    }
+    result.peak_bytes = free_list.peak();
   }
-  result.peak_bytes = free_list.peak();
+};
+
+GraphAllocator::GraphAllocator() : workspace_(std::make_unique<Workspace>()) {}
+GraphAllocator::~GraphAllocator() = default;
+GraphAllocator::GraphAllocator(GraphAllocator&&) noexcept = default;
+GraphAllocator& GraphAllocator::operator=(GraphAllocator&&) noexcept = default;
+
+AllocationPlan GraphAllocator::plan(const Graph& graph) {
+  Workspace workspace;
+  AllocationPlan result;
+  workspace.plan(graph, result);
   return result;
 }
 
@@ -151,7 +208,7 @@ const AllocationPlan& GraphAllocator::allocate(const Graph& graph, Backend& back
     for (Tensor* t : graph.nodes()) forget(t);
   }
 
-  last_plan_ = plan(graph);
+  workspace_->plan(graph, last_plan_);
   if (last_plan_.peak_bytes > buffer_size()) {
     buffer_.reset();  // release first so the old and the new buffer are never held together
     buffer_ = backend.alloc_buffer(last_plan_.peak_bytes);

@@ -4,24 +4,37 @@ namespace tg {
 
 GraphCache::GraphCache(size_t capacity, size_t max_bytes) : capacity_(capacity), max_bytes_(max_bytes) {}
 
-GraphCache::Lookup GraphCache::find(const Graph& graph, uint64_t key) {
+GraphCache::Lookup GraphCache::find(const Graph& graph, const GraphKey& key) {
+  // Entries of one structure differ in addresses only; verifying each in full would cost a pass
+  // over the graph per entry. The address hash picks the likely exact one to verify first, and
+  // any other structural match is as good as another for re-binding.
   Lookup best;
   Iterator best_it;
-  auto [begin, end] = index_.equal_range(key);
-  for (auto it = begin; it != end; ++it) {
-    const SignatureMatch match = (*it->second)->signature.matches(graph);
-    if (match > best.match) {
-      best = {it->second->get(), match};
-      best_it = it->second;
-      if (match == SignatureMatch::kExact) break;
+  auto [begin, end] = index_.equal_range(key.structure);
+  for (const bool likely_exact : {true, false}) {
+    for (auto it = begin; it != end && !(best.entry && !likely_exact); ++it) {
+      const CachedGraph& candidate = **it->second;
+      if ((candidate.signature.recorded_key().addresses == key.addresses) != likely_exact) continue;
+      const SignatureMatch match = candidate.signature.matches(graph);
+      if (match > best.match) {
+        best = {it->second->get(), match};
+        best_it = it->second;
+      }
+      if (best.match == SignatureMatch::kExact) break;
     }
+    if (best.match == SignatureMatch::kExact) break;
   }
   if (best.entry) lru_.splice(lru_.begin(), lru_, best_it);  // move to front, no allocation
   return best;
 }
 
+GraphCache::Lookup GraphCache::find_recent(const Graph& graph) const {
+  if (lru_.empty() || lru_.front()->signature.matches(graph) != SignatureMatch::kExact) return {};
+  return {lru_.front().get(), SignatureMatch::kExact};
+}
+
 size_t GraphCache::insert(std::unique_ptr<CachedGraph> entry) {
-  const uint64_t key = entry->signature.recorded_key();
+  const uint64_t key = entry->signature.recorded_key().structure;
   bytes_ += entry->bytes();
   lru_.push_front(std::move(entry));
   index_.emplace(key, lru_.begin());
@@ -60,7 +73,7 @@ size_t GraphCache::evict_to_limits() {
 }
 
 void GraphCache::unlink(Iterator it) {
-  auto [begin, end] = index_.equal_range((*it)->signature.recorded_key());
+  auto [begin, end] = index_.equal_range((*it)->signature.recorded_key().structure);
   for (auto i = begin; i != end; ++i) {
     if (i->second == it) {
       index_.erase(i);

@@ -88,22 +88,36 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   ++stats_.computes;
   if (!config_.enabled) return run_eager(EagerReason::kDisabled, eager);
   if (graph.empty()) return eager();
-  const Phase phase = phase_ != Phase::kAuto ? phase_ : is_prefill_graph(graph) ? Phase::kPrefill : Phase::kDecode;
-  if (phase == Phase::kPrefill && !config_.prefill_use_graph) return run_eager(EagerReason::kPrefill, eager);
+  // Prefill detection scans every node, so a hit takes it from the entry instead: graphs that
+  // match share their ops and shapes, hence their phase.
+  const auto is_prefill = [&](bool prefill_shaped) {
+    return phase_ != Phase::kAuto ? phase_ == Phase::kPrefill : prefill_shaped;
+  };
+  if (phase_ == Phase::kPrefill && !config_.prefill_use_graph) return run_eager(EagerReason::kPrefill, eager);
 
-  const uint64_t key = GraphSignature::key(graph);
+  // A decode loop replays one graph step after step: the most recent entry is checked first,
+  // which costs one pass over the graph and no hashing. Everything else needs the key.
+  GraphCache::Lookup found = suspended_ ? GraphCache::Lookup{} : cache_.find_recent(graph);
+  GraphKey key;
+  if (!found.entry) key = GraphSignature::key(graph);
   if (suspended_) {
+    if (!config_.prefill_use_graph && is_prefill(is_prefill_graph(graph))) {
+      return run_eager(EagerReason::kPrefill, eager);
+    }
     // Seed 003 switches graphs off for good; we come back once the same graph repeats as many
     // times in a row as it took misses to switch off.
-    stable_steps_ = key == last_key_ ? stable_steps_ + 1 : 1;
-    last_key_ = key;
+    stable_steps_ = key.structure == last_key_ ? stable_steps_ + 1 : 1;
+    last_key_ = key.structure;
     if (stable_steps_ < config_.max_consecutive_updates) return run_eager(EagerReason::kTooManyUpdates, eager);
     suspended_ = false;
     consecutive_updates_ = 0;
     ++stats_.reenables;
   }
 
-  GraphCache::Lookup found = cache_.find(graph, key);
+  if (!found.entry) found = cache_.find(graph, key);
+  if (found.entry && !config_.prefill_use_graph && is_prefill(found.entry->prefill_shaped)) {
+    return run_eager(EagerReason::kPrefill, eager);
+  }
   if (found.entry && found.match == SignatureMatch::kAddressesOnly) {
     if (backend.rebind(*found.entry->captured, graph)) {
       found.entry->signature.record(graph);  // same sizes: reuses its storage
@@ -128,15 +142,18 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     return;
   }
 
+  const bool prefill_shaped = is_prefill_graph(graph);
+  if (!config_.prefill_use_graph && is_prefill(prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
   ++stats_.misses;
   if (!backend.can_capture(graph)) {
     consecutive_updates_ = 0;
     return run_eager(EagerReason::kIncompatible, eager);
   }
-  if (!admitted(key)) return run_eager(EagerReason::kWarmup, eager);
+  if (!admitted(key.structure)) return run_eager(EagerReason::kWarmup, eager);
 
   auto entry = std::make_unique<CachedGraph>();
   entry->signature.record(graph);
+  entry->prefill_shaped = prefill_shaped;
   const auto start = std::chrono::steady_clock::now();
   try {
     entry->captured = backend.capture(graph);
@@ -157,7 +174,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   if (++consecutive_updates_ >= config_.max_consecutive_updates) {
     suspended_ = true;
     ++stats_.disables;
-    last_key_ = key;
+    last_key_ = key.structure;
     stable_steps_ = 1;
   }
 }

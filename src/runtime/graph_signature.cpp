@@ -79,9 +79,10 @@ inline uint64_t step(uint64_t h, uint64_t w) { return (h ^ w) * 0x9e3779b97f4a7c
 
 }  // namespace
 
-uint64_t GraphSignature::key(const Graph& graph) {
+GraphKey GraphSignature::key(const Graph& graph) {
   // Four independent lanes so the multiplies pipeline; this runs on every graph-mode compute.
   uint64_t lane[4] = {graph.size(), graph.leafs().size(), 0x243f6a8885a308d3ull, 0x13198a2e03707344ull};
+  uint64_t addresses = 0x452821e638d01377ull;
   const std::vector<Tensor*>& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* t = nodes[i];
@@ -90,8 +91,10 @@ uint64_t GraphSignature::key(const Graph& graph) {
     lane[1] = step(lane[1], uint64_t(t->ne[0]) ^ uint64_t(t->ne[3]) << 40);
     lane[2] = step(lane[2], uint64_t(t->ne[1]));
     lane[3] = step(lane[3], uint64_t(t->ne[2]));
+    if (!address_is_derived(*t)) addresses = step(addresses, reinterpret_cast<uintptr_t>(t->data));
   }
-  return mix(mix(lane[0], lane[1]), mix(lane[2], lane[3]));
+  for (const Tensor* leaf : graph.leafs()) addresses = step(addresses, reinterpret_cast<uintptr_t>(leaf->data));
+  return {mix(mix(lane[0], lane[1]), mix(lane[2], lane[3])), mix(addresses, 0)};
 }
 
 void GraphSignature::record(const Graph& graph) {

@@ -5,10 +5,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "tilegraph/core/tensor.h"
+#include "tilegraph/core/tensor_map.h"
 
 namespace tg {
 
@@ -33,6 +33,8 @@ class Graph {
   // src_refs()[i][j] locates nodes()[i]->src[j].
   const std::vector<std::array<SourceRef, kMaxSrc>>& src_refs() const { return src_refs_; }
   size_t size() const { return nodes_.size(); }
+  // Where `t` is in this graph (as src_refs() gives it), or kNoSource if it is not.
+  SourceRef ref_of(const Tensor* t) const;
   bool empty() const { return nodes_.empty(); }
 
  private:
@@ -42,7 +44,7 @@ class Graph {
   std::vector<Tensor*> leafs_;
   std::vector<Tensor*> outputs_;
   std::vector<std::array<SourceRef, kMaxSrc>> src_refs_;
-  std::unordered_map<const Tensor*, SourceRef> refs_;  // every visited tensor; kNoSource while open
+  TensorMap refs_;  // every visited tensor's SourceRef; kNoSource while open
 };
 
 }  // namespace tg

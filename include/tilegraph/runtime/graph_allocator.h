@@ -26,6 +26,11 @@ struct AllocationPlan {
 
 class GraphAllocator {
  public:
+  GraphAllocator();
+  ~GraphAllocator();
+  GraphAllocator(GraphAllocator&&) noexcept;
+  GraphAllocator& operator=(GraphAllocator&&) noexcept;
+
   // Computes offsets for every tensor of `graph` that needs memory: non-view tensors with
   // data == nullptr (leafs included, e.g. inputs built in a no_alloc context).
   static AllocationPlan plan(const Graph& graph);
@@ -39,6 +44,8 @@ class GraphAllocator {
   size_t buffer_size() const { return buffer_ ? buffer_->size() : 0; }
 
  private:
+  struct Workspace;
+  std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<Buffer> buffer_;
   AllocationPlan last_plan_;
 };

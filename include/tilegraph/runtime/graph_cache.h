@@ -21,6 +21,7 @@ struct CachedGraph {
   uint64_t rebinds = 0;
   double capture_seconds = 0;  // capture executes the graph too: an upper bound of its eager time
   double replay_seconds = 0;   // all replays together
+  bool prefill_shaped = false;  // is_prefill_graph() of the captured graph
 
   size_t bytes() const { return signature.bytes() + (captured ? captured->bytes() : 0); }
 };
@@ -37,8 +38,12 @@ class GraphCache {
   GraphCache& operator=(const GraphCache&) = delete;
 
   // Finds an entry for `graph` (whose key is `key`), preferring an exact match over one that
-  // needs re-binding, and moves it to the front.
-  Lookup find(const Graph& graph, uint64_t key);
+  // needs re-binding, and moves it to the front. Verifies at most one entry in full unless
+  // address hashes collide.
+  Lookup find(const Graph& graph, const GraphKey& key);
+  // The most recently used entry if `graph` matches it exactly, else nothing: one verification
+  // pass and no key, for the steady state of a decode loop.
+  Lookup find_recent(const Graph& graph) const;
   // Adds an entry at the front; returns how many entries were evicted to make room.
   size_t insert(std::unique_ptr<CachedGraph> entry);
   // Removes one entry (e.g. a re-bind failed); `entry` must be in the cache.

@@ -84,7 +84,6 @@ class GraphMode {
 
  private:
   void run_eager(EagerReason reason, const std::function<void()>& eager);
-  void note_miss_streak(uint64_t key, bool captured);
   bool admitted(uint64_t key);
 
   GraphModeConfig config_;

@@ -21,21 +21,26 @@ enum class SignatureMatch {
   kExact,           // replay as captured
 };
 
+// What a lookup hashes in one pass over the graph.
+struct GraphKey {
+  uint64_t structure = 0;  // node count and each node's op, type and shape: equal for graphs that can match
+  uint64_t addresses = 0;  // the address list: among same-structure entries, which one is likely exact
+};
+
 class GraphSignature {
  public:
-  // Hash of the node count and each node's op, type and shape: equal for graphs that can match.
-  static uint64_t key(const Graph& graph);
+  static GraphKey key(const Graph& graph);
 
   void record(const Graph& graph);
   SignatureMatch matches(const Graph& graph) const;
-  uint64_t recorded_key() const { return key_; }
+  const GraphKey& recorded_key() const { return key_; }
   size_t node_count() const { return node_count_; }
   size_t bytes() const {
     return structure_.size() * sizeof(uint64_t) + addresses_.size() * sizeof(const void*);
   }
 
  private:
-  uint64_t key_ = 0;
+  GraphKey key_;
   size_t node_count_ = 0;
   std::vector<uint64_t> structure_;
   std::vector<const void*> addresses_;

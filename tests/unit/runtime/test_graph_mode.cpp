@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/ops.h"
@@ -338,6 +339,45 @@ TEST_F(GraphModeTest, PrefillRunsEagerlyUnlessEnabled) {
   backend_.mode.set_config(c);
   run(prefill);
   EXPECT_EQ(backend_.launches, 1);
+  // The entry captured under the decode hint is prefill-shaped: without the setting it runs eagerly.
+  c.prefill_use_graph = false;
+  backend_.mode.set_config(c);
+  run(prefill);
+  EXPECT_EQ(backend_.launches, 1);
+  EXPECT_EQ(backend_.eager, 3);
+}
+
+TEST(GraphCache, SameStructureEntriesFindTheExactOne) {
+  // Entries that differ only in addresses share one structural key; the lookup must still return
+  // the exact one, and a new address set matches one of them for re-binding.
+  Variant v;
+  std::vector<std::unique_ptr<Leafs>> leafs;
+  std::vector<std::unique_ptr<Step>> steps;
+  GraphCache cache(8);
+  for (int i = 0; i < 6; ++i) {
+    leafs.push_back(std::make_unique<Leafs>(v));
+    steps.push_back(build(v, *leafs.back()));
+    GraphAllocator allocator;
+    CountingBackend backend;
+    allocator.allocate(steps.back()->graph, backend);
+    if (i == 5) break;  // the last address set stays out of the cache
+    auto entry = std::make_unique<CachedGraph>();
+    entry->signature.record(steps.back()->graph);
+    entry->captured = std::make_unique<CountingCapture>(i);
+    cache.insert(std::move(entry));
+  }
+  for (int i = 0; i < 5; ++i) {
+    const Graph& g = steps[size_t(i)]->graph;
+    const GraphCache::Lookup found = cache.find(g, GraphSignature::key(g));
+    ASSERT_NE(found.entry, nullptr);
+    EXPECT_EQ(found.match, SignatureMatch::kExact);
+    EXPECT_EQ(static_cast<CountingCapture&>(*found.entry->captured).id, i);
+    EXPECT_EQ(cache.entries().front().get(), found.entry) << "a hit moves to the front";
+  }
+  const Graph& fresh = steps.back()->graph;
+  const GraphCache::Lookup found = cache.find(fresh, GraphSignature::key(fresh));
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_EQ(found.match, SignatureMatch::kAddressesOnly);
 }
 
 TEST(GraphMode, EmptyGraphAndSoftMaxPrefillPattern) {
