@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
+#include "tilegraph/core/tensor_map.h"
 
 namespace tg {
 namespace {
@@ -53,6 +55,49 @@ TEST(Graph, DeepChainDoesNotOverflowTheStack) {
   Graph g = Graph::build(t);
   EXPECT_EQ(g.size(), 200000u);
   EXPECT_EQ(g.nodes().back(), t);
+}
+
+TEST(Graph, RefOfLocatesNodesAndLeafs) {
+  Context ctx({.no_alloc = true});
+  Tensor* x = ctx.new_tensor(DType::F32, {8});
+  Tensor* y = ctx.new_tensor(DType::F32, {8});
+  Tensor* a = add(ctx, x, y);
+  Tensor* b = neg(ctx, a);
+  Tensor* stranger = ctx.new_tensor(DType::F32, {8});
+  Graph g = Graph::build(b);
+  EXPECT_EQ(g.ref_of(a), 0);
+  EXPECT_EQ(g.ref_of(b), 1);
+  EXPECT_EQ(g.ref_of(x), leaf_ref(position(g.leafs(), x)));
+  EXPECT_EQ(g.ref_of(y), leaf_ref(position(g.leafs(), y)));
+  EXPECT_EQ(g.ref_of(stranger), kNoSource);
+  EXPECT_EQ(g.src_refs()[1][0], g.ref_of(a));
+}
+
+TEST(TensorMap, InsertFindGrowAndClear) {
+  std::vector<Tensor> tensors(5000);
+  TensorMap map;
+  EXPECT_EQ(map.find(&tensors[0]), nullptr);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    auto [value, inserted] = map.try_emplace(&tensors[i], int32_t(i));
+    ASSERT_TRUE(inserted);
+    EXPECT_EQ(*value, int32_t(i));
+  }
+  EXPECT_EQ(map.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    auto [value, inserted] = map.try_emplace(&tensors[i], -1);
+    EXPECT_FALSE(inserted) << "an existing key keeps its value";
+    EXPECT_EQ(*value, int32_t(i));
+    ASSERT_NE(map.find(&tensors[i]), nullptr);
+    EXPECT_EQ(*map.find(&tensors[i]), int32_t(i));
+  }
+  Tensor outsider;
+  EXPECT_EQ(map.find(&outsider), nullptr);
+  map.clear();
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.find(&tensors[7]), nullptr);
+  map.reserve(10);
+  EXPECT_TRUE(map.try_emplace(&tensors[7], 3).second);
+  EXPECT_EQ(*map.find(&tensors[7]), 3);
 }
 
 TEST(Graph, EmptyGraphHasNoNodes) {

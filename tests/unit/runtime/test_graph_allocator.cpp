@@ -332,6 +332,31 @@ TEST(GraphAllocator, ViewConsumersKeepTheBaseAlive) {
   EXPECT_EQ(at->data, a->data);
 }
 
+TEST(GraphAllocator, ViewOfATensorOutsideTheGraphGetsItsBasePlaced) {
+  // A hand-built view whose storage tensor no graph node refers to: the storage is still
+  // placed once, and both views alias it.
+  Context ctx(ContextOptions{.no_alloc = true});
+  Tensor storage;
+  storage.ne[0] = 16;
+  storage.nb[0] = sizeof(float);
+  for (int d = 1; d < kMaxDims; ++d) storage.nb[d] = 16 * sizeof(float);
+  Tensor first = storage, second = storage;
+  first.ne[0] = second.ne[0] = 8;
+  first.view_src = second.view_src = &storage;
+  second.view_offs = 8 * sizeof(float);
+  const Graph graph = Graph::build(add(ctx, &first, &second));
+  const AllocationPlan plan = GraphAllocator::plan(graph);
+  ASSERT_EQ(std::count_if(plan.placements.begin(), plan.placements.end(),
+                          [&](const TensorPlacement& p) { return p.tensor == &storage; }),
+            1);
+  auto backend = make_backend("reference");
+  GraphAllocator allocator;
+  allocator.allocate(graph, *backend);
+  ASSERT_NE(storage.data, nullptr);
+  EXPECT_EQ(first.data, storage.data);
+  EXPECT_EQ(second.data, static_cast<char*>(storage.data) + 8 * sizeof(float));
+}
+
 TEST(GraphAllocator, ResolveViewDataAddsOffsetsToTheBase) {
   Context ctx(ContextOptions{.no_alloc = true});
   Tensor* x = ctx.new_tensor(DType::F32, {8, 8});
