@@ -173,6 +173,7 @@ struct Model {
   model::BlockConfig config;
   Context ctx;  // weights and KV caches
   std::vector<model::BlockWeights> layers;
+  std::vector<model::KvCache> caches;
   double weight_bytes = 0;  // read by every step (the KV caches are not counted)
   std::vector<float> x;  // the residual stream fed to every step
 
@@ -186,6 +187,7 @@ struct Model {
     config.cache_type = DType::F16;
     for (int l = 0; l < kLayers; ++l) {
       const model::BlockWeights& w = layers.emplace_back(model::make_block_weights(ctx, config, 1000 + 97 * uint64_t(l)));
+      caches.push_back(model::make_kv_cache(ctx, config));
       for (const Tensor* t : {w.attn_norm, w.wq, w.wk, w.wv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
         weight_bytes += double(t->nbytes());
       }
@@ -204,7 +206,9 @@ struct StepGraph {
 StepGraph build_step(Context& ctx, const Model& m, int64_t n_kv) {
   const model::StepInputs inputs = model::make_step_inputs(ctx, m.config, 1, n_kv);
   model::StepInputs layer_in = inputs;
-  for (const model::BlockWeights& w : m.layers) layer_in.x = model::build_block(ctx, m.config, w, layer_in, n_kv);
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    layer_in.x = model::build_block(ctx, m.config, m.layers[l], m.caches[l], layer_in, n_kv);
+  }
   return {Graph::build(layer_in.x), inputs};
 }
 
