@@ -33,6 +33,7 @@ test: build
 bench: build
 	$(BIN)/tilegraph-bench ops
 	$(BIN)/tilegraph-bench graph
+	$(BIN)/tilegraph-bench model
 	$(BIN)/tilegraph-bench jit
 
 clean:

@@ -47,37 +47,57 @@ std::span<const float> LlamaSession::eval(std::span<const int32_t> tokens, bool 
     }
   }
 
-  // The graph of this step.
-  Context ctx({.no_alloc = true});
   const int64_t n_kv = std::min(round_up(n_past_ + n_tokens, kKvPadding), n_ctx_);
-  StepInputs in = make_step_inputs(ctx, block_, n_tokens, n_kv);
-  Tensor* ids = ctx.new_tensor(DType::I32, {n_tokens});
-  ids->set_name("token_ids");
-  ids->flags |= kFlagInput;
-  Tensor* x = get_rows(ctx, model_.token_embd(), ids);
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    in.x = x;
-    x = build_block(ctx, block_, model_.layers()[size_t(l)], caches_[size_t(l)], in, n_kv);
+  if (reuse_graphs_ && step_ && step_->n_tokens == n_tokens && step_->n_kv == n_kv && step_->all_logits == all_logits) {
+    ++reused_graphs_;
+  } else {
+    build_step(n_tokens, n_kv, all_logits);
   }
-  const int64_t n_out = all_logits ? n_tokens : 1;
-  if (n_out != n_tokens) x = view_2d(ctx, x, c.n_embd, 1, x->nb[1], size_t(n_tokens - 1) * x->nb[1]);
-  x = mul(ctx, rms_norm(ctx, x, c.rms_eps), model_.output_norm());
-  Tensor* logits = mul_mat(ctx, model_.output(), x);  // [n_vocab, n_out]
-  logits->set_name("logits");
-  const Graph graph = Graph::build(logits);
-  last_graph_nodes_ = graph.size();
-
-  allocator_.allocate(graph, backend_);
-  std::memcpy(ids->data, tokens.data(), tokens.size_bytes());
-  fill_step_inputs(in, n_past_);
-  backend_.compute(graph);
+  std::memcpy(step_->ids->data, tokens.data(), tokens.size_bytes());
+  fill_step_inputs(step_->inputs, n_past_);
+  backend_.compute(step_->graph);
   backend_.synchronize();
   n_past_ += n_tokens;
 
-  // The allocator's buffer is reused by the next step: keep a copy.
-  const auto* out = static_cast<const float*>(logits->data);
-  logits_.assign(out, out + c.n_vocab * n_out);
+  // The logits live in the allocator's buffer, which the next step overwrites: keep a copy.
+  const auto* out = static_cast<const float*>(step_->logits->data);
+  logits_.assign(out, out + step_->logits->nelements());
   return logits_;
+}
+
+void LlamaSession::build_step(int64_t n_tokens, int64_t n_kv, bool all_logits) {
+  const LlamaConfig& c = model_.config();
+  step_.reset();  // its tensors point into the allocator's buffer, which is about to be re-planned
+  auto s = std::make_unique<StepGraph>();
+  Context& ctx = s->ctx;
+  s->n_tokens = n_tokens;
+  s->n_kv = n_kv;
+  s->all_logits = all_logits;
+  s->inputs = make_step_inputs(ctx, block_, n_tokens, n_kv);
+  s->ids = ctx.new_tensor(DType::I32, {n_tokens});
+  s->ids->set_name("token_ids");
+  s->ids->flags |= kFlagInput;
+  Tensor* x = get_rows(ctx, model_.token_embd(), s->ids);
+  StepInputs layer_in = s->inputs;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    layer_in.x = x;
+    x = build_block(ctx, block_, model_.layers()[size_t(l)], caches_[size_t(l)], layer_in, n_kv);
+  }
+  if (!all_logits && n_tokens > 1) x = view_2d(ctx, x, c.n_embd, 1, x->nb[1], size_t(n_tokens - 1) * x->nb[1]);
+  x = mul(ctx, rms_norm(ctx, x, c.rms_eps), model_.output_norm());
+  s->logits = mul_mat(ctx, model_.output(), x);  // [n_vocab, n_tokens or 1]
+  s->logits->set_name("logits");
+  s->graph = Graph::build(s->logits);
+  allocator_.allocate(s->graph, backend_);
+  step_ = std::move(s);
+}
+
+void LlamaSession::truncate(int64_t n_past) {
+  if (n_past < 0 || n_past > n_past_) {
+    throw Error("llama session: cannot truncate to " + std::to_string(n_past) + " positions, the sequence has " +
+                std::to_string(n_past_));
+  }
+  n_past_ = n_past;
 }
 
 GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t n_tokens,

@@ -1,9 +1,12 @@
 #pragma once
 // A decode session of a llama model on a backend: owns the KV caches and a graph allocator, and
-// builds one graph per step — token embedding (GET_ROWS), the blocks, the final RMSNorm and the
+// runs one graph per step — token embedding (GET_ROWS), the blocks, the final RMSNorm and the
 // output head. Attention spans the cache rounded up to kKvPadding rows (the mask hides the rest),
-// so consecutive decode steps build graphs of identical structure at identical addresses, which
-// graph mode captures once and replays.
+// so consecutive decode steps have graphs of identical structure at identical addresses, which
+// graph mode captures once and replays. A step of the same shape as the previous one (token
+// count, n_kv, logits wanted) reuses that step's graph and allocation and only refills the
+// inputs, as llama.cpp's graph reuse does: building and planning a graph costs more than
+// computing a small model's step. set_reuse_graphs(false) builds every step afresh.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "tilegraph/core/context.h"
+#include "tilegraph/core/graph.h"
 #include "tilegraph/runtime/backend.h"
 #include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/model/llama_model.h"
@@ -46,12 +50,28 @@ class LlamaSession {
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
-  // Forgets the sequence; the cache rows are overwritten by the next steps.
-  void reset() { n_past_ = 0; }
+  // Forgets positions [n_past, n_past()): the next eval continues at n_past, overwriting their
+  // cache rows (0 starts a new sequence).
+  void truncate(int64_t n_past);
   // Nodes of the last step's graph.
-  size_t last_graph_nodes() const { return last_graph_nodes_; }
+  size_t last_graph_nodes() const { return step_ ? step_->graph.size() : 0; }
+  void set_reuse_graphs(bool reuse) { reuse_graphs_ = reuse; }
+  // Steps that reused the previous step's graph.
+  int64_t reused_graphs() const { return reused_graphs_; }
 
  private:
+  // The last step's graph, its inputs and its shape.
+  struct StepGraph {
+    Context ctx{ContextOptions{.no_alloc = true}};
+    Graph graph;
+    StepInputs inputs;
+    Tensor* ids = nullptr;
+    Tensor* logits = nullptr;
+    int64_t n_tokens = 0, n_kv = 0;
+    bool all_logits = false;
+  };
+  void build_step(int64_t n_tokens, int64_t n_kv, bool all_logits);
+
   const LlamaModel& model_;
   Backend& backend_;
   int64_t n_ctx_;
@@ -59,9 +79,11 @@ class LlamaSession {
   Context cache_ctx_;
   std::vector<KvCache> caches_;
   GraphAllocator allocator_;
+  std::unique_ptr<StepGraph> step_;
+  bool reuse_graphs_ = true;
+  int64_t reused_graphs_ = 0;
   std::vector<float> logits_;
   int64_t n_past_ = 0;
-  size_t last_graph_nodes_ = 0;
 };
 
 // Greedy sampling: the index of the largest logit (the first one on ties).

@@ -367,6 +367,47 @@ TEST(LlamaSession, TokenByTokenMatchesOnePrefill) {
   }
 }
 
+TEST(LlamaSession, ReusedGraphsGiveTheLogitsOfRebuiltOnes) {
+  // Decode steps of one shape reuse the previous step's graph; rebuilding every step must give
+  // the same bits, eager and in graph mode.
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F16, kSeed);
+  const std::vector<int32_t> prompt = prompt_ids(5, model.config().n_vocab);
+  for (bool graph_mode : {false, true}) {
+    SCOPED_TRACE(graph_mode ? "graph mode" : "eager");
+    auto b = backend("cpu", graph_mode);
+    LlamaSession reusing(model, *b, 64), rebuilding(model, *b, 64);
+    rebuilding.set_reuse_graphs(false);
+    std::vector<float> a = to_vector(reusing.eval(prompt)), r = to_vector(rebuilding.eval(prompt));
+    for (int step = 0; step < 40; ++step) {
+      ASSERT_EQ(std::memcmp(a.data(), r.data(), a.size() * sizeof(float)), 0) << "step " << step;
+      const int32_t next = greedy_token(a);
+      a = to_vector(reusing.eval(std::span<const int32_t>(&next, 1)));
+      r = to_vector(rebuilding.eval(std::span<const int32_t>(&next, 1)));
+    }
+    // Graphs were built for the prompt, the first decode step and the step where n_kv grew to 64.
+    EXPECT_EQ(reusing.reused_graphs(), 40 - 2);
+    EXPECT_EQ(rebuilding.reused_graphs(), 0);
+  }
+}
+
+TEST(LlamaSession, TruncateContinuesFromAnEarlierPosition) {
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F32, kSeed);
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> first = prompt_ids(10, model.config().n_vocab);
+  std::vector<int32_t> second(first.begin(), first.begin() + 6);
+  for (int32_t id : {3, 1, 4, 1}) second.push_back(id);
+  LlamaSession rewound(model, *cpu, 32, DType::F32), fresh(model, *cpu, 32, DType::F32);
+  rewound.eval(first);
+  expect_error([&] { rewound.truncate(11); }, "cannot truncate to 11 positions, the sequence has 10");
+  rewound.truncate(6);
+  EXPECT_EQ(rewound.n_past(), 6);
+  const std::vector<float> tail = to_vector(rewound.eval(std::span<const int32_t>(second).subspan(6), true));
+  const std::vector<float> all = to_vector(fresh.eval(second, true));
+  const size_t n_vocab = size_t(model.config().n_vocab);
+  const std::span<const float> expected(all.data() + 6 * n_vocab, 4 * n_vocab);
+  EXPECT_LT(test::nmse(tail, expected), 1e-11) << test::describe_difference(tail, expected);
+}
+
 TEST(LlamaSession, Q8_0ModelStaysWithinItsErrorBoundOfF32) {
   // Same seed, so the q8_0 model holds the f32 model's values quantized. q8_0 rounds each value to
   // 1/254 of its block's max: for uniform weights the relative RMS error is 1/(127 * 2) ~ 0.4%,
