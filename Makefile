@@ -1,5 +1,5 @@
 # tilegraph: `make demo` and `make test` do all the set-up on a fresh Debian machine.
-#   make demo            bootstrap, build, run the main job
+#   make demo            bootstrap, build, run the main job (tilegraph run: llama prefill + greedy decode)
 #   make test            bootstrap, build, run every test   (SANITIZE=1: ASan + UBSan build)
 #   make bench           build and run the benchmarks, print ratios against in-run peers
 #   make clean           remove the build trees
@@ -25,7 +25,7 @@ build: bootstrap $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	$(BIN)/tilegraph demo
+	$(BIN)/tilegraph run
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -33,6 +33,7 @@ test: build
 bench: build
 	$(BIN)/tilegraph-bench ops
 	$(BIN)/tilegraph-bench graph
+	$(BIN)/tilegraph-bench model
 	$(BIN)/tilegraph-bench jit
 
 clean:

@@ -14,20 +14,18 @@
 // allocations on a hit is checked by a test (tests/unit/cpu/test_graph_no_alloc.cpp), which
 // replaces the global operator new: the benchmark must not.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <immintrin.h>
 #include <list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bandwidth.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/backends.h"
@@ -48,11 +46,6 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
 std::unique_ptr<Backend> cpu_backend(int threads, bool graph_mode, size_t capacity = 12) {
@@ -72,89 +65,7 @@ size_t executed_nodes(const Graph& graph) {
 
 double hit_rate(const GraphModeStats& s) { return s.computes ? double(s.hits) / double(s.computes) : 0.0; }
 
-// The load on this shared machine changes from second to second, so what is compared is measured
-// in rounds: each round times every function once (one Google Benchmark repetition of at least
-// min_s), in turn, so the two sides of a ratio see the same load. Returns the times by function;
-// figures are the medians over the rounds, ratios the medians of the per-round ratios. `cpu`, if
-// given, gets the calling thread's CPU times, which leave out the waits for a core.
-std::vector<std::vector<double>> measure_rounds(const std::string& name, const std::vector<std::function<void()>>& fns,
-                                                int rounds, double min_s, const std::function<void()>& before_round = {},
-                                                std::vector<std::vector<double>>* cpu = nullptr) {
-  std::vector<std::vector<double>> times(fns.size());
-  if (cpu) cpu->assign(fns.size(), {});
-  for (int r = 0; r < rounds; ++r) {
-    if (before_round) before_round();
-    for (size_t f = 0; f < fns.size(); ++f) {
-      const Timing t = measure(name + "/" + std::to_string(f), fns[f], 1, min_s);
-      times[f].push_back(t.median_s);
-      if (cpu) (*cpu)[f].push_back(t.cpu_median_s);
-    }
-  }
-  return times;
-}
-
-double median_ratio(const std::vector<double>& num, const std::vector<double>& den) {
-  std::vector<double> r;
-  for (size_t i = 0; i < num.size(); ++i) r.push_back(num[i] / den[i]);
-  return median_of(r);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Memory read bandwidth: summing a 512 MiB f32 array, split evenly over the threads. Each thread
-// reads its part as kStreams interleaved sequential streams, as a mat-vec kernel reads several
-// weight rows at once: one stream alone leaves the hardware prefetchers ~15% short of what
-// several get (measured on this machine: ~9.4 GB/s for 1 stream, ~10.9 for 8).
-
-constexpr int kStreams = 8;
-
-// SSE2 (the x86-64 baseline) with eight independent accumulators: far more adds per second than
-// DRAM delivers floats.
-float sum_floats(const float* p, size_t n) {
-  __m128 acc[8];
-  for (__m128& a : acc) a = _mm_setzero_ps();
-  const size_t per = n / kStreams / 32 * 32;  // floats per stream
-  for (size_t i = 0; i < per; i += 32) {
-    for (int s = 0; s < kStreams; ++s) {
-      const float* q = p + size_t(s) * per + i;
-      for (int k = 0; k < 8; ++k) acc[k] = _mm_add_ps(acc[k], _mm_loadu_ps(q + 4 * k));
-    }
-  }
-  float lanes[4];
-  float sum = 0;
-  for (const __m128& a : acc) {
-    _mm_storeu_ps(lanes, a);
-    sum += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-  }
-  for (size_t i = per * kStreams; i < n; ++i) sum += p[i];
-  return sum;
-}
-
-volatile float g_sink;
-
-// Bytes per second, median of `runs`.
-double read_bandwidth(const float* data, size_t n, int threads, int runs) {
-  std::vector<double> rates;
-  for (int r = 0; r < runs; ++r) {
-    std::vector<float> partial(size_t(threads), 0.0f);
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> workers;
-    const size_t per = n / size_t(threads);
-    for (int t = 1; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        const size_t end = t == threads - 1 ? n : per * size_t(t + 1);
-        partial[size_t(t)] = sum_floats(data + per * size_t(t), end - per * size_t(t));
-      });
-    }
-    partial[0] = sum_floats(data, threads == 1 ? n : per);
-    for (std::thread& w : workers) w.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    float total = 0;
-    for (float p : partial) total += p;
-    g_sink = total;
-    rates.push_back(double(n * sizeof(float)) / s);
-  }
-  return median_of(rates);
-}
+volatile float g_sink;  // keeps the lookup loop's result alive
 
 // ---------------------------------------------------------------------------------------------
 // Decode steps of a small llama-style model: kLayers blocks per step.
@@ -173,6 +84,7 @@ struct Model {
   model::BlockConfig config;
   Context ctx;  // weights and KV caches
   std::vector<model::BlockWeights> layers;
+  std::vector<model::KvCache> caches;
   double weight_bytes = 0;  // read by every step (the KV caches are not counted)
   std::vector<float> x;  // the residual stream fed to every step
 
@@ -186,6 +98,7 @@ struct Model {
     config.cache_type = DType::F16;
     for (int l = 0; l < kLayers; ++l) {
       const model::BlockWeights& w = layers.emplace_back(model::make_block_weights(ctx, config, 1000 + 97 * uint64_t(l)));
+      caches.push_back(model::make_kv_cache(ctx, config));
       for (const Tensor* t : {w.attn_norm, w.wq, w.wk, w.wv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
         weight_bytes += double(t->nbytes());
       }
@@ -204,7 +117,9 @@ struct StepGraph {
 StepGraph build_step(Context& ctx, const Model& m, int64_t n_kv) {
   const model::StepInputs inputs = model::make_step_inputs(ctx, m.config, 1, n_kv);
   model::StepInputs layer_in = inputs;
-  for (const model::BlockWeights& w : m.layers) layer_in.x = model::build_block(ctx, m.config, w, layer_in, n_kv);
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    layer_in.x = model::build_block(ctx, m.config, m.layers[l], m.caches[l], layer_in, n_kv);
+  }
   return {Graph::build(layer_in.x), inputs};
 }
 
@@ -267,7 +182,7 @@ struct DecodeRow {
   double bound_eff;  // median over the rounds of (weight bytes / that round's bandwidth) / graph step
 };
 
-std::vector<DecodeRow> run_decode(const float* array, size_t array_floats, bool quiet) {
+std::vector<DecodeRow> run_decode(const ReadBandwidth& bandwidth, bool quiet) {
   std::vector<DecodeRow> rows;
   for (const ModelSize& size : kSizes) {
     const Model model(size, kDecodeContext);
@@ -298,7 +213,7 @@ std::vector<DecodeRow> run_decode(const float* array, size_t array_floats, bool 
       std::vector<double> bandwidths;
       graph_backend->graph_mode()->reset_stats();
       const auto steps = measure_rounds(tag + "/step", {[&] { eager.next_decode_step(); }, [&] { graphed.next_decode_step(); }},
-                                        rounds, min_s, [&] { bandwidths.push_back(read_bandwidth(array, array_floats, threads, 1)); });
+                                        rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
       row.graph_hit_rate = hit_rate(graph_backend->graph_mode()->stats());
       row.eager_step_s = median_of(steps[0]);
       row.graph_step_s = median_of(steps[1]);
@@ -665,15 +580,12 @@ void add_graph_suite(CLI::App& app) {
 
     std::vector<DecodeRow> decode;
     if (run("decode")) {
-      // Memory read bandwidth.
-      const size_t n = (size_t(512) << 20) / sizeof(float);
-      float* data = static_cast<float*>(aligned_alloc_bytes(n * sizeof(float)));
-      for (size_t i = 0; i < n; ++i) data[i] = 1.0f;
-      const double bw1 = read_bandwidth(data, n, 1, 7), bw2 = read_bandwidth(data, n, 2, 7);
+      const ReadBandwidth bandwidth;
+      const double bw1 = bandwidth.measure(1, 7), bw2 = bandwidth.measure(2, 7);
       out["read_bandwidth_gbs"] = {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}};
       if (!quiet) {
         std::printf("memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-                    "1t %.2f GB/s, 2t %.2f GB/s\n\n", kStreams, bw1 / 1e9, bw2 / 1e9);
+                    "1t %.2f GB/s, 2t %.2f GB/s\n\n", kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
         std::printf("decode step: %d llama blocks (model::build_block), 1 token, n_kv %lld, %s weights, f16 KV cache;\n"
                     "step = build graph + allocate + fill inputs + compute; compute = compute() of a graph built once;\n"
                     "eager and graph timed in alternating rounds (7, or 5 at d_model 2048): medians, ratio = median of the\n"
@@ -683,8 +595,7 @@ void add_graph_suite(CLI::App& app) {
         std::printf("%7s %3s %10s %8s %10s %10s %7s %10s %10s %7s %6s %6s %10s %7s\n", "d_model", "thr", "exec/nodes",
                     "MiB", "eager", "graph", "ratio", "eager-cmp", "graph-cmp", "ratio", "hits", "bw", "bound", "eff");
       }
-      decode = run_decode(data, n, quiet);
-      aligned_free_bytes(data);
+      decode = run_decode(bandwidth, quiet);
     }
 
     std::vector<DispatchRow> dispatch;

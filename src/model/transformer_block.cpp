@@ -47,12 +47,6 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
     for (int64_t i = 0; i < c.n_embd; ++i) w[i] += 1.0f;  // near 1, like trained norm gains
     return t;
   };
-  auto cache = [&](const char* name) {
-    Tensor* t = ctx.new_tensor(c.cache_type, {kv_dim, c.n_ctx});
-    t->set_name(name);
-    std::memset(t->data, 0, t->nbytes());
-    return t;
-  };
   BlockWeights w;
   w.attn_norm = norm_weight("attn_norm");
   w.wq = matrix("wq", c.n_embd, c.n_embd);
@@ -63,9 +57,22 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
   w.w_gate = matrix("w_gate", c.n_embd, c.n_ff);
   w.w_up = matrix("w_up", c.n_embd, c.n_ff);
   w.w_down = matrix("w_down", c.n_ff, c.n_embd);
-  w.k_cache = cache("k_cache");
-  w.v_cache = cache("v_cache");
   return w;
+}
+
+KvCache make_kv_cache(Context& ctx, const BlockConfig& c) {
+  c.validate();
+  if (ctx.no_alloc()) throw Error("make_kv_cache: the context must allocate");
+  auto cache = [&](const char* name) {
+    Tensor* t = ctx.new_tensor(c.cache_type, {c.head_dim() * c.n_head_kv, c.n_ctx});
+    t->set_name(name);
+    std::memset(t->data, 0, t->nbytes());
+    return t;
+  };
+  KvCache kv;
+  kv.k = cache("k_cache");
+  kv.v = cache("v_cache");
+  return kv;
 }
 
 StepInputs make_step_inputs(Context& ctx, const BlockConfig& c, int64_t n_tokens, int64_t n_kv) {
@@ -103,7 +110,7 @@ void fill_step_inputs(const StepInputs& in, int64_t n_past) {
   }
 }
 
-Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w,
+Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w, const KvCache& cache,
                     const StepInputs& in, int64_t n_kv) {
   const int64_t n_tokens = in.x->ne[1];
   const int64_t head_dim = c.head_dim();
@@ -122,10 +129,10 @@ Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w,
 
   // Write this step's K and V into the caches, then attend over the first n_kv rows. The views
   // are taken of the SET_ROWS results so that attention is ordered after the writes.
-  Tensor* k_written = set_rows(ctx, w.k_cache, reshape(ctx, k, {kv_dim, n_tokens}), in.kv_rows);
-  Tensor* v_written = set_rows(ctx, w.v_cache, v, in.kv_rows);
-  const size_t cache_row = w.k_cache->nb[1];
-  const size_t head_bytes = row_size(c.cache_type, head_dim);
+  Tensor* k_written = set_rows(ctx, cache.k, reshape(ctx, k, {kv_dim, n_tokens}), in.kv_rows);
+  Tensor* v_written = set_rows(ctx, cache.v, v, in.kv_rows);
+  const size_t cache_row = cache.k->nb[1];
+  const size_t head_bytes = row_size(cache.k->type, head_dim);
   Tensor* k_all = view_3d(ctx, k_written, head_dim, n_kv, c.n_head_kv, cache_row, head_bytes, 0);
   Tensor* v_all = view_3d(ctx, v_written, head_dim, n_kv, c.n_head_kv, cache_row, head_bytes, 0);
   Tensor* q_heads = permute(ctx, q, 0, 2, 1, 3);  // [head_dim, n_tokens, n_head]

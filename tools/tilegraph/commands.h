@@ -7,5 +7,7 @@ namespace tg::cli {
 void add_info_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_jit_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_gguf_gen_command(CLI::App& app);
 
 }  // namespace tg::cli

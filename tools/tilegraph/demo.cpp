@@ -42,11 +42,14 @@ struct Runner {
   std::unique_ptr<Backend> backend;
   Context weights_ctx;
   model::BlockWeights weights;
+  model::KvCache cache;
   GraphAllocator allocator;
   double seconds = 0;
 
   Runner(const std::string& name, const BackendOptions& options, const model::BlockConfig& config)
-      : backend(make_backend(name, options)), weights(model::make_block_weights(weights_ctx, config, 42)) {}
+      : backend(make_backend(name, options)),
+        weights(model::make_block_weights(weights_ctx, config, 42)),
+        cache(model::make_kv_cache(weights_ctx, config)) {}
 
   // Runs tokens [n_past, n_past + n_tokens) and returns the block output.
   std::vector<float> step(const model::BlockConfig& config, int64_t n_past, int64_t n_tokens,
@@ -54,7 +57,7 @@ struct Runner {
     Context ctx({.no_alloc = true});
     const int64_t n_kv = std::min(round_up(n_past + n_tokens, kKvPadding), config.n_ctx);
     model::StepInputs in = model::make_step_inputs(ctx, config, n_tokens, n_kv);
-    Tensor* out = model::build_block(ctx, config, weights, in, n_kv);
+    Tensor* out = model::build_block(ctx, config, weights, cache, in, n_kv);
     Graph graph = Graph::build(out);
     const AllocationPlan& plan = allocator.allocate(graph, *backend);
     model::fill_uniform(*in.x, 1000 + uint64_t(n_past), 1.0f);

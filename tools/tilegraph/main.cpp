@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   tg::cli::add_info_command(app);
   tg::cli::add_demo_command(app);
   tg::cli::add_jit_command(app);
+  tg::cli::add_run_command(app);
+  tg::cli::add_gguf_gen_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,8 @@
 #pragma once
 // One llama-style decoder block built with the core API: RMSNorm, Q/K/V projections, RoPE,
 // grouped-query attention over a KV cache written with SET_ROWS, output projection, RMSNorm and a
-// SwiGLU FFN, each with its residual. The llama graph builder stacks these; the demo and the
-// benchmarks use one on its own.
+// SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
+// graph benchmark use them on their own.
 #include <cstdint>
 
 #include "tilegraph/core/context.h"
@@ -36,13 +36,20 @@ struct BlockWeights {
   Tensor* w_gate;     // [n_embd, n_ff]
   Tensor* w_up;       // [n_embd, n_ff]
   Tensor* w_down;     // [n_ff, n_embd]
-  Tensor* k_cache;    // [head_dim * n_head_kv, n_ctx]
-  Tensor* v_cache;    // [head_dim * n_head_kv, n_ctx]
+};
+
+// A block's KV cache: one row of head_dim * n_head_kv per position. Kept apart from the weights
+// because a model's weights are shared while each decode session has its own cache.
+struct KvCache {
+  Tensor* k;  // [head_dim * n_head_kv, n_ctx] of cache_type
+  Tensor* v;  // [head_dim * n_head_kv, n_ctx] of cache_type
 };
 
 // Weights (allocated in `ctx`, which must allocate) filled with deterministic pseudo-random
-// values scaled like a trained model's (1/sqrt(fan_in)); the caches start zeroed.
+// values scaled like a trained model's (1/sqrt(fan_in)).
 BlockWeights make_block_weights(Context& ctx, const BlockConfig& config, uint64_t seed);
+// A zeroed cache of n_ctx rows in `ctx`, which must allocate.
+KvCache make_kv_cache(Context& ctx, const BlockConfig& config);
 
 // The per-step inputs of a block, created in the graph context and marked kFlagInput.
 struct StepInputs {
@@ -56,9 +63,9 @@ StepInputs make_step_inputs(Context& ctx, const BlockConfig& config, int64_t n_t
 // cache rows equal to positions; x is left to the caller.
 void fill_step_inputs(const StepInputs& inputs, int64_t n_past);
 
-// The block's output f32 [n_embd, n_tokens]. Attention reads cache rows [0, n_kv), which must
-// include the rows written this step.
+// The block's output f32 [n_embd, n_tokens]. This step's K and V are written to the cache rows
+// in inputs.kv_rows; attention reads cache rows [0, n_kv), which must include them.
 Tensor* build_block(Context& ctx, const BlockConfig& config, const BlockWeights& weights,
-                    const StepInputs& inputs, int64_t n_kv);
+                    const KvCache& cache, const StepInputs& inputs, int64_t n_kv);
 
 }  // namespace tg::model

@@ -153,6 +153,7 @@ TEST_P(GraphNoAllocOnHit, TransformerBlockHitAllocatesNothing) {
   constexpr int64_t kKv = 32;  // padded: the mask hides the rows past n_past
   Context weights_ctx;
   const model::BlockWeights weights = model::make_block_weights(weights_ctx, config, 7);
+  const model::KvCache cache = model::make_kv_cache(weights_ctx, config);
   auto backend = make_backend("cpu", {.num_threads = GetParam()});
   GraphModeConfig mode;  // defaults: enabled, capacity 12
   mode.enabled = true;
@@ -162,7 +163,7 @@ TEST_P(GraphNoAllocOnHit, TransformerBlockHitAllocatesNothing) {
   auto build = [&](int64_t n_past) {
     auto s = std::make_unique<Step>();
     s->inputs = model::make_step_inputs(s->ctx, config, 1, kKv);
-    s->graph = Graph::build(model::build_block(s->ctx, config, weights, s->inputs, kKv));
+    s->graph = Graph::build(model::build_block(s->ctx, config, weights, cache, s->inputs, kKv));
     allocator.allocate(s->graph, *backend);
     model::fill_uniform(*s->inputs.x, 100 + uint64_t(n_past), 1.0f);
     model::fill_step_inputs(s->inputs, n_past);

@@ -1,0 +1,243 @@
+// `tilegraph-bench model`: decode speed of whole llama models (model::LlamaSession, the loop
+// `tilegraph run` uses), eager against graph mode, each figure against a peer in the same run:
+//   - the tiny preset (d_model 128, 2 layers), where per-node dispatch dominates: graph / eager;
+//   - a larger model (d_model 2048, 2 layers, vocabulary 4096), bandwidth-bound: the decode step
+//     against the memory-bandwidth bound (weight bytes per token / read bandwidth measured here).
+// Weights f16 and q8_0, 1 and 2 threads. A step is one session.eval of one token plus the greedy
+// pick, in two ways: "rebuild" builds and allocates the step's graph every time, "reuse" (the
+// session's default, what `tilegraph run` does) reuses the previous step's graph and refills its
+// inputs. Positions cycle through 32..63 (the session is truncated back to 32), so every step
+// attends over n_kv = 64 rows and has the same shape.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bandwidth.h"
+#include "measure.h"
+#include "suites.h"
+#include "tilegraph/backends.h"
+#include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/llama_session.h"
+#include "tilegraph/runtime/graph_mode.h"
+
+namespace tg::bench {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kPrompt = 32;  // decode positions kPrompt .. 2 * kPrompt - 1
+constexpr uint64_t kSeed = 42;
+
+struct ModelSpec {
+  std::string name;
+  model::LlamaConfig config;
+  bool big;  // tens of ms a step: fewer, longer rounds
+};
+
+std::vector<ModelSpec> model_specs() {
+  model::LlamaConfig large = model::llama_preset("tiny");
+  large.n_embd = 2048;
+  large.n_head = 32;
+  large.n_head_kv = 8;
+  large.n_ff = 5632;
+  large.n_layer = 2;
+  large.n_vocab = 4096;
+  return {{"tiny", model::llama_preset("tiny"), false}, {"d2048", large, true}};
+}
+
+std::unique_ptr<Backend> cpu_backend(int threads, bool graph_mode) {
+  auto backend = make_backend("cpu", {.num_threads = threads});
+  GraphModeConfig config = backend->graph_mode()->config();
+  config.enabled = graph_mode;
+  backend->graph_mode()->set_config(config);
+  return backend;
+}
+
+// A session decoding forever at positions kPrompt .. 2 * kPrompt - 1.
+class Decoder {
+ public:
+  Decoder(const model::LlamaModel& model, Backend& backend, bool reuse_graphs) : session_(model, backend, 2 * kPrompt) {
+    session_.set_reuse_graphs(reuse_graphs);
+    std::vector<int32_t> prompt(static_cast<size_t>(kPrompt));
+    for (int64_t i = 0; i < kPrompt; ++i) prompt[size_t(i)] = int32_t((1 + 37 * i) % model.config().n_vocab);
+    next_ = model::greedy_token(session_.eval(prompt));
+  }
+  void step() {
+    if (session_.n_past() == 2 * kPrompt) session_.truncate(kPrompt);
+    next_ = model::greedy_token(session_.eval(std::span<const int32_t>(&next_, 1)));
+  }
+  size_t nodes() const { return session_.last_graph_nodes(); }
+
+ private:
+  model::LlamaSession session_;
+  int32_t next_;
+};
+
+// One way of stepping (rebuild or reuse): eager and graph mode.
+struct Pair {
+  double eager_s, graph_s;  // per decode step, medians
+  double ratio;             // eager / graph, median of the rounds
+  double graph_hit_rate;
+  double bound_eff;         // median over the rounds of that round's bound / graph step
+};
+
+struct Row {
+  std::string model;
+  std::string type;
+  int threads;
+  size_t nodes;
+  double weight_mib;
+  Pair rebuild, reuse;
+  double bandwidth;  // bytes/s, median of one run before each round
+  double bound_s;    // decode weight bytes / bandwidth
+};
+
+Row run_one(const ModelSpec& spec, const model::LlamaModel& llama, DType type, int threads, const ReadBandwidth& bandwidth) {
+  // Backends: [eager rebuild, graph rebuild, eager reuse, graph reuse], each with its decoder.
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<std::unique_ptr<Decoder>> decoders;
+  for (const bool reuse : {false, true}) {
+    for (const bool graph : {false, true}) {
+      backends.push_back(cpu_backend(threads, graph));
+      decoders.push_back(std::make_unique<Decoder>(llama, *backends.back(), reuse));
+    }
+  }
+  for (auto& d : decoders) {
+    for (int i = 0; i < 3; ++i) d->step();  // the capture, and the allocator and thread scratch at full size
+  }
+  for (auto& b : backends) b->graph_mode()->reset_stats();
+
+  const int rounds = spec.big ? 5 : 7;
+  const double min_s = spec.big ? 0.12 : 0.05;
+  const double weight_bytes = double(llama.decode_weight_bytes());
+  std::vector<double> bandwidths;
+  const std::string tag = spec.name + "/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
+  std::vector<std::function<void()>> fns;
+  for (auto& d : decoders) fns.push_back([&d] { d->step(); });
+  const auto times = measure_rounds(tag, fns, rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
+
+  Row row{};
+  row.model = spec.name;
+  row.type = std::string(dtype_name(type));
+  row.threads = threads;
+  row.nodes = decoders[0]->nodes();
+  row.weight_mib = weight_bytes / (1 << 20);
+  row.bandwidth = median_of(bandwidths);
+  row.bound_s = weight_bytes / row.bandwidth;
+  auto pair = [&](size_t eager, size_t graph) {
+    Pair p{};
+    p.eager_s = median_of(times[eager]);
+    p.graph_s = median_of(times[graph]);
+    p.ratio = median_ratio(times[eager], times[graph]);
+    const GraphModeStats& stats = backends[graph]->graph_mode()->stats();
+    p.graph_hit_rate = stats.computes ? double(stats.hits) / double(stats.computes) : 0.0;
+    std::vector<double> effs;
+    for (size_t r = 0; r < times[graph].size(); ++r) effs.push_back(weight_bytes / bandwidths[r] / times[graph][r]);
+    p.bound_eff = median_of(effs);
+    return p;
+  };
+  row.rebuild = pair(0, 1);
+  row.reuse = pair(2, 3);
+  return row;
+}
+
+json pair_json(const Pair& p) {
+  return {{"eager_tokens_per_s", 1 / p.eager_s}, {"graph_tokens_per_s", 1 / p.graph_s}, {"eager_step_s", p.eager_s},
+          {"graph_step_s", p.graph_s}, {"graph_over_eager", p.ratio}, {"graph_hit_rate", p.graph_hit_rate},
+          {"bound_over_graph_step", p.bound_eff}};
+}
+
+std::string fmt(const char* format, double a, double b = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, a, b);
+  return buf;
+}
+
+}  // namespace
+
+void add_model_suite(CLI::App& app) {
+  auto json_out = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("model", "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound");
+  cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
+  cmd->callback([json_out] {
+    const bool quiet = *json_out;
+    const ReadBandwidth bandwidth;
+    const double bw1 = bandwidth.measure(1, 5), bw2 = bandwidth.measure(2, 5);
+    if (!quiet) {
+      std::printf("memory read bandwidth (bench/tilegraph-bench/bandwidth.h, median of 5): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
+                  bw1 / 1e9, bw2 / 1e9);
+      std::printf("decode: one token per step through model::LlamaSession, n_kv 64, f16 KV cache; rebuild = build +\n"
+                  "allocate + fill + compute + argmax every step, reuse = the previous step's graph refilled (the default);\n"
+                  "eager and graph mode, both ways, timed in alternating rounds (7, or 5 for d2048): tok/s from the median\n"
+                  "step, ratio = median of the rounds' graph/eager speed-ups; bound = weight bytes per token / read\n"
+                  "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse).\n");
+      std::printf("%-6s %-5s %3s %6s %8s | %9s %9s %6s | %9s %9s %6s | %6s %9s %9s %5s\n", "model", "type", "thr", "nodes",
+                  "MiB", "eager", "graph", "ratio", "eager", "graph", "ratio", "bw", "bound us", "graph us", "eff");
+      std::printf("%-6s %-5s %3s %6s %8s | %26s | %26s |\n", "", "", "", "", "", "rebuild (tok/s)", "reuse (tok/s)");
+    }
+    std::vector<Row> rows;
+    for (const ModelSpec& spec : model_specs()) {
+      for (DType type : {DType::F16, DType::Q8_0}) {
+        const model::LlamaModel llama = model::LlamaModel::generate(spec.config, type, kSeed);
+        for (int threads : {1, 2}) {
+          const Row& r = rows.emplace_back(run_one(spec, llama, type, threads, bandwidth));
+          if (!quiet) {
+            std::printf("%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%\n",
+                        r.model.c_str(), r.type.c_str(), r.threads, r.nodes, r.weight_mib, 1 / r.rebuild.eager_s,
+                        1 / r.rebuild.graph_s, r.rebuild.ratio, 1 / r.reuse.eager_s, 1 / r.reuse.graph_s, r.reuse.ratio,
+                        r.bandwidth / 1e9, r.bound_s * 1e6, r.reuse.graph_s * 1e6, 100 * r.reuse.bound_eff);
+            std::fflush(stdout);
+          }
+        }
+      }
+    }
+
+    // Targets, each over every type and thread count of its model.
+    double tiny_worst = 1e9, tiny_best = 0, rebuild_worst = 1e9, rebuild_best = 0, big_worst = 1e9, big_best = 0;
+    for (const Row& r : rows) {
+      if (r.model == "tiny") {
+        tiny_worst = std::min(tiny_worst, r.reuse.ratio);
+        tiny_best = std::max(tiny_best, r.reuse.ratio);
+        rebuild_worst = std::min(rebuild_worst, r.rebuild.ratio);
+        rebuild_best = std::max(rebuild_best, r.rebuild.ratio);
+      } else {
+        big_worst = std::min(big_worst, r.reuse.bound_eff);
+        big_best = std::max(big_best, r.reuse.bound_eff);
+      }
+    }
+    struct Target {
+      std::string name, measured;
+      bool met;
+    };
+    const std::vector<Target> targets = {
+        {"graph mode >= 1.3x eager on tiny (reuse)", fmt("%.2fx .. %.2fx (worst .. best of f16/q8_0, 1t/2t)", tiny_worst, tiny_best), tiny_worst >= 1.3},
+        {"graph mode >= 1.3x eager on tiny (rebuild)", fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best), rebuild_worst >= 1.3},
+        {"d2048 decode within 80% of the bandwidth bound", fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best), big_worst >= 0.8},
+    };
+
+    if (quiet) {
+      json j_rows = json::array(), j_targets = json::array();
+      for (const Row& r : rows) {
+        j_rows.push_back({{"model", r.model}, {"weight_type", r.type}, {"threads", r.threads}, {"nodes", r.nodes},
+                          {"decode_weight_mib", r.weight_mib}, {"rebuild", pair_json(r.rebuild)}, {"reuse", pair_json(r.reuse)},
+                          {"read_bandwidth_gbs", r.bandwidth / 1e9}, {"bandwidth_bound_s", r.bound_s}});
+      }
+      for (const Target& t : targets) j_targets.push_back({{"target", t.name}, {"measured", t.measured}, {"met", t.met}});
+      json out = {{"suite", "model"}, {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}}, {"n_kv", 2 * kPrompt},
+                  {"rows", j_rows}, {"targets", j_targets}};
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("\ntargets\n");
+      for (const Target& t : targets) {
+        std::printf("  %-48s %-50s %s\n", t.name.c_str(), t.measured.c_str(), t.met ? "met" : "NOT MET");
+      }
+    }
+  });
+}
+
+}  // namespace tg::bench

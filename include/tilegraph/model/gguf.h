@@ -1,0 +1,199 @@
+#pragma once
+// GGUF v3 files (the llama.cpp / ggml model format): a header, typed key-value metadata, tensor
+// descriptors, then the tensor data, each tensor at an offset aligned to `general.alignment`.
+// The reader validates every count, length, type and offset against the file before using it,
+// so a malformed or hostile file gives a tg::Error naming the problem — never a crash, an
+// out-of-bounds read or an allocation larger than the file justifies. Little-endian only.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tilegraph/core/dtype.h"
+#include "tilegraph/core/tensor.h"
+
+namespace tg::model {
+
+inline constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" read as a little-endian u32
+inline constexpr uint32_t kGgufVersion = 3;
+inline constexpr uint32_t kGgufDefaultAlignment = 32;
+inline constexpr std::string_view kGgufAlignmentKey = "general.alignment";
+inline constexpr size_t kGgufMaxKeyLength = 65535;          // the GGUF specification's bound
+inline constexpr size_t kGgufMaxTensorName = kMaxName - 1;  // ggml's GGML_MAX_NAME with its NUL
+
+// Metadata value types, numbered as in the file.
+enum class GgufType : uint32_t {
+  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STRING = 8, ARRAY = 9,
+  U64 = 10, I64 = 11, F64 = 12,
+};
+inline constexpr uint32_t kGgufTypeCount = 13;
+std::string_view gguf_type_name(GgufType type);
+
+// ggml tensor type ids of the dtypes tilegraph reads and writes (f32 0, f16 1, q8_0 8, i32 26,
+// bf16 30). dtype_from_ggml throws for any other id, naming the ggml type when it is a known one.
+uint32_t ggml_type_id(DType type);
+DType dtype_from_ggml(uint32_t id);
+
+template <class T> struct GgufTypeOf;
+template <> struct GgufTypeOf<uint8_t> { static constexpr GgufType value = GgufType::U8; };
+template <> struct GgufTypeOf<int8_t> { static constexpr GgufType value = GgufType::I8; };
+template <> struct GgufTypeOf<uint16_t> { static constexpr GgufType value = GgufType::U16; };
+template <> struct GgufTypeOf<int16_t> { static constexpr GgufType value = GgufType::I16; };
+template <> struct GgufTypeOf<uint32_t> { static constexpr GgufType value = GgufType::U32; };
+template <> struct GgufTypeOf<int32_t> { static constexpr GgufType value = GgufType::I32; };
+template <> struct GgufTypeOf<float> { static constexpr GgufType value = GgufType::F32; };
+template <> struct GgufTypeOf<bool> { static constexpr GgufType value = GgufType::BOOL; };
+template <> struct GgufTypeOf<std::string> { static constexpr GgufType value = GgufType::STRING; };
+template <> struct GgufTypeOf<uint64_t> { static constexpr GgufType value = GgufType::U64; };
+template <> struct GgufTypeOf<int64_t> { static constexpr GgufType value = GgufType::I64; };
+template <> struct GgufTypeOf<double> { static constexpr GgufType value = GgufType::F64; };
+
+template <class T>
+concept GgufElement = requires { GgufTypeOf<T>::value; };
+
+// One metadata value: a scalar, a string, or an array of scalars or strings (arrays of arrays
+// are not supported, as in ggml).
+class GgufValue {
+ public:
+  GgufValue() = default;  // an empty u8 array; assign a real value before writing
+  template <GgufElement T>
+  GgufValue(T value) : storage_(std::move(value)) {}
+  GgufValue(const char* value) : storage_(std::string(value)) {}
+  GgufValue(std::string_view value) : storage_(std::string(value)) {}
+  template <GgufElement T>
+  GgufValue(std::vector<T> values) : storage_(std::move(values)) {}
+
+  GgufType type() const;          // ARRAY for arrays
+  GgufType element_type() const;  // the type of an array's elements, or type() for a scalar
+  bool is_array() const { return type() == GgufType::ARRAY; }
+  size_t array_size() const;      // 0 for a scalar
+
+  // The value as exactly T; a different type throws tg::Error naming both types.
+  template <GgufElement T>
+  const T& get() const {
+    if (const T* v = std::get_if<T>(&storage_)) return *v;
+    type_mismatch(GgufTypeOf<T>::value, false);
+  }
+  template <GgufElement T>
+  const std::vector<T>& get_array() const {
+    if (const auto* v = std::get_if<std::vector<T>>(&storage_)) return *v;
+    type_mismatch(GgufTypeOf<T>::value, true);
+  }
+  // Any integer scalar type, as int64 (a u64 above INT64_MAX throws).
+  int64_t to_int() const;
+  // f32 or f64.
+  double to_float() const;
+  // "u32 7", "string \"llama\"", "array of 32000 string" for messages and `tilegraph` output.
+  std::string describe() const;
+
+  bool operator==(const GgufValue& other) const = default;
+
+ private:
+  [[noreturn]] void type_mismatch(GgufType wanted, bool array) const;
+
+  std::variant<std::vector<uint8_t>, std::vector<int8_t>, std::vector<uint16_t>, std::vector<int16_t>,
+               std::vector<uint32_t>, std::vector<int32_t>, std::vector<float>, std::vector<bool>,
+               std::vector<std::string>, std::vector<uint64_t>, std::vector<int64_t>, std::vector<double>,
+               uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, float, bool, std::string, uint64_t,
+               int64_t, double>
+      storage_;
+};
+
+struct GgufTensorInfo {
+  std::string name;
+  DType type = DType::F32;
+  int n_dims = 1;
+  std::array<int64_t, kMaxDims> ne = {1, 1, 1, 1};  // dims past n_dims are 1
+  uint64_t offset = 0;  // from the start of the data section; a multiple of the alignment
+  uint64_t size = 0;    // bytes
+};
+
+// A GGUF file opened for reading. open() maps the file read-only; tensor_data() points into the
+// mapping, which lives as long as the GgufFile (tensors built over it must not outlive it).
+class GgufFile {
+ public:
+  static GgufFile open(const std::string& path);
+  // Parses bytes held in memory (`source` names them in errors).
+  static GgufFile parse(std::vector<uint8_t> bytes, const std::string& source = "<memory>");
+
+  GgufFile(GgufFile&&) noexcept;
+  GgufFile& operator=(GgufFile&&) noexcept;
+  ~GgufFile();
+
+  const std::string& source() const { return source_; }
+  uint32_t version() const { return version_; }
+  uint32_t alignment() const { return alignment_; }
+  uint64_t data_offset() const { return data_offset_; }  // where the data section starts
+  uint64_t file_size() const { return size_; }
+
+  // Metadata in file order.
+  const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }
+  const GgufValue* find(std::string_view key) const;
+  // The value of `key`; a missing key throws tg::Error naming it and the file.
+  const GgufValue& get(std::string_view key) const;
+
+  const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+  const GgufTensorInfo* find_tensor(std::string_view name) const;
+  // Null for an empty tensor.
+  const void* tensor_data(const GgufTensorInfo& info) const {
+    return info.size ? bytes_ + data_offset_ + info.offset : nullptr;
+  }
+
+ private:
+  struct Mapping;
+  GgufFile() = default;
+  void parse_contents();
+
+  std::string source_;
+  std::unique_ptr<Mapping> mapping_;  // owns the bytes, mapped or in memory
+  const uint8_t* bytes_ = nullptr;
+  uint64_t size_ = 0;
+  uint32_t version_ = 0;
+  uint32_t alignment_ = kGgufDefaultAlignment;
+  uint64_t data_offset_ = 0;
+  std::vector<std::pair<std::string, GgufValue>> metadata_;
+  std::unordered_map<std::string, size_t> key_index_;
+  std::vector<GgufTensorInfo> tensors_;
+  std::unordered_map<std::string, size_t> tensor_index_;
+};
+
+// Builds a GGUF v3 file: metadata in the order set, tensors in the order added, each tensor's
+// data aligned to `general.alignment` (32 unless that key is set).
+class GgufWriter {
+ public:
+  // A duplicate key throws; general.alignment must be a u32 power of two.
+  void set(std::string key, GgufValue value);
+  // `data` holds the tensor's bytes in ggml order (row_size(type, ne[0]) * ne[1] * ...) and must
+  // stay valid until the file is written.
+  void add_tensor(std::string name, DType type, std::span<const int64_t> ne, const void* data);
+  // A tensor with contiguous data, its shape trimmed to its last dimension above 1.
+  void add_tensor(std::string name, const Tensor& tensor);
+
+  std::vector<uint8_t> to_bytes() const;
+  // Writes to `path` (through a temporary file renamed into place, so a failed write never
+  // leaves a partial file under that name).
+  void write_file(const std::string& path) const;
+
+ private:
+  struct PendingTensor {
+    GgufTensorInfo info;
+    const void* data;
+  };
+  template <class Sink>
+  void write(Sink& sink) const;
+
+  uint32_t alignment_ = kGgufDefaultAlignment;
+  std::vector<std::pair<std::string, GgufValue>> metadata_;
+  std::vector<PendingTensor> tensors_;
+  std::unordered_map<std::string, size_t> key_index_;
+  std::unordered_map<std::string, size_t> tensor_index_;
+};
+
+}  // namespace tg::model

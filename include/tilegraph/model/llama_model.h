@@ -1,0 +1,69 @@
+#pragma once
+// The weights of a llama-family model under GGUF's standard tensor names:
+//   token_embd.weight        [n_embd, n_vocab]
+//   blk.N.attn_norm.weight   [n_embd]            f32
+//   blk.N.attn_q.weight      [n_embd, n_embd]
+//   blk.N.attn_k.weight      [n_embd, n_head_kv * head_dim]   (attn_v likewise)
+//   blk.N.attn_output.weight [n_embd, n_embd]
+//   blk.N.ffn_norm.weight    [n_embd]            f32
+//   blk.N.ffn_gate.weight    [n_embd, n_ff]      (ffn_up likewise)
+//   blk.N.ffn_down.weight    [n_ff, n_embd]
+//   output_norm.weight       [n_embd]            f32
+//   output.weight            [n_embd, n_vocab]   (absent: tied to token_embd)
+// Matrices may be f32, f16, bf16 or q8_0 (each its own type, as llama.cpp's files mix them).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilegraph/core/context.h"
+#include "tilegraph/core/tensor.h"
+#include "tilegraph/model/gguf.h"
+#include "tilegraph/model/llama_config.h"
+#include "tilegraph/model/transformer_block.h"
+
+namespace tg::model {
+
+class LlamaModel {
+ public:
+  // Tensors over the file's mapped data (no copy): `file` must outlive the model. Every tensor
+  // is checked for presence, shape and type; the first problem throws tg::Error naming it.
+  static LlamaModel from_gguf(const GgufFile& file);
+  // Deterministic pseudo-random weights (1/sqrt(fan_in) scale, norm gains near 1): matrices of
+  // `weight_type`, norms f32, an untied output head. The same config, type and seed give the same
+  // model everywhere; f32 and q8_0 models of one seed hold the same values up to quantization.
+  static LlamaModel generate(const LlamaConfig& config, DType weight_type, uint64_t seed);
+
+  LlamaModel(LlamaModel&&) noexcept;
+  LlamaModel& operator=(LlamaModel&&) noexcept;
+  ~LlamaModel();
+
+  const LlamaConfig& config() const { return config_; }
+  Tensor* token_embd() const { return token_embd_; }
+  Tensor* output_norm() const { return output_norm_; }
+  Tensor* output() const { return output_; }  // == token_embd() when tied
+  bool tied_output() const { return output_ == token_embd_; }
+  const std::vector<BlockWeights>& layers() const { return layers_; }
+  // The type of the attention matrices (the model's nominal weight type).
+  DType weight_type() const { return layers_.front().wq->type; }
+  // Weight bytes one decode step reads: every block, the final norm, the whole output head and
+  // one embedding row (the bandwidth bound of decoding).
+  size_t decode_weight_bytes() const;
+
+  // A GGUF writer holding this model: general.* and llama.* metadata, a minimal llama (SPM)
+  // tokenizer of n_vocab tokens (<unk>, <s>, </s>, byte tokens, then filler pieces) and every
+  // tensor under its standard name. The writer points into this model's tensors.
+  GgufWriter to_gguf(const std::string& name) const;
+
+ private:
+  LlamaModel();
+
+  LlamaConfig config_;
+  std::unique_ptr<Context> ctx_;  // tensor headers, and their data for generated models
+  Tensor* token_embd_ = nullptr;
+  Tensor* output_norm_ = nullptr;
+  Tensor* output_ = nullptr;
+  std::vector<BlockWeights> layers_;
+};
+
+}  // namespace tg::model

@@ -1,0 +1,235 @@
+// GgufWriter: header, metadata, tensor descriptors, then each tensor's data at an aligned offset.
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf.h"
+
+namespace tg::model {
+
+namespace {
+
+uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+// Sinks count what they have written, so the writer can pad to the alignment.
+struct VectorSink {
+  std::vector<uint8_t>& out;
+  uint64_t written = 0;
+  void put(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    out.insert(out.end(), p, p + n);
+    written += n;
+  }
+};
+
+struct FileSink {
+  std::FILE* file;
+  const std::string& path;
+  uint64_t written = 0;
+  void put(const void* data, size_t n) {
+    if (n && std::fwrite(data, 1, n, file) != n) {
+      throw Error("gguf: writing '" + path + "' failed: " + std::strerror(errno));
+    }
+    written += n;
+  }
+};
+
+template <class Sink, class T>
+void put_scalar(Sink& sink, T value) {
+  sink.put(&value, sizeof value);
+}
+
+template <class Sink>
+void put_string(Sink& sink, const std::string& s) {
+  put_scalar(sink, uint64_t(s.size()));
+  sink.put(s.data(), s.size());
+}
+
+template <class Sink, class T>
+void put_element(Sink& sink, const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    put_string(sink, value);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    put_scalar(sink, uint8_t(value ? 1 : 0));
+  } else {
+    put_scalar(sink, value);
+  }
+}
+
+template <class Sink, class T>
+void put_array(Sink& sink, const GgufValue& value) {
+  const std::vector<T>& values = value.get_array<T>();
+  put_scalar(sink, uint32_t(GgufTypeOf<T>::value));
+  put_scalar(sink, uint64_t(values.size()));
+  for (const auto& v : values) put_element<Sink, T>(sink, v);
+}
+
+template <class Sink>
+void put_value(Sink& sink, const GgufValue& value) {
+  if (!value.is_array()) {
+    switch (value.type()) {
+      case GgufType::U8: return put_element(sink, value.get<uint8_t>());
+      case GgufType::I8: return put_element(sink, value.get<int8_t>());
+      case GgufType::U16: return put_element(sink, value.get<uint16_t>());
+      case GgufType::I16: return put_element(sink, value.get<int16_t>());
+      case GgufType::U32: return put_element(sink, value.get<uint32_t>());
+      case GgufType::I32: return put_element(sink, value.get<int32_t>());
+      case GgufType::F32: return put_element(sink, value.get<float>());
+      case GgufType::BOOL: return put_element(sink, value.get<bool>());
+      case GgufType::STRING: return put_element(sink, value.get<std::string>());
+      case GgufType::U64: return put_element(sink, value.get<uint64_t>());
+      case GgufType::I64: return put_element(sink, value.get<int64_t>());
+      case GgufType::F64: return put_element(sink, value.get<double>());
+      case GgufType::ARRAY: break;
+    }
+    return;
+  }
+  switch (value.element_type()) {
+    case GgufType::U8: return put_array<Sink, uint8_t>(sink, value);
+    case GgufType::I8: return put_array<Sink, int8_t>(sink, value);
+    case GgufType::U16: return put_array<Sink, uint16_t>(sink, value);
+    case GgufType::I16: return put_array<Sink, int16_t>(sink, value);
+    case GgufType::U32: return put_array<Sink, uint32_t>(sink, value);
+    case GgufType::I32: return put_array<Sink, int32_t>(sink, value);
+    case GgufType::F32: return put_array<Sink, float>(sink, value);
+    case GgufType::BOOL: return put_array<Sink, bool>(sink, value);
+    case GgufType::STRING: return put_array<Sink, std::string>(sink, value);
+    case GgufType::U64: return put_array<Sink, uint64_t>(sink, value);
+    case GgufType::I64: return put_array<Sink, int64_t>(sink, value);
+    case GgufType::F64: return put_array<Sink, double>(sink, value);
+    case GgufType::ARRAY: break;
+  }
+}
+
+template <class Sink>
+void put_zeros(Sink& sink, uint64_t n) {
+  static constexpr uint8_t kZeros[256] = {};
+  while (n > 0) {
+    const size_t chunk = size_t(std::min<uint64_t>(n, sizeof kZeros));
+    sink.put(kZeros, chunk);
+    n -= chunk;
+  }
+}
+
+}  // namespace
+
+void GgufWriter::set(std::string key, GgufValue value) {
+  if (key.empty() || key.size() > kGgufMaxKeyLength) {
+    throw Error("gguf writer: a key must have 1.." + std::to_string(kGgufMaxKeyLength) + " bytes");
+  }
+  if (key_index_.count(key)) throw Error("gguf writer: duplicate metadata key '" + key + "'");
+  if (key == kGgufAlignmentKey) {
+    if (value.type() != GgufType::U32 || value.get<uint32_t>() == 0 || !std::has_single_bit(value.get<uint32_t>())) {
+      throw Error("gguf writer: " + key + " must be a u32 power of two, got " + value.describe());
+    }
+    alignment_ = value.get<uint32_t>();
+  }
+  key_index_.emplace(key, metadata_.size());
+  metadata_.emplace_back(std::move(key), std::move(value));
+}
+
+void GgufWriter::add_tensor(std::string name, DType type, std::span<const int64_t> ne, const void* data) {
+  const std::string what = "gguf writer: tensor '" + name + "'";
+  if (name.empty() || name.size() > kGgufMaxTensorName) {
+    throw Error(what + ": a name must have 1.." + std::to_string(kGgufMaxTensorName) + " bytes");
+  }
+  if (tensor_index_.count(name)) throw Error("gguf writer: duplicate tensor name '" + name + "'");
+  if (ne.empty() || ne.size() > size_t(kMaxDims)) {
+    throw Error(what + ": needs 1.." + std::to_string(kMaxDims) + " dimensions, got " + std::to_string(ne.size()));
+  }
+  GgufTensorInfo info;
+  info.name = std::move(name);
+  info.type = type;
+  info.n_dims = int(ne.size());
+  for (size_t d = 0; d < ne.size(); ++d) {
+    if (ne[d] < 0) throw Error(what + ": ne[" + std::to_string(d) + "] is negative");
+    info.ne[d] = ne[d];
+  }
+  info.size = row_size(type, info.ne[0]) * uint64_t(info.ne[1] * info.ne[2] * info.ne[3]);
+  if (info.size && !data) throw Error(what + ": no data");
+  tensor_index_.emplace(info.name, tensors_.size());
+  tensors_.push_back({std::move(info), data});
+}
+
+void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
+  if (!tensor.is_contiguous() || (!tensor.data && !tensor.is_empty())) {
+    throw Error("gguf writer: tensor '" + name + "' must be contiguous and have data: " + describe(tensor));
+  }
+  int n_dims = kMaxDims;
+  while (n_dims > 1 && tensor.ne[n_dims - 1] == 1) --n_dims;
+  add_tensor(std::move(name), tensor.type, std::span<const int64_t>(tensor.ne, size_t(n_dims)), tensor.data);
+}
+
+template <class Sink>
+void GgufWriter::write(Sink& sink) const {
+  put_scalar(sink, kGgufMagic);
+  put_scalar(sink, kGgufVersion);
+  put_scalar(sink, uint64_t(tensors_.size()));
+  put_scalar(sink, uint64_t(metadata_.size()));
+  for (const auto& [key, value] : metadata_) {
+    put_string(sink, key);
+    put_scalar(sink, uint32_t(value.type()));
+    put_value(sink, value);
+  }
+  std::vector<uint64_t> offsets;
+  uint64_t offset = 0;
+  for (const PendingTensor& t : tensors_) {
+    offsets.push_back(offset);
+    offset = align_up(offset + t.info.size, alignment_);
+  }
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const GgufTensorInfo& info = tensors_[i].info;
+    put_string(sink, info.name);
+    put_scalar(sink, uint32_t(info.n_dims));
+    for (int d = 0; d < info.n_dims; ++d) put_scalar(sink, uint64_t(info.ne[size_t(d)]));
+    put_scalar(sink, ggml_type_id(info.type));
+    put_scalar(sink, offsets[i]);
+  }
+  // Data: each tensor at its offset from the aligned start of the data section, and the file
+  // padded to the alignment after the last one, as ggml writes it.
+  put_zeros(sink, align_up(sink.written, alignment_) - sink.written);
+  const uint64_t data_start = sink.written;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    put_zeros(sink, data_start + offsets[i] - sink.written);
+    sink.put(tensors_[i].data, size_t(tensors_[i].info.size));
+  }
+  put_zeros(sink, align_up(sink.written, alignment_) - sink.written);
+}
+
+std::vector<uint8_t> GgufWriter::to_bytes() const {
+  std::vector<uint8_t> out;
+  VectorSink sink{out};
+  write(sink);
+  return out;
+}
+
+void GgufWriter::write_file(const std::string& path) const {
+  const std::string temporary = path + ".tmp";
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (!file) throw Error("gguf: cannot create '" + temporary + "': " + std::strerror(errno));
+  try {
+    FileSink sink{file, temporary};
+    write(sink);
+  } catch (...) {
+    std::fclose(file);
+    std::remove(temporary.c_str());
+    throw;
+  }
+  if (std::fclose(file) != 0) {
+    const int err = errno;
+    std::remove(temporary.c_str());
+    throw Error("gguf: writing '" + temporary + "' failed: " + std::strerror(err));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(temporary.c_str());
+    throw Error("gguf: cannot rename '" + temporary + "' to '" + path + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace tg::model

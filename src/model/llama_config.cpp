@@ -1,0 +1,158 @@
+#include "tilegraph/model/llama_config.h"
+
+#include <cmath>
+#include <string>
+
+#include "tilegraph/core/error.h"
+
+namespace tg::model {
+
+namespace {
+
+// Bounds well past any released llama model; they keep a hostile file from asking for absurd
+// allocations (a cache of n_layer * n_ctx rows, n_vocab logits) before a tensor is even read.
+constexpr int64_t kMaxEmbd = 1 << 16;
+constexpr int64_t kMaxLayers = 1 << 10;
+constexpr int64_t kMaxFf = 1 << 18;
+constexpr int64_t kMaxVocab = 1 << 22;
+constexpr int64_t kMaxHeads = 1 << 10;
+constexpr int64_t kMaxCtx = int64_t(1) << 24;
+
+[[noreturn]] void fail(const std::string& why) { throw Error("llama: " + why); }
+
+void check_range(const char* name, int64_t value, int64_t max) {
+  if (value < 1 || value > max) {
+    fail(std::string(name) + " = " + std::to_string(value) + " is outside 1.." + std::to_string(max));
+  }
+}
+
+// Reads a key as an integer of any integer type, with the key named in errors.
+int64_t int_key(const GgufFile& file, const std::string& key) {
+  const GgufValue& v = file.get(key);
+  try {
+    return v.to_int();
+  } catch (const Error&) {
+    fail(key + " must be an integer, got " + v.describe());
+  }
+}
+
+float float_key(const GgufFile& file, const std::string& key, float fallback) {
+  const GgufValue* v = file.find(key);
+  if (!v) return fallback;
+  double value;
+  try {
+    value = v->to_float();
+  } catch (const Error&) {
+    fail(key + " must be f32 or f64, got " + v->describe());
+  }
+  if (!std::isfinite(value) || value <= 0) fail(key + " must be positive and finite, got " + v->describe());
+  return float(value);
+}
+
+}  // namespace
+
+void LlamaConfig::validate() const {
+  check_range("n_vocab", n_vocab, kMaxVocab);
+  check_range("context length", n_ctx_train, kMaxCtx);
+  check_range("n_embd", n_embd, kMaxEmbd);
+  check_range("n_layer", n_layer, kMaxLayers);
+  check_range("n_ff", n_ff, kMaxFf);
+  check_range("n_head", n_head, kMaxHeads);
+  check_range("n_head_kv", n_head_kv, kMaxHeads);
+  if (n_embd % n_head != 0) {
+    fail("n_embd " + std::to_string(n_embd) + " is not a multiple of n_head " + std::to_string(n_head));
+  }
+  if (n_head % n_head_kv != 0) {
+    fail("n_head " + std::to_string(n_head) + " is not a multiple of n_head_kv " + std::to_string(n_head_kv));
+  }
+  if (head_dim() % 2 != 0) fail("head_dim " + std::to_string(head_dim()) + " must be even for RoPE");
+  if (!std::isfinite(rms_eps) || rms_eps <= 0) fail("rms_eps must be positive");
+  if (!std::isfinite(rope_base) || rope_base <= 0) fail("rope freq_base must be positive");
+}
+
+BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType cache_type) const {
+  BlockConfig b;
+  b.n_embd = n_embd;
+  b.n_head = n_head;
+  b.n_head_kv = n_head_kv;
+  b.n_ff = n_ff;
+  b.n_ctx = n_ctx;
+  b.rms_eps = rms_eps;
+  b.rope_base = rope_base;
+  b.weight_type = weight_type;
+  b.cache_type = cache_type;
+  b.validate();
+  return b;
+}
+
+LlamaConfig llama_config_from_gguf(const GgufFile& file) {
+  const GgufValue* arch = file.find("general.architecture");
+  if (!arch) fail(file.source() + ": missing general.architecture (not a model file?)");
+  if (arch->type() != GgufType::STRING) fail("general.architecture must be a string, got " + arch->describe());
+  if (arch->get<std::string>() != "llama") {
+    fail(file.source() + ": unsupported architecture '" + arch->get<std::string>() + "' (supported: llama)");
+  }
+  LlamaConfig c;
+  c.n_ctx_train = int_key(file, "llama.context_length");
+  c.n_embd = int_key(file, "llama.embedding_length");
+  c.n_layer = int_key(file, "llama.block_count");
+  c.n_ff = int_key(file, "llama.feed_forward_length");
+  c.n_head = int_key(file, "llama.attention.head_count");
+  c.n_head_kv = file.find("llama.attention.head_count_kv") ? int_key(file, "llama.attention.head_count_kv") : c.n_head;
+  c.rms_eps = float_key(file, "llama.attention.layer_norm_rms_epsilon", c.rms_eps);
+  c.rope_base = float_key(file, "llama.rope.freq_base", c.rope_base);
+  if (file.find("llama.vocab_size")) {
+    c.n_vocab = int_key(file, "llama.vocab_size");
+  } else if (const GgufValue* tokens = file.find("tokenizer.ggml.tokens"); tokens && tokens->is_array()) {
+    c.n_vocab = int64_t(tokens->array_size());
+  } else {
+    fail(file.source() + ": neither llama.vocab_size nor tokenizer.ggml.tokens gives the vocabulary size");
+  }
+  c.validate();
+
+  // Variants this builder does not implement: refuse them rather than compute something else.
+  if (file.find("llama.rope.dimension_count")) {
+    const int64_t n_rot = int_key(file, "llama.rope.dimension_count");
+    if (n_rot != c.head_dim()) {
+      fail("llama.rope.dimension_count " + std::to_string(n_rot) + " differs from head_dim " +
+           std::to_string(c.head_dim()) + ": partial rotary embeddings are not supported");
+    }
+  }
+  if (const GgufValue* scaling = file.find("llama.rope.scaling.type")) {
+    if (scaling->type() != GgufType::STRING || scaling->get<std::string>() != "none") {
+      fail("llama.rope.scaling.type " + scaling->describe() + " is not supported (only none)");
+    }
+  }
+  if (file.find("llama.expert_count") && int_key(file, "llama.expert_count") > 0) {
+    fail("mixture-of-experts models (llama.expert_count > 0) are not supported");
+  }
+  return c;
+}
+
+LlamaConfig llama_preset(std::string_view name) {
+  LlamaConfig c;
+  if (name == "tiny") {
+    c.n_vocab = 512;
+    c.n_ctx_train = 256;
+    c.n_embd = 128;
+    c.n_layer = 2;
+    c.n_ff = 352;
+    c.n_head = 4;
+    c.n_head_kv = 2;
+  } else if (name == "small") {
+    c.n_vocab = 2048;
+    c.n_ctx_train = 512;
+    c.n_embd = 256;
+    c.n_layer = 4;
+    c.n_ff = 704;
+    c.n_head = 8;
+    c.n_head_kv = 4;
+  } else {
+    throw Error("llama: unknown preset '" + std::string(name) + "' (expected tiny or small)");
+  }
+  return c;
+}
+
+std::vector<std::string> llama_preset_names() { return {"tiny", "small"}; }
+
+}  // namespace tg::model

@@ -1,0 +1,96 @@
+// LlamaModel::to_gguf: the metadata and tensor layout llama.cpp writes for a llama model, with a
+// minimal SentencePiece-style vocabulary so that GGUF tools and llama.cpp can open the file.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/model/llama_model.h"
+
+namespace tg::model {
+
+namespace {
+
+// llama.cpp's llama_ftype for a file whose matrices are all `type`.
+uint32_t file_type(DType type) {
+  switch (type) {
+    case DType::F32: return 0;   // LLAMA_FTYPE_ALL_F32
+    case DType::F16: return 1;   // LLAMA_FTYPE_MOSTLY_F16
+    case DType::Q8_0: return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
+    case DType::BF16: return 32; // LLAMA_FTYPE_MOSTLY_BF16
+    case DType::I32: break;
+  }
+  throw Error("llama: no file type for " + std::string(dtype_name(type)) + " weights");
+}
+
+// llama.cpp's token types.
+constexpr int32_t kTokenNormal = 1, kTokenUnknown = 2, kTokenControl = 3, kTokenByte = 6;
+constexpr uint32_t kUnknownId = 0, kBosId = 1, kEosId = 2;
+
+void add_tokenizer(GgufWriter& w, int64_t n_vocab) {
+  if (n_vocab < 3) throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " + std::to_string(n_vocab));
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<int32_t> types;
+  auto add = [&](std::string piece, float score, int32_t type) {
+    tokens.push_back(std::move(piece));
+    scores.push_back(score);
+    types.push_back(type);
+  };
+  add("<unk>", 0.0f, kTokenUnknown);
+  add("<s>", 0.0f, kTokenControl);
+  add("</s>", 0.0f, kTokenControl);
+  // Byte-fallback tokens first, as SentencePiece vocabularies have them, then unique filler
+  // pieces ("\u2581" is SentencePiece's word-start mark).
+  for (int byte = 0; byte < 256 && int64_t(tokens.size()) < n_vocab; ++byte) {
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", byte);
+    add(piece, 0.0f, kTokenByte);
+  }
+  while (int64_t(tokens.size()) < n_vocab) {
+    const size_t id = tokens.size();
+    add("\xe2\x96\x81t" + std::to_string(id), -float(id), kTokenNormal);
+  }
+  w.set("tokenizer.ggml.model", "llama");
+  w.set("tokenizer.ggml.tokens", std::move(tokens));
+  w.set("tokenizer.ggml.scores", std::move(scores));
+  w.set("tokenizer.ggml.token_type", std::move(types));
+  w.set("tokenizer.ggml.bos_token_id", kBosId);
+  w.set("tokenizer.ggml.eos_token_id", kEosId);
+  w.set("tokenizer.ggml.unknown_token_id", kUnknownId);
+}
+
+}  // namespace
+
+GgufWriter LlamaModel::to_gguf(const std::string& name) const {
+  const LlamaConfig& c = config_;
+  GgufWriter w;
+  w.set("general.architecture", "llama");
+  w.set("general.name", name);
+  w.set("general.file_type", file_type(weight_type()));
+  if (weight_type() == DType::Q8_0) w.set("general.quantization_version", uint32_t(2));
+  w.set("llama.vocab_size", uint32_t(c.n_vocab));
+  w.set("llama.context_length", uint32_t(c.n_ctx_train));
+  w.set("llama.embedding_length", uint32_t(c.n_embd));
+  w.set("llama.block_count", uint32_t(c.n_layer));
+  w.set("llama.feed_forward_length", uint32_t(c.n_ff));
+  w.set("llama.rope.dimension_count", uint32_t(c.head_dim()));
+  w.set("llama.attention.head_count", uint32_t(c.n_head));
+  w.set("llama.attention.head_count_kv", uint32_t(c.n_head_kv));
+  w.set("llama.attention.layer_norm_rms_epsilon", c.rms_eps);
+  w.set("llama.rope.freq_base", c.rope_base);
+  add_tokenizer(w, c.n_vocab);
+
+  // llama.cpp's order: embedding, the blocks, the final norm and head.
+  w.add_tensor(token_embd_->name, *token_embd_);
+  for (const BlockWeights& l : layers_) {
+    for (const Tensor* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down}) {
+      w.add_tensor(t->name, *t);
+    }
+  }
+  w.add_tensor(output_norm_->name, *output_norm_);
+  if (!tied_output()) w.add_tensor(output_->name, *output_);
+  return w;
+}
+
+}  // namespace tg::model

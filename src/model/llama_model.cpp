@@ -1,0 +1,152 @@
+#include "tilegraph/model/llama_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+#include <span>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/model/random_weights.h"
+
+namespace tg::model {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw Error("llama: " + why); }
+
+std::string shape_text(std::span<const int64_t> ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ne[i]);
+  }
+  s += ']';
+  return s;
+}
+
+std::string layer_name(int64_t layer, const char* tensor) {
+  return "blk." + std::to_string(layer) + "." + tensor + ".weight";
+}
+
+// Matrices may be any weight type; norm gains are applied with MUL, which needs a float type.
+enum class Role { kMatrix, kNorm };
+
+bool type_allowed(Role role, DType type) {
+  return role == Role::kMatrix ? type != DType::I32 : dtype_traits(type).is_float;
+}
+
+}  // namespace
+
+LlamaModel::LlamaModel() = default;
+LlamaModel::LlamaModel(LlamaModel&&) noexcept = default;
+LlamaModel& LlamaModel::operator=(LlamaModel&&) noexcept = default;
+LlamaModel::~LlamaModel() = default;
+
+LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
+  LlamaModel m;
+  m.config_ = llama_config_from_gguf(file);
+  const LlamaConfig& c = m.config_;
+  m.ctx_ = std::make_unique<Context>(ContextOptions{.no_alloc = true});
+  std::set<std::string> used;
+
+  auto tensor = [&](const std::string& name, std::initializer_list<int64_t> expected, Role role) -> Tensor* {
+    const GgufTensorInfo* info = file.find_tensor(name);
+    if (!info) fail(file.source() + ": missing tensor '" + name + "'");
+    std::array<int64_t, kMaxDims> want = {1, 1, 1, 1};
+    std::copy(expected.begin(), expected.end(), want.begin());
+    if (info->ne != want) {
+      fail("tensor '" + name + "' has shape " + shape_text(std::span(info->ne).first(size_t(info->n_dims))) +
+           ", expected " + shape_text(std::span(expected.begin(), expected.size())));
+    }
+    if (!type_allowed(role, info->type)) {
+      fail("tensor '" + name + "' is " + std::string(dtype_name(info->type)) + "; " +
+           (role == Role::kMatrix ? "matrices must be f32, f16, bf16 or q8_0" : "norm weights must be f32, f16 or bf16"));
+    }
+    Tensor* t = m.ctx_->new_tensor(info->type, std::span(info->ne));
+    // The mapping is read-only; backends only read weights.
+    t->data = const_cast<void*>(file.tensor_data(*info));
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    used.insert(name);
+    return t;
+  };
+
+  const int64_t kv_dim = c.head_dim() * c.n_head_kv;
+  m.token_embd_ = tensor("token_embd.weight", {c.n_embd, c.n_vocab}, Role::kMatrix);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    BlockWeights w;
+    w.attn_norm = tensor(layer_name(l, "attn_norm"), {c.n_embd}, Role::kNorm);
+    w.wq = tensor(layer_name(l, "attn_q"), {c.n_embd, c.n_embd}, Role::kMatrix);
+    w.wk = tensor(layer_name(l, "attn_k"), {c.n_embd, kv_dim}, Role::kMatrix);
+    w.wv = tensor(layer_name(l, "attn_v"), {c.n_embd, kv_dim}, Role::kMatrix);
+    w.wo = tensor(layer_name(l, "attn_output"), {c.n_embd, c.n_embd}, Role::kMatrix);
+    w.ffn_norm = tensor(layer_name(l, "ffn_norm"), {c.n_embd}, Role::kNorm);
+    w.w_gate = tensor(layer_name(l, "ffn_gate"), {c.n_embd, c.n_ff}, Role::kMatrix);
+    w.w_up = tensor(layer_name(l, "ffn_up"), {c.n_embd, c.n_ff}, Role::kMatrix);
+    w.w_down = tensor(layer_name(l, "ffn_down"), {c.n_ff, c.n_embd}, Role::kMatrix);
+    m.layers_.push_back(w);
+  }
+  m.output_norm_ = tensor("output_norm.weight", {c.n_embd}, Role::kNorm);
+  m.output_ = file.find_tensor("output.weight") ? tensor("output.weight", {c.n_embd, c.n_vocab}, Role::kMatrix)
+                                                 : m.token_embd_;
+  // Anything else (biases, RoPE frequency factors, ...) belongs to a variant this builder does
+  // not implement; ignoring it would compute a different model.
+  for (const GgufTensorInfo& info : file.tensors()) {
+    if (!used.count(info.name)) {
+      fail(file.source() + ": unexpected tensor '" + info.name + "' (not part of the llama layout this builder runs)");
+    }
+  }
+  return m;
+}
+
+LlamaModel LlamaModel::generate(const LlamaConfig& config, DType weight_type, uint64_t seed) {
+  config.validate();
+  LlamaModel m;
+  m.config_ = config;
+  m.ctx_ = std::make_unique<Context>();
+  Context& ctx = *m.ctx_;
+  const BlockConfig block = config.block_config(1, weight_type, DType::F16);
+
+  auto named = [](Tensor* t, const std::string& name) {
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    return t;
+  };
+  m.token_embd_ = named(ctx.new_tensor(weight_type, {config.n_embd, config.n_vocab}), "token_embd.weight");
+  fill_uniform(*m.token_embd_, seed, 1.0f);
+  for (int64_t l = 0; l < config.n_layer; ++l) {
+    // make_block_weights draws one seed per tensor from its seed: 100 apart keeps layers distinct.
+    BlockWeights w = make_block_weights(ctx, block, seed + 100 * uint64_t(l + 1));
+    named(w.attn_norm, layer_name(l, "attn_norm"));
+    named(w.wq, layer_name(l, "attn_q"));
+    named(w.wk, layer_name(l, "attn_k"));
+    named(w.wv, layer_name(l, "attn_v"));
+    named(w.wo, layer_name(l, "attn_output"));
+    named(w.ffn_norm, layer_name(l, "ffn_norm"));
+    named(w.w_gate, layer_name(l, "ffn_gate"));
+    named(w.w_up, layer_name(l, "ffn_up"));
+    named(w.w_down, layer_name(l, "ffn_down"));
+    m.layers_.push_back(w);
+  }
+  m.output_norm_ = named(ctx.new_tensor(DType::F32, {config.n_embd}), "output_norm.weight");
+  fill_uniform(*m.output_norm_, seed + 1, 0.1f);
+  auto* gain = static_cast<float*>(m.output_norm_->data);
+  for (int64_t i = 0; i < config.n_embd; ++i) gain[i] += 1.0f;
+  m.output_ = named(ctx.new_tensor(weight_type, {config.n_embd, config.n_vocab}), "output.weight");
+  fill_uniform(*m.output_, seed + 2, 1.0f / std::sqrt(float(config.n_embd)));
+  return m;
+}
+
+size_t LlamaModel::decode_weight_bytes() const {
+  size_t bytes = output_norm_->nbytes() + output_->nbytes() + token_embd_->row_bytes();
+  for (const BlockWeights& w : layers_) {
+    for (const Tensor* t : {w.attn_norm, w.wq, w.wk, w.wv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
+      bytes += t->nbytes();
+    }
+  }
+  return bytes;
+}
+
+}  // namespace tg::model

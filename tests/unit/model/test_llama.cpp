@@ -1,0 +1,507 @@
+// The llama model: config and weights from GGUF (with their errors), and decoding checked against
+// the reference backend, eager against graph mode, token-by-token against one prefill, q8_0
+// against f32, and a generated model written to GGUF and loaded back.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "common/tensor_utils.h"
+#include "tilegraph/backends.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf.h"
+#include "tilegraph/model/llama_config.h"
+#include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/llama_session.h"
+#include "tilegraph/runtime/graph_mode.h"
+
+namespace tg::model {
+namespace {
+
+constexpr uint64_t kSeed = 1234;
+
+std::unique_ptr<Backend> backend(const std::string& name, bool graph_mode = true) {
+  auto b = make_backend(name, {.num_threads = 2});
+  if (GraphMode* mode = b->graph_mode()) {
+    GraphModeConfig c = mode->config();
+    c.enabled = graph_mode;
+    mode->set_config(c);
+  }
+  return b;
+}
+
+// A test config smaller than the tiny preset where size does not matter.
+LlamaConfig micro_config() {
+  LlamaConfig c = llama_preset("tiny");
+  c.n_vocab = 96;
+  c.n_embd = 64;
+  c.n_ff = 160;
+  c.n_ctx_train = 96;
+  return c;
+}
+
+template <class Fn>
+void expect_error(Fn&& fn, const std::string& expected) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected \"" << expected << "\"";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << "message: " << e.what() << "\nexpected: " << expected;
+  }
+}
+
+std::vector<float> to_vector(std::span<const float> s) { return {s.begin(), s.end()}; }
+
+// ---- config ----
+
+TEST(LlamaConfig, PresetsAreValid) {
+  for (const std::string& name : llama_preset_names()) EXPECT_NO_THROW(llama_preset(name).validate()) << name;
+  EXPECT_EQ(llama_preset("tiny").n_embd, 128);
+  EXPECT_EQ(llama_preset("tiny").n_layer, 2);
+  EXPECT_THROW(llama_preset("huge"), Error);
+}
+
+TEST(LlamaConfig, ValidateNamesTheBadValue) {
+  LlamaConfig c = micro_config();
+  c.n_head = 3;
+  expect_error([&] { c.validate(); }, "n_embd 64 is not a multiple of n_head 3");
+  c = micro_config();
+  c.n_head_kv = 3;
+  expect_error([&] { c.validate(); }, "n_head 4 is not a multiple of n_head_kv 3");
+  c = micro_config();
+  c.n_layer = 0;
+  expect_error([&] { c.validate(); }, "n_layer = 0 is outside 1..1024");
+  c = micro_config();
+  c.n_vocab = int64_t(1) << 40;
+  expect_error([&] { c.validate(); }, "n_vocab = 1099511627776 is outside");
+}
+
+GgufFile file_with(const std::function<void(GgufWriter&)>& edit) {
+  GgufWriter w;
+  edit(w);
+  return GgufFile::parse(w.to_bytes(), "model.gguf");
+}
+
+// The llama.* keys of micro_config, with `skip` left out and `extra` added.
+void llama_keys(GgufWriter& w, const std::string& skip = "") {
+  const LlamaConfig c = micro_config();
+  auto set = [&](const std::string& key, GgufValue v) {
+    if (key != skip) w.set(key, std::move(v));
+  };
+  set("general.architecture", "llama");
+  set("llama.vocab_size", uint32_t(c.n_vocab));
+  set("llama.context_length", uint32_t(c.n_ctx_train));
+  set("llama.embedding_length", uint32_t(c.n_embd));
+  set("llama.block_count", uint32_t(c.n_layer));
+  set("llama.feed_forward_length", uint32_t(c.n_ff));
+  set("llama.attention.head_count", uint32_t(c.n_head));
+  set("llama.attention.head_count_kv", uint32_t(c.n_head_kv));
+}
+
+TEST(LlamaConfig, ReadsGgufMetadata) {
+  const GgufFile file = file_with([](GgufWriter& w) {
+    llama_keys(w);
+    w.set("llama.attention.layer_norm_rms_epsilon", 1e-6f);
+    w.set("llama.rope.freq_base", 500000.0f);
+    w.set("llama.rope.dimension_count", uint32_t(16));
+  });
+  const LlamaConfig c = llama_config_from_gguf(file);
+  EXPECT_EQ(c.n_embd, 64);
+  EXPECT_EQ(c.n_head_kv, 2);
+  EXPECT_FLOAT_EQ(c.rms_eps, 1e-6f);
+  EXPECT_FLOAT_EQ(c.rope_base, 500000.0f);
+
+  // Optional keys take llama's defaults; integer keys accept any integer type.
+  const LlamaConfig d = llama_config_from_gguf(file_with([](GgufWriter& w) {
+    llama_keys(w, "llama.attention.head_count_kv");
+    w.set("llama.attention.head_count_kv", uint64_t(4));
+  }));
+  EXPECT_EQ(d.n_head_kv, 4);
+  EXPECT_FLOAT_EQ(d.rms_eps, 1e-5f);
+  EXPECT_FLOAT_EQ(d.rope_base, 10000.0f);
+  // The vocabulary size from the tokenizer when llama.vocab_size is absent.
+  const LlamaConfig e = llama_config_from_gguf(file_with([](GgufWriter& w) {
+    llama_keys(w, "llama.vocab_size");
+    w.set("tokenizer.ggml.tokens", std::vector<std::string>(7, "x"));
+  }));
+  EXPECT_EQ(e.n_vocab, 7);
+}
+
+TEST(LlamaConfig, RejectsBadMetadata) {
+  expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "general.architecture"); })); },
+               "model.gguf: missing general.architecture");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      w.set("general.architecture", "gpt2");
+    }));
+  }, "unsupported architecture 'gpt2' (supported: llama)");
+  expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "llama.block_count"); })); },
+               "missing metadata key 'llama.block_count'");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w, "llama.embedding_length");
+      w.set("llama.embedding_length", "64");
+    }));
+  }, "llama.embedding_length must be an integer, got string \"64\"");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.attention.layer_norm_rms_epsilon", uint32_t(1));
+    }));
+  }, "llama.attention.layer_norm_rms_epsilon must be f32 or f64, got u32 1");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.freq_base", -1.0f);
+    }));
+  }, "llama.rope.freq_base must be positive and finite");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.dimension_count", uint32_t(8));
+    }));
+  }, "partial rotary embeddings are not supported");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.scaling.type", "linear");
+    }));
+  }, "llama.rope.scaling.type string \"linear\" is not supported");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.expert_count", uint32_t(8));
+    }));
+  }, "mixture-of-experts");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w, "llama.attention.head_count");
+      w.set("llama.attention.head_count", uint32_t(0));
+    }));
+  }, "n_head = 0 is outside");
+  expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "llama.vocab_size"); })); },
+               "neither llama.vocab_size nor tokenizer.ggml.tokens");
+}
+
+// ---- weights ----
+
+// The bytes of `model` as a GGUF file with `edit` applied to its writer first.
+GgufFile model_file(const LlamaModel& model, const std::function<void(GgufWriter&)>& edit = {}) {
+  GgufWriter w = model.to_gguf("test");
+  if (edit) edit(w);
+  return GgufFile::parse(w.to_bytes(), "model.gguf");
+}
+
+TEST(LlamaModel, WritesTheStandardLayout) {
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::Q8_0, kSeed);
+  const GgufFile file = model_file(model);
+  EXPECT_EQ(file.get("general.architecture").get<std::string>(), "llama");
+  EXPECT_EQ(file.get("general.file_type").get<uint32_t>(), 7u);
+  EXPECT_EQ(file.get("llama.rope.dimension_count").get<uint32_t>(), 16u);
+  EXPECT_EQ(file.get("tokenizer.ggml.model").get<std::string>(), "llama");
+  const auto& tokens = file.get("tokenizer.ggml.tokens").get_array<std::string>();
+  ASSERT_EQ(tokens.size(), 96u);
+  EXPECT_EQ(tokens[0], "<unk>");
+  EXPECT_EQ(tokens[1], "<s>");
+  EXPECT_EQ(tokens[3], "<0x00>");
+  EXPECT_EQ(std::set<std::string>(tokens.begin(), tokens.end()).size(), tokens.size()) << "tokens must be unique";
+  EXPECT_EQ(file.get("tokenizer.ggml.scores").array_size(), 96u);
+  EXPECT_EQ(file.get("tokenizer.ggml.token_type").get_array<int32_t>().size(), 96u);
+  EXPECT_EQ(file.get("tokenizer.ggml.bos_token_id").get<uint32_t>(), 1u);
+  EXPECT_EQ(file.get("tokenizer.ggml.eos_token_id").get<uint32_t>(), 2u);
+  EXPECT_EQ(file.tensors().size(), 3 + 9 * 2u);
+  EXPECT_EQ(file.find_tensor("blk.1.ffn_down.weight")->type, DType::Q8_0);
+  EXPECT_EQ(file.find_tensor("blk.1.ffn_norm.weight")->type, DType::F32) << "norms stay f32";
+  EXPECT_EQ(file.find_tensor("output_norm.weight")->type, DType::F32);
+  EXPECT_EQ(file.find_tensor("token_embd.weight")->ne[1], 96);
+}
+
+TEST(LlamaModel, LoadsWhatItWroteWithoutCopying) {
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::F16, kSeed);
+  const GgufFile file = model_file(model);
+  const LlamaModel loaded = LlamaModel::from_gguf(file);
+  EXPECT_EQ(loaded.config().n_vocab, model.config().n_vocab);
+  EXPECT_EQ(loaded.decode_weight_bytes(), model.decode_weight_bytes());
+  EXPECT_FALSE(loaded.tied_output());
+  EXPECT_EQ(loaded.layers()[1].w_up->data, file.tensor_data(*file.find_tensor("blk.1.ffn_up.weight")));
+  EXPECT_EQ(std::memcmp(loaded.layers()[1].w_up->data, model.layers()[1].w_up->data, model.layers()[1].w_up->nbytes()), 0);
+}
+
+TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::F32, kSeed);
+  const LlamaConfig c = model.config();
+  // Rebuild the file leaving out / replacing one tensor.
+  auto without = [&](const std::string& name, const std::function<void(GgufWriter&)>& add = {}) {
+    GgufWriter w;
+    const GgufFile full = model_file(model);
+    for (const auto& [key, value] : full.metadata()) w.set(key, value);
+    for (const GgufTensorInfo& t : full.tensors()) {
+      if (t.name != name) w.add_tensor(t.name, t.type, std::span(t.ne).first(size_t(t.n_dims)), full.tensor_data(t));
+    }
+    if (add) add(w);
+    const std::vector<uint8_t> bytes = w.to_bytes();
+    return GgufFile::parse(bytes, "model.gguf");
+  };
+  expect_error([&] { LlamaModel::from_gguf(without("blk.1.attn_k.weight")); }, "model.gguf: missing tensor 'blk.1.attn_k.weight'");
+  std::vector<float> zeros(size_t(c.n_embd * c.n_embd * 4), 0.0f);
+  expect_error([&] {
+    LlamaModel::from_gguf(without("blk.0.attn_k.weight", [&](GgufWriter& w) {
+      const int64_t ne[] = {c.n_embd, c.n_embd};
+      w.add_tensor("blk.0.attn_k.weight", DType::F32, ne, zeros.data());
+    }));
+  }, "tensor 'blk.0.attn_k.weight' has shape [64,64], expected [64,32]");
+  expect_error([&] {
+    LlamaModel::from_gguf(without("blk.0.attn_q.weight", [&](GgufWriter& w) {
+      const int64_t ne[] = {c.n_embd, c.n_embd};
+      w.add_tensor("blk.0.attn_q.weight", DType::I32, ne, zeros.data());
+    }));
+  }, "tensor 'blk.0.attn_q.weight' is i32; matrices must be f32, f16, bf16 or q8_0");
+  expect_error([&] {
+    LlamaModel::from_gguf(without("output_norm.weight", [&](GgufWriter& w) {
+      const int64_t ne[] = {c.n_embd};
+      w.add_tensor("output_norm.weight", DType::I32, ne, zeros.data());
+    }));
+  }, "norm weights must be f32, f16 or bf16");
+  expect_error([&] {
+    LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
+      const int64_t ne[] = {c.n_embd};
+      w.add_tensor("blk.0.attn_q.bias", DType::F32, ne, zeros.data());
+    }));
+  }, "unexpected tensor 'blk.0.attn_q.bias'");
+}
+
+// ---- decoding ----
+
+// Prompt ids in the vocabulary, deterministic.
+std::vector<int32_t> prompt_ids(int n, int64_t n_vocab) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(int32_t((7 + 31 * i) % n_vocab));
+  return ids;
+}
+
+// The logits of every step: a prefill of the prompt, then `steps` greedy decode steps.
+struct Trace {
+  std::vector<std::vector<float>> logits;
+  std::vector<int32_t> tokens;
+};
+
+Trace decode(const LlamaModel& model, Backend& b, const std::vector<int32_t>& prompt, int steps, DType cache = DType::F16) {
+  LlamaSession session(model, b, model.config().n_ctx_train, cache);
+  Trace t;
+  t.logits.push_back(to_vector(session.eval(prompt)));
+  for (int s = 0; s < steps; ++s) {
+    const int32_t next = greedy_token(t.logits.back());
+    t.tokens.push_back(next);
+    t.logits.push_back(to_vector(session.eval(std::span<const int32_t>(&next, 1))));
+  }
+  return t;
+}
+
+TEST(LlamaSession, CpuMatchesTheReferenceBackend) {
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F16, kSeed);
+  auto cpu = backend("cpu");
+  auto reference = backend("reference");
+  const std::vector<int32_t> prompt = prompt_ids(5, model.config().n_vocab);
+  const Trace a = decode(model, *cpu, prompt, 6);
+  const Trace b = decode(model, *reference, prompt, 6);
+  EXPECT_EQ(a.tokens, b.tokens);
+  for (size_t s = 0; s < a.logits.size(); ++s) {
+    // Both run the same f16 weights and f16 cache; only the summation order differs (the
+    // reference sums in double), so the logits agree to about f32 rounding.
+    EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9) << "step " << s << ": " << test::describe_difference(a.logits[s], b.logits[s]);
+  }
+}
+
+TEST(LlamaSession, GraphModeGivesTheEagerTokensAndBitIdenticalLogits) {
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::Q8_0, kSeed);
+  auto eager = backend("cpu", false);
+  auto graphed = backend("cpu", true);
+  const std::vector<int32_t> prompt = prompt_ids(6, model.config().n_vocab);
+  // 40 decode steps cross a kKvPadding boundary (n_kv 32 -> 64): a second capture.
+  const Trace a = decode(model, *eager, prompt, 40);
+  const Trace b = decode(model, *graphed, prompt, 40);
+  EXPECT_EQ(a.tokens, b.tokens);
+  for (size_t s = 0; s < a.logits.size(); ++s) {
+    ASSERT_EQ(a.logits[s].size(), b.logits[s].size());
+    EXPECT_EQ(std::memcmp(a.logits[s].data(), b.logits[s].data(), a.logits[s].size() * sizeof(float)), 0)
+        << "step " << s << ": " << test::describe_difference(b.logits[s], a.logits[s]);
+  }
+  const GraphModeStats& stats = graphed->graph_mode()->stats();
+  EXPECT_EQ(stats.captures, 2u) << format_stats(stats);
+  EXPECT_EQ(stats.replays, 38u) << format_stats(stats);
+  EXPECT_EQ(eager->graph_mode()->stats().replays, 0u);
+}
+
+TEST(LlamaSession, TokenByTokenMatchesOnePrefill) {
+  // KV cache correctness: position i's logits from one 40-token prefill equal those of step i of
+  // a token-by-token run, which reads K and V of earlier positions back from the cache.
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F32, kSeed);
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> sequence = prompt_ids(40, model.config().n_vocab);
+  for (DType cache : {DType::F32, DType::F16}) {
+    SCOPED_TRACE(std::string(dtype_name(cache)) + " cache");
+    LlamaSession whole(model, *cpu, 64, cache);
+    const std::vector<float> all = to_vector(whole.eval(sequence, true));
+    ASSERT_EQ(all.size(), sequence.size() * size_t(model.config().n_vocab));
+    LlamaSession stepwise(model, *cpu, 64, cache);
+    const size_t n_vocab = size_t(model.config().n_vocab);
+    // The same values reach the cache either way, except that a batched matmul may sum in another
+    // order: f32 results one ulp apart. In an f16 cache such a pair can round to neighbouring f16
+    // values, a 2^-11 relative change of that entry, hence the looser bound.
+    const double bound = cache == DType::F32 ? 1e-11 : 1e-8;
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      const std::vector<float> one = to_vector(stepwise.eval(std::span<const int32_t>(&sequence[i], 1)));
+      const std::span<const float> expected(all.data() + i * n_vocab, n_vocab);
+      EXPECT_LT(test::nmse(one, expected), bound) << "position " << i << ": " << test::describe_difference(one, expected);
+    }
+    // The last-token logits of a prefill are the last row of all logits.
+    LlamaSession last(model, *cpu, 64, cache);
+    const std::vector<float> tail = to_vector(last.eval(sequence));
+    EXPECT_LT(test::nmse(tail, std::span<const float>(all.data() + (sequence.size() - 1) * n_vocab, n_vocab)), 1e-12);
+  }
+}
+
+TEST(LlamaSession, ReusedGraphsGiveTheLogitsOfRebuiltOnes) {
+  // Decode steps of one shape reuse the previous step's graph; rebuilding every step must give
+  // the same bits, eager and in graph mode.
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F16, kSeed);
+  const std::vector<int32_t> prompt = prompt_ids(5, model.config().n_vocab);
+  for (bool graph_mode : {false, true}) {
+    SCOPED_TRACE(graph_mode ? "graph mode" : "eager");
+    auto b = backend("cpu", graph_mode);
+    LlamaSession reusing(model, *b, 64), rebuilding(model, *b, 64);
+    rebuilding.set_reuse_graphs(false);
+    std::vector<float> a = to_vector(reusing.eval(prompt)), r = to_vector(rebuilding.eval(prompt));
+    for (int step = 0; step < 40; ++step) {
+      ASSERT_EQ(std::memcmp(a.data(), r.data(), a.size() * sizeof(float)), 0) << "step " << step;
+      const int32_t next = greedy_token(a);
+      a = to_vector(reusing.eval(std::span<const int32_t>(&next, 1)));
+      r = to_vector(rebuilding.eval(std::span<const int32_t>(&next, 1)));
+    }
+    // Graphs were built for the prompt, the first decode step and the step where n_kv grew to 64.
+    EXPECT_EQ(reusing.reused_graphs(), 40 - 2);
+    EXPECT_EQ(rebuilding.reused_graphs(), 0);
+  }
+}
+
+TEST(LlamaSession, TruncateContinuesFromAnEarlierPosition) {
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F32, kSeed);
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> first = prompt_ids(10, model.config().n_vocab);
+  std::vector<int32_t> second(first.begin(), first.begin() + 6);
+  for (int32_t id : {3, 1, 4, 1}) second.push_back(id);
+  LlamaSession rewound(model, *cpu, 32, DType::F32), fresh(model, *cpu, 32, DType::F32);
+  rewound.eval(first);
+  expect_error([&] { rewound.truncate(11); }, "cannot truncate to 11 positions, the sequence has 10");
+  rewound.truncate(6);
+  EXPECT_EQ(rewound.n_past(), 6);
+  const std::vector<float> tail = to_vector(rewound.eval(std::span<const int32_t>(second).subspan(6), true));
+  const std::vector<float> all = to_vector(fresh.eval(second, true));
+  const size_t n_vocab = size_t(model.config().n_vocab);
+  const std::span<const float> expected(all.data() + 6 * n_vocab, 4 * n_vocab);
+  EXPECT_LT(test::nmse(tail, expected), 1e-11) << test::describe_difference(tail, expected);
+}
+
+TEST(LlamaSession, Q8_0ModelStaysWithinItsErrorBoundOfF32) {
+  // Same seed, so the q8_0 model holds the f32 model's values quantized. q8_0 rounds each value to
+  // 1/254 of its block's max: for uniform weights the relative RMS error is 1/(127 * 2) ~ 0.4%,
+  // an NMSE of 1.5e-5 per matmul. Every layer adds its error to the residual stream and the head
+  // adds its own, so the logits' NMSE stays below (2 layers * 7 matmuls + 1) * 1.5e-5 ~ 2e-4 (4e-5
+  // measured); the f16 model's, for scale, is ~1e-7.
+  const LlamaConfig config = llama_preset("tiny");
+  const LlamaModel f32 = LlamaModel::generate(config, DType::F32, kSeed);
+  const LlamaModel q8 = LlamaModel::generate(config, DType::Q8_0, kSeed);
+  const LlamaModel f16 = LlamaModel::generate(config, DType::F16, kSeed);
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> prompt = prompt_ids(8, config.n_vocab);
+  LlamaSession s32(f32, *cpu, 32), s8(q8, *cpu, 32), s16(f16, *cpu, 32);
+  const std::vector<float> ref = to_vector(s32.eval(prompt, true));
+  const std::vector<float> quant = to_vector(s8.eval(prompt, true));
+  const std::vector<float> half = to_vector(s16.eval(prompt, true));
+  const double q8_error = test::nmse(quant, ref), f16_error = test::nmse(half, ref);
+  EXPECT_LT(q8_error, 5e-4) << test::describe_difference(quant, ref);
+  EXPECT_GT(q8_error, 1e-7) << "q8_0 weights should differ from f32";
+  EXPECT_LT(f16_error, q8_error) << "f16 keeps more precision than q8_0";
+}
+
+TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::Q8_0, kSeed);
+  const std::string path = (std::filesystem::temp_directory_path() / ("tg_llama_" + std::to_string(getpid()) + ".gguf")).string();
+  model.to_gguf("tiny").write_file(path);
+  {
+    const GgufFile file = GgufFile::open(path);
+    const LlamaModel loaded = LlamaModel::from_gguf(file);
+    auto cpu = backend("cpu");
+    const std::vector<int32_t> prompt = prompt_ids(4, model.config().n_vocab);
+    LlamaSession a(model, *cpu, 64), b(loaded, *cpu, 64);
+    const GenerationResult ra = a.generate(prompt, 12), rb = b.generate(prompt, 12);
+    EXPECT_EQ(ra.tokens, rb.tokens);
+    EXPECT_EQ(ra.tokens.size(), 12u);
+    EXPECT_EQ(rb.decode_steps, 11);
+    EXPECT_EQ(rb.prefill_tokens, 4);
+    EXPECT_EQ(b.n_past(), 4 + 11);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(LlamaSession, TiedOutputUsesTheEmbedding) {
+  // Without output.weight the head is token_embd: the logits equal those of a file whose
+  // output.weight is a copy of the embedding.
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::F16, kSeed);
+  const GgufFile full = model_file(model);
+  auto rebuilt = [&](bool copy_embedding) {
+    GgufWriter w;
+    for (const auto& [key, value] : full.metadata()) w.set(key, value);
+    for (const GgufTensorInfo& t : full.tensors()) {
+      const GgufTensorInfo& source = t.name == "output.weight" ? *full.find_tensor("token_embd.weight") : t;
+      if (t.name != "output.weight" || copy_embedding) {
+        w.add_tensor(t.name, t.type, std::span(t.ne).first(size_t(t.n_dims)), full.tensor_data(source));
+      }
+    }
+    return GgufFile::parse(w.to_bytes());
+  };
+  const GgufFile tied_file = rebuilt(false), copied_file = rebuilt(true);
+  const LlamaModel tied = LlamaModel::from_gguf(tied_file), copied = LlamaModel::from_gguf(copied_file);
+  EXPECT_TRUE(tied.tied_output());
+  EXPECT_EQ(tied.output(), tied.token_embd());
+  EXPECT_FALSE(copied.tied_output());
+  auto cpu = backend("cpu");
+  LlamaSession a(tied, *cpu, 32), b(copied, *cpu, 32), c(model, *cpu, 32);
+  const std::vector<int32_t> prompt = prompt_ids(3, model.config().n_vocab);
+  const std::vector<float> la = to_vector(a.eval(prompt)), lb = to_vector(b.eval(prompt)), lc = to_vector(c.eval(prompt));
+  ASSERT_EQ(la.size(), lb.size());
+  EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)), 0) << test::describe_difference(la, lb);
+  EXPECT_GT(test::nmse(la, lc), 1e-2) << "the generated model's own output.weight gives other logits";
+}
+
+TEST(LlamaSession, RejectsBadRequests) {
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::F32, kSeed);
+  auto cpu = backend("cpu");
+  expect_error([&] { LlamaSession(model, *cpu, 97); }, "n_ctx 97 is outside 1..96");
+  LlamaSession session(model, *cpu, 8);
+  const int32_t bad[] = {3, 96};
+  expect_error([&] { session.eval(bad); }, "token 1 has id 96, outside the vocabulary [0, 96)");
+  const int32_t negative[] = {-1};
+  expect_error([&] { session.eval(negative); }, "token 0 has id -1");
+  expect_error([&] { session.eval({}); }, "at least one token");
+  const std::vector<int32_t> nine(9, 1);
+  expect_error([&] { session.eval(nine); }, "context full: 0 + 9 tokens exceed n_ctx 8");
+  expect_error([&] { session.generate(std::vector<int32_t>(4, 1), 6); }, "4 prompt tokens + 6 generated tokens do not fit in n_ctx 8");
+  EXPECT_EQ(session.n_past(), 0) << "a rejected request leaves the session as it was";
+  EXPECT_EQ(session.generate(std::vector<int32_t>(4, 1), 5).tokens.size(), 5u);
+}
+
+TEST(LlamaSession, GreedyTokenIsTheFirstMaximum) {
+  const float logits[] = {0.5f, 2.0f, -1.0f, 2.0f};
+  EXPECT_EQ(greedy_token(logits), 1);
+  EXPECT_THROW(greedy_token({}), Error);
+}
+
+}  // namespace
+}  // namespace tg::model

@@ -1,0 +1,209 @@
+// `tilegraph run`: the main job — a llama model (a GGUF file, or the embedded default with
+// generated weights) prefilling a prompt and decoding greedily on a backend, decode steps
+// captured and replayed by graph mode.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "tilegraph/backends.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf.h"
+#include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/llama_session.h"
+#include "tilegraph/runtime/config.h"
+#include "tilegraph/runtime/graph_mode.h"
+
+namespace tg::cli {
+
+namespace {
+
+// The model `run` uses without --model.
+constexpr const char* kDefaultPreset = "small";
+constexpr DType kDefaultWeightType = DType::F16;
+constexpr uint64_t kDefaultSeed = 42;
+
+struct RunOptions {
+  std::string model;
+  std::string backend = "cpu";
+  std::string graph_mode;  // "on", "off", or empty for $TG_GRAPH_MODE
+  std::string prompt_ids = "1,17,42,101,7,256,73,5";  // ids inside every preset's vocabulary
+  int64_t tokens = 32;
+  int threads = 0;
+  bool json = false;
+};
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || value < 0 || value > INT32_MAX) {
+      throw Error("--prompt-ids: '" + item + "' is not a token id (expected comma-separated integers, e.g. 1,2,3)");
+    }
+    ids.push_back(int32_t(value));
+    start = comma + 1;
+  }
+  return ids;
+}
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) {
+    if (!s.empty()) s += ' ';
+    s += std::to_string(id);
+  }
+  return s;
+}
+
+double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
+
+// A progress line on stderr, only when it is a terminal, at most ten times a second.
+class Progress {
+ public:
+  explicit Progress(int64_t total) : total_(total), enabled_(isatty(STDERR_FILENO) != 0) {}
+  void update(int64_t done, const model::GenerationResult& r) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    std::fprintf(stderr, "\r  %lld/%lld tokens, %.1f tok/s decode", (long long)done, (long long)total_,
+                 per_second(double(r.decode_steps), r.decode_seconds));
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r\x1b[K");  // erase it: the summary follows on stdout
+  }
+
+ private:
+  int64_t total_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+nlohmann::json stats_json(const GraphModeStats& s) {
+  nlohmann::json eager;
+  for (int r = 0; r < kEagerReasonCount; ++r) eager[std::string(eager_reason_name(EagerReason(r)))] = s.eager_by_reason[r];
+  return {{"computes", s.computes}, {"hits", s.hits}, {"misses", s.misses}, {"captures", s.captures},
+          {"rebinds", s.rebinds}, {"evictions", s.evictions}, {"replays", s.replays}, {"eager_runs", s.eager_runs},
+          {"eager_by_reason", eager}, {"disables", s.disables}, {"reenables", s.reenables},
+          {"capture_seconds", s.capture_seconds}, {"replay_seconds", s.replay_seconds}, {"eager_seconds", s.eager_seconds}};
+}
+
+void run(const RunOptions& o) {
+  // The model: the file stays mapped while the model's tensors point into it.
+  std::optional<model::GgufFile> file;
+  std::string source;
+  model::LlamaModel llama = [&] {
+    if (o.model.empty()) {
+      source = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
+               std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
+      return model::LlamaModel::generate(model::llama_preset(kDefaultPreset), kDefaultWeightType, kDefaultSeed);
+    }
+    file.emplace(model::GgufFile::open(o.model));
+    source = o.model;
+    return model::LlamaModel::from_gguf(*file);
+  }();
+  const model::LlamaConfig& c = llama.config();
+
+  const std::vector<int32_t> prompt = parse_ids(o.prompt_ids);
+  const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
+  if (needed > c.n_ctx_train) {
+    throw Error("the prompt (" + std::to_string(prompt.size()) + " tokens) and " + std::to_string(o.tokens) +
+                " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train));
+  }
+  const int64_t n_ctx = std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
+
+  const BackendOptions options{.num_threads = o.threads};
+  std::unique_ptr<Backend> backend = make_backend(o.backend, options);
+  GraphMode* graph_mode = backend->graph_mode();
+  if (graph_mode && !o.graph_mode.empty()) {
+    GraphModeConfig gc = graph_mode->config();
+    gc.enabled = o.graph_mode == "on";
+    graph_mode->set_config(gc);
+  }
+  const int threads = o.threads > 0 ? o.threads : config::default_num_threads();
+
+  model::LlamaSession session(llama, *backend, n_ctx);
+  model::GenerationResult result;
+  {
+    Progress progress(o.tokens);
+    result = session.generate(prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); });
+  }
+  const double prefill_rate = per_second(double(result.prefill_tokens), result.prefill_seconds);
+  const double decode_rate = per_second(double(result.decode_steps), result.decode_seconds);
+
+  if (o.json) {
+    nlohmann::json out = {
+        {"model",
+         {{"source", source}, {"n_vocab", c.n_vocab}, {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},
+          {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_head_kv", c.n_head_kv}, {"n_ff", c.n_ff},
+          {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"tied_output", llama.tied_output()},
+          {"decode_weight_bytes", llama.decode_weight_bytes()}}},
+        {"backend", o.backend},
+        {"threads", threads},
+        {"graph_mode", graph_mode ? nlohmann::json(graph_mode->config().enabled) : nlohmann::json(nullptr)},
+        {"n_ctx", n_ctx},
+        {"prompt_ids", prompt},
+        {"generated_ids", result.tokens},
+        {"prefill", {{"tokens", result.prefill_tokens}, {"seconds", result.prefill_seconds}, {"tokens_per_second", prefill_rate}}},
+        {"decode", {{"tokens", result.decode_steps}, {"seconds", result.decode_seconds}, {"tokens_per_second", decode_rate}}},
+        {"graph_nodes_per_decode_step", session.last_graph_nodes()},
+        {"graph_cache", graph_mode ? stats_json(graph_mode->stats()) : nlohmann::json(nullptr)},
+    };
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("tilegraph run: %s\n", source.c_str());
+  std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights (%.1f MiB read per token)\n",
+              (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
+              (long long)c.n_ff, std::string(dtype_name(llama.weight_type())).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
+  std::printf("  backend %s, %d threads, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
+  std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
+  std::printf("  generated ids (%zu): %s\n", result.tokens.size(), join(result.tokens).c_str());
+  std::printf("  prefill: %lld tokens in %.2f ms, %.1f tok/s\n", (long long)result.prefill_tokens, result.prefill_seconds * 1e3, prefill_rate);
+  std::printf("  decode:  %lld tokens in %.2f ms, %.1f tok/s\n", (long long)result.decode_steps, result.decode_seconds * 1e3, decode_rate);
+  if (graph_mode) {
+    std::printf("  graph mode %s (%zu nodes per decode step): %s\n", graph_mode->config().enabled ? "on" : "off",
+                session.last_graph_nodes(), format_stats(graph_mode->stats()).c_str());
+  } else {
+    std::printf("  graph mode: not available on the %s backend\n", o.backend.c_str());
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run a llama model (GGUF, or the embedded default): prefill, then greedy decode");
+  cmd->add_option("--model", o->model, "GGUF file of a llama-family model (default: an embedded small model with generated weights)");
+  cmd->add_option("--backend", o->backend, "Backend to run (cpu, reference)")->capture_default_str();
+  cmd->add_option("--graph-mode", o->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "Tokens to generate")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace tg::cli
