@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/launcher.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec.h"
 #include "tilegraph/core/tensor.h"
@@ -45,6 +46,8 @@ class ExecContext {
 
   const VecKernels& vec() const { return vec_; }
   int max_threads() const { return pool_.size(); }
+  // The pool as the GEMM kernel layer takes it (one region at a time, like parallel()).
+  evg::Launcher launcher() { return make_launcher(pool_); }
   // Memory the kernel shares with all its tasks (e.g. a converted operand), set up by the
   // calling thread before a region; invalidates what an earlier call returned.
   void* shared_scratch(size_t size) { return shared_.bytes(size); }
@@ -96,6 +99,8 @@ using Kernel = void (*)(const Tensor& node, ExecContext& exec);
 // One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops
 // (elementwise and norms) are in row_ops.h.
 void run_mul_mat(const Tensor& node, ExecContext& exec);
+// The blocked kernel for what the GEMM does not take (q8_0 weights, views with no unit stride).
+void run_mul_mat_fallback(const Tensor& node, ExecContext& exec);
 void run_soft_max(const Tensor& node, ExecContext& exec);
 void run_rope(const Tensor& node, ExecContext& exec);
 void run_get_rows(const Tensor& node, ExecContext& exec);

@@ -1,12 +1,12 @@
-// mul_mat: r[m, n] = sum_k a[k, m] * b[k, n], a broadcast over b's batch dims.
+// mul_mat: r[m, n] = sum_k a[k, m] * b[k, n], a broadcast over b's batch dims: the fallback for
+// what the GEMM (kernels_matmul_gemm.cpp) does not take, above all q8_0 weights.
 //
 // Two paths. Matrix-vector (N == 1, decode) is bound by reading a once: one dot product per row
 // of a straight from its storage (f16/bf16 converted and q8_0 dequantised on the fly). Matrix-
 // matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
 // of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
 // f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
-// over every MR x NR block against all of b. Everything here is self-contained so that the whole
-// file can be replaced by a different GEMM.
+// over every MR x NR block against all of b.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -354,7 +354,7 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
 
 }  // namespace
 
-void run_mul_mat(const Tensor& node, ExecContext& exec) {
+void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
   if (a.ne[0] == 0) {

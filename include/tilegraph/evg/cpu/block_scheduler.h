@@ -1,0 +1,81 @@
+#pragma once
+// The CPU BlockScheduler: cuts D into blocks within the BlockMmad's limits and orders them for
+// the Launcher's threads, which take them one at a time (so a thread slowed by other work on a
+// shared machine simply takes fewer).
+//
+// Rows are cut as little as the limits allow (each cut repacks B), columns as much as it takes
+// to give every thread work: a small-M problem (one block row) is split 2D by columns. Splitting
+// stops at a minimum amount of work per block, below which waking another thread costs more than
+// it saves. Blocks are numbered column-slab first, so that threads running at the same time work
+// on the same columns of B, which then come from the shared cache.
+#include <algorithm>
+#include <cstdint>
+
+#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/kernel/target.h"
+#include "tilegraph/evg/kernel/tiling.h"
+
+namespace tg::evg::cpu {
+inline namespace TG_EVG_TARGET_NAMESPACE {
+
+class BlockScheduler {
+ public:
+  // Multiply-adds below which a problem is not split further (tens of microseconds of work).
+  static constexpr int64_t kMinBlockWork = int64_t(1) << 17;
+  // With fewer blocks per thread than this, the block count is made a multiple of the thread
+  // count, so that no thread is left alone with the last block.
+  static constexpr int64_t kBalancedBlocksPerThread = 8;
+
+  BlockScheduler(const GemmShape& p, const BlockLimits& limits, int threads) {
+    if (p.m <= 0 || p.n <= 0) {
+      grid_ = {limits.tile_rows, limits.tile_cols};
+      return;
+    }
+    const int64_t row_blocks = ceil_div(p.m, limits.max_rows);
+    grid_.block_rows = round_up(ceil_div(p.m, row_blocks), limits.tile_rows);
+    row_blocks_ = ceil_div(p.m, grid_.block_rows);
+
+    // Columns in whole tiles: the widest blocks the limit allows, narrowed while that leaves the
+    // threads unevenly loaded and each block keeps enough work.
+    const int64_t col_tiles = ceil_div(p.n, limits.tile_cols);
+    const int64_t max_tiles = std::max<int64_t>(1, limits.max_cols / limits.tile_cols);
+    const int64_t widest = ceil_div(col_tiles, ceil_div(col_tiles, max_tiles));
+    const int64_t work = p.m * p.n * std::max<int64_t>(p.k, 1);
+    auto blocks_at = [&](int64_t tiles) { return row_blocks_ * ceil_div(col_tiles, tiles); };
+    int64_t tiles = widest;
+    for (int64_t t = widest; t >= 1; --t) {
+      const int64_t total = blocks_at(t);
+      if (t < widest && work / total < kMinBlockWork) break;
+      tiles = t;
+      if (total % threads == 0 || total >= kBalancedBlocksPerThread * threads) break;
+    }
+    grid_.block_cols = tiles * limits.tile_cols;
+    col_blocks_ = ceil_div(col_tiles, tiles);
+    m_ = p.m;
+    n_ = p.n;
+  }
+
+  const BlockGrid& grid() const { return grid_; }
+  int64_t blocks() const { return row_blocks_ * col_blocks_; }
+
+  BlockRect block(int64_t item) const {
+    const int64_t bi = item % row_blocks_, bj = item / row_blocks_;
+    BlockRect r;
+    r.row0 = bi * grid_.block_rows;
+    r.col0 = bj * grid_.block_cols;
+    r.rows = std::min(grid_.block_rows, m_ - r.row0);
+    r.cols = std::min(grid_.block_cols, n_ - r.col0);
+    return r;
+  }
+
+ private:
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+  BlockGrid grid_;
+  int64_t row_blocks_ = 0, col_blocks_ = 0;
+  int64_t m_ = 0, n_ = 0;
+};
+
+}  // namespace TG_EVG_TARGET_NAMESPACE
+}  // namespace tg::evg::cpu

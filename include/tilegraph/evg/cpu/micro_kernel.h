@@ -1,0 +1,85 @@
+#pragma once
+// The register-blocked micro-kernel: one tile of up to kTileRows x kTileCols outputs summed over
+// a packed K block with one FMA per accumulator per k.
+//
+//   c[i * ldc + j] (+)= sum_k a[k * rows + i] * b[k * kTileCols + j],  i < rows, j < kTileCols
+//
+// `a` is a packed A panel (rows values per k, broadcast), `b` a packed B panel (kTileCols values
+// per k, vector loads). The tile sizes fill the register file: AVX-512 12 x 32 (24 zmm
+// accumulators, 2 B vectors and a broadcast: 27 of 32), AVX2 6 x 16 (12 ymm accumulators, 15 of
+// 16), portable 4 x 8. Panels with fewer rows (the bottom edge of A) get a kernel compiled for
+// exactly that many rows rather than a full tile with wasted lanes.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "tilegraph/evg/cpu/vector.h"
+
+namespace tg::evg::cpu {
+inline namespace TG_EVG_TARGET_NAMESPACE {
+
+#if defined(TG_EVG_TARGET_AVX512)
+inline constexpr int kTileRows = 12;
+inline constexpr int kTileVectors = 2;
+#elif defined(TG_EVG_TARGET_AVX2)
+inline constexpr int kTileRows = 6;
+inline constexpr int kTileVectors = 2;
+#else
+inline constexpr int kTileRows = 4;
+inline constexpr int kTileVectors = 8;
+#endif
+inline constexpr int kTileCols = kTileVectors * Vec::kLanes;
+
+using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                             bool accumulate);
+
+template <int kRows>
+void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
+                  float* __restrict c, int64_t ldc, bool accumulate) {
+  using F = Vec::F;
+  constexpr int kV = kTileVectors, kL = Vec::kLanes;
+  F acc[kRows][kV];
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) acc[i][v] = Vec::zero();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    F bv[kV];
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) bv[v] = Vec::load(b + v * kL);
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      const F ai = Vec::set1(a[i]);
+#pragma GCC unroll 8
+      for (int v = 0; v < kV; ++v) acc[i][v] = Vec::fmadd(ai, bv[v], acc[i][v]);
+    }
+    a += kRows;
+    b += kTileCols;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      float* out = c + i * ldc + v * kL;
+      Vec::store(out, accumulate ? Vec::add(acc[i][v], Vec::load(out)) : acc[i][v]);
+    }
+  }
+}
+
+template <size_t... kIndex>
+constexpr std::array<MicroKernel, sizeof...(kIndex)> micro_kernel_table(
+    std::index_sequence<kIndex...>) {
+  return {micro_kernel<int(kIndex) + 1>...};
+}
+
+// The kernel for a panel of `rows` (1 .. kTileRows) rows.
+inline MicroKernel micro_kernel_for(int rows) {
+  static constexpr auto kTable = micro_kernel_table(std::make_index_sequence<kTileRows>());
+  return kTable[size_t(rows - 1)];
+}
+
+}  // namespace TG_EVG_TARGET_NAMESPACE
+}  // namespace tg::evg::cpu

@@ -1,0 +1,109 @@
+#pragma once
+// Packing (GotoBLAS/BLIS): copies of A and B reordered so that the micro-kernel reads both
+// operands as contiguous streams, converted to f32 on the way (f16/bf16 inputs), and padded so
+// that the micro-kernel never needs an edge case along N.
+//
+//   A panel: `rows` (<= kTileRows) rows of A over kc values of K, k-major: a[k * rows + i].
+//   B panel: kTileCols columns of B over kc values of K, k-major: b[k * kTileCols + j]; columns
+//            past the matrix are zero.
+//
+// An operand whose packed order runs across its storage order (A row-major, B column-major) is
+// transposed through registers, one Vec::kLanes square at a time.
+#include <algorithm>
+#include <cstdint>
+
+#include "tilegraph/evg/cpu/micro_kernel.h"
+#include "tilegraph/evg/cpu/vector.h"
+
+namespace tg::evg::cpu {
+inline namespace TG_EVG_TARGET_NAMESPACE {
+
+namespace detail {
+
+// Loads Vec::kLanes vectors, vector i holding elements [k0, k0 + kn) of storage line
+// (line0 + i) (a row of a row-major matrix or a column of a column-major one), and transposes
+// them; lines past line0 + lines are zero. Afterwards r[t] holds element k0 + t of each line.
+TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int lines, int64_t k0,
+                                   int kn, Vec::F r[Vec::kLanes]) {
+  for (int i = 0; i < Vec::kLanes; ++i) {
+    if (i >= lines) {
+      r[i] = Vec::zero();
+      continue;
+    }
+    const void* p = element_address(m.data, m.type, (line0 + i) * m.ld + k0);
+    r[i] = kn == Vec::kLanes ? Vec::load(p, m.type) : Vec::load_n(p, m.type, kn);
+  }
+  Vec::transpose(r);
+}
+
+}  // namespace detail
+
+// Packs rows [r0, r0 + rows) of A (rows <= kTileRows) over K range [k0, k0 + kc) into `panel`.
+inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k0, int64_t kc,
+                         float* panel) {
+  constexpr int kL = Vec::kLanes;
+  if (a.transposed) {
+    // Column-major: the rows of one k are adjacent.
+    for (int64_t k = 0; k < kc; ++k) {
+      const int64_t base = (k0 + k) * a.ld + r0;
+      for (int i = 0; i < rows; i += kL) {
+        const int n = std::min(kL, rows - i);
+        const void* p = element_address(a.data, a.type, base + i);
+        Vec::store_n(panel + k * rows + i, n == kL ? Vec::load(p, a.type) : Vec::load_n(p, a.type, n), n);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < rows; i += kL) {
+    const int lines = std::min(kL, rows - i);
+    for (int64_t k = 0; k < kc; k += kL) {
+      const int kn = int(std::min<int64_t>(kL, kc - k));
+      Vec::F r[kL];
+      detail::load_transposed(a, r0 + i, lines, k0 + k, kn, r);
+      for (int t = 0; t < kn; ++t) Vec::store_n(panel + (k + t) * rows + i, r[t], lines);
+    }
+  }
+}
+
+// Packs columns [c0, c0 + cols) of B over K range [k0, k0 + kc) into ceil(cols / kTileCols)
+// consecutive panels of kc * kTileCols floats.
+inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_t c0,
+                          int64_t cols, float* panels) {
+  constexpr int kL = Vec::kLanes;
+  const int64_t n_panels = (cols + kTileCols - 1) / kTileCols;
+  if (!b.transposed) {
+    // Row-major: each k contributes kTileCols adjacent values per panel.
+    for (int64_t k = 0; k < kc; ++k) {
+      const int64_t base = (k0 + k) * b.ld + c0;
+      for (int64_t p = 0; p < n_panels; ++p) {
+        float* out = panels + (p * kc + k) * kTileCols;
+        for (int v = 0; v < kTileCols; v += kL) {
+          const int64_t j = p * kTileCols + v;
+          const int n = int(std::clamp<int64_t>(cols - j, 0, kL));
+          const void* src = element_address(b.data, b.type, base + j);
+          Vec::store(out + v, n == kL ? Vec::load(src, b.type)
+                              : n > 0 ? Vec::load_n(src, b.type, n)
+                                      : Vec::zero());
+        }
+      }
+    }
+    return;
+  }
+  // Column-major: transpose kL columns x kL values of K at a time.
+  for (int64_t p = 0; p < n_panels; ++p) {
+    float* panel = panels + p * kc * kTileCols;
+    for (int v = 0; v < kTileCols; v += kL) {
+      const int64_t j = p * kTileCols + v;
+      const int lines = int(std::clamp<int64_t>(cols - j, 0, kL));
+      for (int64_t k = 0; k < kc; k += kL) {
+        const int kn = int(std::min<int64_t>(kL, kc - k));
+        Vec::F r[kL];
+        detail::load_transposed(b, c0 + j, lines, k0 + k, kn, r);
+        for (int t = 0; t < kn; ++t) Vec::store(panel + (k + t) * kTileCols + v, r[t]);
+      }
+    }
+  }
+}
+
+}  // namespace TG_EVG_TARGET_NAMESPACE
+}  // namespace tg::evg::cpu

@@ -1,0 +1,157 @@
+#pragma once
+// The kernel layer of the GEMM (Catlass's MatmulVisitor, CUTLASS's GemmUniversal):
+//
+//   D = epilogue(A · B),  A: M x K, B: K x N, f32 accumulation
+//
+// composed of three parts:
+//   BlockMmad       computes one block of the accumulator over all of K (CPU: evg/cpu/block_mmad.h).
+//   BlockEpilogue   consumes each finished block (the contract in evg/block.h; the plain store is
+//                   StoreEpilogue, EVG graphs are the others).
+//   BlockScheduler  cuts D into blocks and numbers them for the Launcher's threads.
+//
+// run() prepares what the BlockMmad shares between blocks (packed A) in one parallel phase, then
+// runs every block in a second: BlockMmad::compute into the thread's accumulator buffer, then
+// BlockEpilogue::visit on it while it is still in cache. BlockEpilogue::finish comes last.
+//
+// A BlockMmad type provides (all static):
+//   BlockLimits limits(const GemmShape&);
+//   int64_t shared_floats(const GemmShape&);            data prepared once, used by all blocks
+//   int64_t prepare_items(const GemmShape&);            parallel work items that prepare it
+//   void prepare(const MatrixOperand& a, const GemmShape&, int64_t item, float* shared);
+//   int64_t scratch_floats(const GemmShape&, const BlockGrid&);   per thread
+//   void compute(const float* shared, const MatrixOperand& b, const GemmShape&, const BlockRect&,
+//                float* scratch, float* acc, int64_t ld);
+//       acc receives the block rounded up to whole limits().tile_rows x tile_cols tiles.
+// A BlockScheduler type provides:
+//   BlockScheduler(const GemmShape&, const BlockLimits&, int threads);
+//   const BlockGrid& grid() const;  int64_t blocks() const;  BlockRect block(int64_t item) const;
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/kernel/operand.h"
+#include "tilegraph/evg/kernel/target.h"
+#include "tilegraph/evg/kernel/tiling.h"
+
+namespace tg::evg::kernel {
+inline namespace TG_EVG_TARGET_NAMESPACE {
+
+// Runs fn(item, thread) for every item in [0, n) through the launcher.
+template <class Fn>
+void launch(const Launcher& launcher, int64_t n, Fn& fn) {
+  if (n <= 0) return;
+  launcher.parallel_for(
+      launcher.pool, n,
+      [](void* arg, int64_t item, int thread) { (*static_cast<Fn*>(arg))(item, thread); }, &fn);
+}
+
+template <class BlockMmad, class BlockEpilogue, class BlockScheduler>
+class MatmulVisitor {
+ public:
+  struct Arguments {
+    GemmShape problem;
+    MatrixOperand a;  // M x K
+    MatrixOperand b;  // K x N
+    typename BlockEpilogue::Arguments epilogue;
+  };
+
+  // Workspace alignment run() requires.
+  static constexpr size_t kAlignment = 64;
+
+  // Bytes of workspace run() needs for this problem on `num_threads` threads.
+  static size_t workspace_bytes(const GemmShape& problem, int num_threads) {
+    return Layout(problem, num_threads).bytes;
+  }
+
+  // Runs with a workspace of its own (allocated here, freed on return).
+  static void run(const Arguments& args, const Launcher& launcher) {
+    const size_t bytes = workspace_bytes(args.problem, launcher.num_threads);
+    std::unique_ptr<void, decltype(&std::free)> workspace(
+        bytes ? std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)) : nullptr, &std::free);
+    if (bytes && !workspace) throw Error("matmul: cannot allocate " + std::to_string(bytes) + " bytes of workspace");
+    run(args, launcher, workspace.get());
+  }
+
+  // `workspace`: at least workspace_bytes() bytes, kAlignment-aligned, not used by anyone else
+  // during the call.
+  static void run(const Arguments& args, const Launcher& launcher, void* workspace) {
+    check(args, launcher, workspace);
+    const GemmShape& p = args.problem;
+    const BlockScheduler scheduler(p, BlockMmad::limits(p), launcher.num_threads);
+    BlockEpilogue epilogue(args.epilogue, p, scheduler.grid(), launcher.num_threads);
+    if (scheduler.blocks() > 0) {
+      const Layout layout(p, launcher.num_threads);
+      char* base = static_cast<char*>(workspace);
+      float* shared = reinterpret_cast<float*>(base);
+
+      auto prepare = [&](int64_t item, int) { BlockMmad::prepare(args.a, p, item, shared); };
+      launch(launcher, BlockMmad::prepare_items(p), prepare);
+
+      auto block = [&](int64_t item, int thread) {
+        char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;
+        float* acc = reinterpret_cast<float*>(mine);
+        float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
+        const BlockRect r = scheduler.block(item);
+        BlockMmad::compute(shared, args.b, p, r, scratch, acc, layout.acc_ld);
+        epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
+      };
+      launch(launcher, scheduler.blocks(), block);
+    }
+    epilogue.finish(launcher);
+  }
+
+ private:
+  // Floats of padding at the end of each accumulator row, so that rows a power of two apart in
+  // memory do not all map to the same L1 sets.
+  static constexpr int64_t kAccRowPadding = 16;
+
+  static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+  // The workspace: the BlockMmad's shared data, then per thread an accumulator block and the
+  // BlockMmad's scratch, each part aligned.
+  struct Layout {
+    size_t shared_bytes = 0, acc_bytes = 0, thread_bytes = 0, bytes = 0;
+    int64_t acc_ld = 0;
+
+    Layout(const GemmShape& p, int num_threads) {
+      if (p.m <= 0 || p.n <= 0) return;
+      const BlockLimits limits = BlockMmad::limits(p);
+      const BlockGrid grid = BlockScheduler(p, limits, num_threads).grid();
+      const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
+      acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
+      shared_bytes = round_up(size_t(BlockMmad::shared_floats(p)) * sizeof(float), kAlignment);
+      acc_bytes = round_up(size_t(acc_rows * acc_ld) * sizeof(float), kAlignment);
+      thread_bytes = acc_bytes + round_up(size_t(BlockMmad::scratch_floats(p, grid)) * sizeof(float), kAlignment);
+      bytes = shared_bytes + size_t(num_threads) * thread_bytes;
+    }
+  };
+
+  static void check_operand(const char* name, const MatrixOperand& m, int64_t rows, int64_t cols) {
+    if (m.ld < 0) throw Error(std::string("matmul: operand ") + name + " has a negative leading dimension");
+    if (rows > 0 && cols > 0 && !m.data) throw Error(std::string("matmul: operand ") + name + " has no data");
+  }
+
+  static void check(const Arguments& args, const Launcher& launcher, void* workspace) {
+    const GemmShape& p = args.problem;
+    if (p.m < 0 || p.n < 0 || p.k < 0) {
+      throw Error("matmul: negative problem size m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
+                  " k=" + std::to_string(p.k));
+    }
+    if (launcher.num_threads < 1 || !launcher.parallel_for) {
+      throw Error("matmul: the launcher needs a parallel_for and at least one thread");
+    }
+    check_operand("A", args.a, p.m, p.k);
+    check_operand("B", args.b, p.k, p.n);
+    if (workspace_bytes(p, launcher.num_threads) > 0 &&
+        (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0)) {
+      throw Error("matmul: the workspace must be a " + std::to_string(kAlignment) + "-byte aligned buffer");
+    }
+  }
+};
+
+}  // namespace TG_EVG_TARGET_NAMESPACE
+}  // namespace tg::evg::kernel

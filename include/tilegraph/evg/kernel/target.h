@@ -1,0 +1,22 @@
+#pragma once
+// The instruction set the including code is compiled for, as an inline namespace.
+//
+// The CPU library compiles the same header-only GEMM in several translation units with different
+// ISA flags (src/cpu/gemm_{scalar,avx2,avx512}.cpp). An inline function or a template that does
+// not depend on the ISA would then be defined several times with different machine code, and the
+// linker would keep any one of them: an AVX-512 copy could end up called on a CPU without
+// AVX-512. Every definition with code in evg/kernel and evg/cpu therefore lives in
+// `inline namespace TG_EVG_TARGET_NAMESPACE`, which gives each ISA its own symbols while the
+// source keeps writing tg::evg::... Data-only types shared across ISAs (block.h, operand.h) stay
+// outside it.
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX2__) && \
+    defined(__FMA__) && defined(__F16C__)
+#define TG_EVG_TARGET_AVX512 1
+#define TG_EVG_TARGET_NAMESPACE target_avx512
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define TG_EVG_TARGET_AVX2 1
+#define TG_EVG_TARGET_NAMESPACE target_avx2
+#else
+#define TG_EVG_TARGET_PORTABLE 1
+#define TG_EVG_TARGET_NAMESPACE target_portable
+#endif

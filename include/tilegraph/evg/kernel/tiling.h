@@ -1,0 +1,20 @@
+#pragma once
+// How a BlockMmad wants D cut (BlockLimits), and one block of the cut (BlockRect): the data the
+// kernel layer passes between its BlockScheduler and its BlockMmad. Data only, shared across ISAs.
+#include <cstdint>
+
+namespace tg::evg {
+
+struct BlockLimits {
+  int64_t tile_rows = 1;  // block sizes are multiples of the micro tile ...
+  int64_t tile_cols = 1;
+  int64_t max_rows = 1;   // ... and at most this large (what the caches hold)
+  int64_t max_cols = 1;
+};
+
+struct BlockRect {
+  int64_t row0 = 0, col0 = 0;
+  int64_t rows = 0, cols = 0;
+};
+
+}  // namespace tg::evg

@@ -1,0 +1,43 @@
+#pragma once
+// The GEMM of include/tilegraph/evg (kernel layer + CPU BlockMmad), compiled once per instruction
+// set (gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp) and chosen at run time like the
+// VecKernels tables, so that one binary runs the best code the CPU supports and tests can run
+// every table this machine has.
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/vec.h"
+#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/kernel/callback_epilogue.h"
+#include "tilegraph/evg/kernel/operand.h"
+
+namespace tg::cpu {
+
+struct GemmKernels {
+  Isa isa;
+  // The micro tile (rows x cols) and its kernel, for a panel of `rows` rows (1 .. tile_rows):
+  // c[i * ldc + j] (+)= sum_k a[k * rows + i] * b[k * tile_cols + j].
+  int tile_rows, tile_cols;
+  void (*micro_kernel)(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                       bool accumulate);
+
+  // Bytes of (64-byte aligned) workspace a GEMM of this size needs on `num_threads` threads.
+  size_t (*workspace_bytes)(const evg::GemmShape& problem, int num_threads);
+  // D = A · B into an f32 matrix with row stride ldd.
+  void (*gemm)(const evg::GemmShape& problem, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
+               float* d, int64_t ldd, const evg::Launcher& launcher, void* workspace);
+  // A · B through an epilogue given as callbacks.
+  void (*gemm_with_epilogue)(const evg::GemmShape& problem, const evg::MatrixOperand& a,
+                             const evg::MatrixOperand& b, const evg::EpilogueCallbacks& epilogue,
+                             const evg::Launcher& launcher, void* workspace);
+};
+
+// The table of `isa`, which the caller must have checked the CPU supports (best_isa()).
+const GemmKernels& gemm_kernels(Isa isa);
+
+// Defined in gemm_<isa>.cpp, each from gemm_impl.h.
+const GemmKernels& scalar_gemm_kernels();
+const GemmKernels& avx2_gemm_kernels();
+const GemmKernels& avx512_gemm_kernels();
+
+}  // namespace tg::cpu

@@ -1,0 +1,15 @@
+// The AVX-512 (F, BW, VL) GEMM (this file is compiled with those flags).
+#include "cpu/gemm_impl.h"
+
+#if !defined(TG_EVG_TARGET_AVX512)
+#error "gemm_avx512.cpp is not compiled for its instruction set (see src/CMakeLists.txt)"
+#endif
+
+namespace tg::cpu {
+
+const GemmKernels& avx512_gemm_kernels() {
+  static const GemmKernels kernels = make_gemm_kernels(Isa::AVX512);
+  return kernels;
+}
+
+}  // namespace tg::cpu

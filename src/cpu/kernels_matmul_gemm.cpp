@@ -1,0 +1,111 @@
+// mul_mat on the GEMM of include/tilegraph/evg (cpu/gemm.h).
+//
+// r[m, n] = sum_k a[k, m] * b[k, n] is, per batch, the GEMM
+//
+//   D (b.ne1 x a.ne1) = A (b.ne1 x K: b's matrix) · B (K x a.ne1: a's matrix transposed)
+//
+// with D = r's matrix. Any view with a unit stride along ne0 or ne1 is a row- or column-major
+// operand (the GEMM's trans flags), so padded, permuted and transposed sources run without a
+// copy; q8_0 weights and views with no unit stride go to the blocked fallback.
+//
+// Batches: when there are at least as many as threads (attention heads), or each is too small
+// to split, every thread runs whole GEMMs on its own; otherwise the batches run one after
+// another, each split over all threads.
+#include <algorithm>
+#include <atomic>
+#include <optional>
+
+#include "cpu/gemm.h"
+#include "cpu/kernels.h"
+#include "cpu/row_io.h"
+
+namespace tg::cpu {
+
+namespace {
+
+// Multiply-adds per batch below which one GEMM is not worth splitting over threads.
+constexpr int64_t kMinSplitWork = int64_t(1) << 20;
+
+std::optional<evg::ElementType> element_type(DType type) {
+  switch (type) {
+    case DType::F32: return evg::ElementType::F32;
+    case DType::F16: return evg::ElementType::F16;
+    case DType::BF16: return evg::ElementType::BF16;
+    default: return std::nullopt;
+  }
+}
+
+// The matrix of one batch of `t`, element (r, c) at r * nb[1] + c * nb[0], as a GEMM operand
+// (data left unset): row-major when elements along ne0 are adjacent, column-major when those
+// along ne1 are. With a single row or column the other stride is free.
+std::optional<evg::MatrixOperand> operand_layout(const Tensor& t) {
+  const std::optional<evg::ElementType> type = element_type(t.type);
+  if (!type) return std::nullopt;
+  const size_t size = size_t(evg::element_bytes(*type));
+  auto stride = [&](int dim) { return int64_t(t.nb[dim] / size); };
+  auto divisible = [&](int dim) { return t.nb[dim] % size == 0; };
+  evg::MatrixOperand m;
+  m.type = *type;
+  if ((t.nb[0] == size || t.ne[0] == 1) && divisible(1)) {
+    m.ld = stride(1);
+  } else if ((t.nb[1] == size || t.ne[1] == 1) && divisible(0)) {
+    m.transposed = true;
+    m.ld = stride(0);
+  } else {
+    return std::nullopt;
+  }
+  return m;
+}
+
+evg::MatrixOperand at_batch(evg::MatrixOperand m, const Tensor& t, int64_t i2, int64_t i3) {
+  m.data = static_cast<const char*>(t.data) + i2 * int64_t(t.nb[2]) + i3 * int64_t(t.nb[3]);
+  return m;
+}
+
+}  // namespace
+
+void run_mul_mat(const Tensor& node, ExecContext& exec) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  std::optional<evg::MatrixOperand> a_layout = operand_layout(b);
+  std::optional<evg::MatrixOperand> b_layout = operand_layout(a);
+  const bool output_fits = node.nb[0] == sizeof(float) && node.nb[1] % sizeof(float) == 0;
+  if (!a_layout || !b_layout || !output_fits) {
+    run_mul_mat_fallback(node, exec);
+    return;
+  }
+  b_layout->transposed = !b_layout->transposed;  // the GEMM's B is a's matrix transposed
+
+  const GemmKernels& kernels = gemm_kernels(exec.vec().isa);
+  const evg::GemmShape shape{b.ne[1], a.ne[1], a.ne[0]};
+  const int64_t ldd = int64_t(node.nb[1] / sizeof(float));
+  const int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
+  const int64_t batches = node.ne[2] * node.ne[3];
+  auto run_batch = [&](int64_t batch, const evg::Launcher& launcher, void* workspace) {
+    const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
+    float* d = reinterpret_cast<float*>(row_ptr(node, 0, i2, i3));
+    kernels.gemm(shape, at_batch(*a_layout, b, i2, i3), at_batch(*b_layout, a, i2 / r2, i3 / r3), d, ldd,
+                 launcher, workspace);
+  };
+
+  const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
+  const int threads = exec.max_threads();
+  if (batches > 1 && (batches >= threads || work < kMinSplitWork)) {
+    const size_t workspace_bytes = kernels.workspace_bytes(shape, 1);
+    const evg::Launcher serial = evg::Launcher::serial();
+    std::atomic<int64_t> next{0};
+    const int tasks = exec.tasks_for(batches, std::max<int64_t>(1, work / 16));
+    exec.parallel(tasks, [&](const ThreadContext& tc) {
+      void* workspace = tc.scratch.bytes(workspace_bytes);
+      for (int64_t batch; (batch = next.fetch_add(1, std::memory_order_relaxed)) < batches;) {
+        run_batch(batch, serial, workspace);
+      }
+    });
+    return;
+  }
+  void* workspace = exec.shared_scratch(kernels.workspace_bytes(shape, threads));
+  const evg::Launcher launcher = exec.launcher();
+  for (int64_t batch = 0; batch < batches; ++batch) run_batch(batch, launcher, workspace);
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,322 @@
+// The library's GEMM (src/cpu/gemm.h) on every ISA this machine has: the micro-kernels, the whole
+// GEMM against a double-precision reference over shapes with partial edge tiles, sizes 0, 1 and
+// primes, every storage order, f16/bf16 inputs, padded leading dimensions and 1..4 threads, and
+// an epilogue that records every block it is given.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/gemm.h"
+#include "cpu/launcher.h"
+#include "cpu/thread_pool.h"
+#include "cpu/vec.h"
+#include "gemm_test_utils.h"
+#include "tilegraph/core/error.h"
+
+namespace tg::cpu {
+namespace {
+
+using evg::ElementType;
+using test::AlignedBuffer;
+using test::Reference;
+using test::TestMatrix;
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> isas;
+  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
+  return isas;
+}
+
+// ---- micro-kernels ----
+
+TEST(GemmMicroKernel, EveryRowCountAgainstReference) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (Isa isa : available_isas()) {
+    const GemmKernels& kernels = gemm_kernels(isa);
+    const int cols = kernels.tile_cols;
+    for (int rows = 1; rows <= kernels.tile_rows; ++rows) {
+      for (int64_t kc : {0, 1, 3, 17, 256}) {
+        for (bool accumulate : {false, true}) {
+          std::vector<float> a(size_t(kc * rows)), b(size_t(kc * cols));
+          for (float& x : a) x = dist(rng);
+          for (float& x : b) x = dist(rng);
+          const int64_t ldc = cols + 5;
+          std::vector<float> c(size_t(rows * ldc));
+          for (float& x : c) x = dist(rng);
+          const std::vector<float> before = c;
+          kernels.micro_kernel(rows, kc, a.data(), b.data(), c.data(), ldc, accumulate);
+          for (int i = 0; i < rows; ++i) {
+            for (int j = 0; j < ldc; ++j) {
+              const float got = c[size_t(i * ldc + j)];
+              if (j >= cols) {
+                ASSERT_EQ(got, before[size_t(i * ldc + j)]) << "wrote outside the tile";
+                continue;
+              }
+              double want = accumulate ? before[size_t(i * ldc + j)] : 0.0, mag = std::fabs(want);
+              for (int64_t k = 0; k < kc; ++k) {
+                want += double(a[size_t(k * rows + i)]) * b[size_t(k * cols + j)];
+                mag += std::fabs(double(a[size_t(k * rows + i)]) * b[size_t(k * cols + j)]);
+              }
+              ASSERT_NEAR(got, want, double(kc + 4) * std::ldexp(1.0, -23) * mag)
+                  << isa_name(isa) << " rows=" << rows << " kc=" << kc << " accumulate=" << accumulate
+                  << " at (" << i << ", " << j << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- whole GEMM ----
+
+struct Case {
+  evg::GemmShape shape;
+  ElementType a_type, b_type;
+  bool a_transposed, b_transposed;
+  int64_t pad;  // extra elements per storage line of A, B and D
+  int threads;
+};
+
+std::string describe(const Case& c, Isa isa) {
+  return std::string(isa_name(isa)) + " m=" + std::to_string(c.shape.m) + " n=" + std::to_string(c.shape.n) +
+         " k=" + std::to_string(c.shape.k) + " A " + test::element_name(c.a_type) +
+         (c.a_transposed ? "^T" : "") + " B " + test::element_name(c.b_type) + (c.b_transposed ? "^T" : "") +
+         " pad=" + std::to_string(c.pad) + " threads=" + std::to_string(c.threads);
+}
+
+// The operands of a case and their reference, built once for every ISA and thread count.
+struct Operands {
+  TestMatrix a, b;
+  Reference ref;
+  Operands(const Case& c, std::mt19937& rng)
+      : a(rng, c.a_type, c.shape.m, c.shape.k, c.a_transposed, c.pad),
+        b(rng, c.b_type, c.shape.k, c.shape.n, c.b_transposed, c.pad),
+        ref(a, b, c.shape) {}
+};
+
+void run_case(const Case& c, const Operands& ops, Isa isa) {
+  const evg::GemmShape& p = c.shape;
+  const int64_t ldd = p.n + c.pad;
+  // A sentinel in every slot: what the GEMM must not write keeps it.
+  const float sentinel = -12345.0f;
+  std::vector<float> d(size_t(std::max<int64_t>(1, p.m * ldd)), sentinel);
+  ThreadPool pool(c.threads);
+  const GemmKernels& kernels = gemm_kernels(isa);
+  AlignedBuffer workspace(kernels.workspace_bytes(p, c.threads));
+  kernels.gemm(p, ops.a.operand(), ops.b.operand(), d.data(), ldd, make_launcher(pool), workspace.get());
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < ldd; ++j) {
+      const float got = d[size_t(i * ldd + j)];
+      if (j >= p.n) {
+        ASSERT_EQ(got, sentinel) << describe(c, isa) << ": wrote padding at (" << i << ", " << j << ")";
+      } else {
+        ASSERT_TRUE(ops.ref.close(i, j, got, p.k))
+            << describe(c, isa) << " at (" << i << ", " << j << "): got " << got << ", want "
+            << ops.ref.value[size_t(i * p.n + j)];
+      }
+    }
+  }
+}
+
+void run_case_on_every_isa(const Case& c, std::mt19937& rng) {
+  const Operands ops(c, rng);
+  for (Isa isa : available_isas()) run_case(c, ops, isa);
+}
+
+// Shapes: empty, single elements, primes, whole and partial micro tiles, K across several packed
+// blocks, M across several row blocks, N across several column blocks, and the M = 1 GEMV.
+const std::vector<evg::GemmShape> kShapes = {
+    {0, 5, 3},   {5, 0, 3},    {4, 6, 0},    {1, 1, 1},     {1, 37, 129},  {1, 1000, 17},
+    {2, 3, 5},   {13, 31, 7},  {12, 32, 256}, {25, 65, 257}, {7, 1, 64},    {97, 389, 300},
+    {761, 23, 31}, {3, 1031, 5}, {48, 96, 513}};
+
+TEST(Gemm, EveryStorageOrderAgainstReference) {
+  std::mt19937 rng(2);
+  for (const evg::GemmShape& shape : kShapes) {
+    for (int order = 0; order < 4; ++order) {
+      run_case_on_every_isa({shape, ElementType::F32, ElementType::F32, bool(order & 1), bool(order & 2), 0, 1}, rng);
+    }
+  }
+}
+
+TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
+  std::mt19937 rng(3);
+  const ElementType types[] = {ElementType::F32, ElementType::F16, ElementType::BF16};
+  for (const evg::GemmShape& shape :
+       {evg::GemmShape{1, 45, 70}, evg::GemmShape{29, 67, 41}, evg::GemmShape{40, 130, 300}}) {
+    for (ElementType at : types) {
+      for (ElementType bt : types) {
+        for (int order = 0; order < 4; ++order) {
+          run_case_on_every_isa({shape, at, bt, bool(order & 1), bool(order & 2), 3 + order, 1}, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, OneToFourThreads) {
+  std::mt19937 rng(4);
+  for (const evg::GemmShape& shape : {evg::GemmShape{1, 2000, 300}, evg::GemmShape{8, 777, 70},
+                                      evg::GemmShape{750, 400, 40}, evg::GemmShape{130, 1500, 9}}) {
+    const Case base{shape, ElementType::F32, ElementType::F16, false, true, 1, 1};
+    const Operands ops(base, rng);
+    for (Isa isa : available_isas()) {
+      for (int threads = 1; threads <= 4; ++threads) {
+        Case c = base;
+        c.threads = threads;
+        run_case(c, ops, isa);
+      }
+    }
+  }
+}
+
+// ---- the epilogue contract ----
+
+// Records every block with the accumulator's values at the moment it is visited.
+struct Recorder {
+  const Reference* ref = nullptr;
+  int64_t k = 0;
+  std::mutex mutex;
+  evg::GemmShape problem;
+  evg::BlockGrid grid;
+  int num_threads = 0;
+  int starts = 0, finishes = 0;
+  size_t visits_at_finish = 0;
+  std::vector<evg::AccBlock> blocks;
+  std::vector<int> threads;
+  std::atomic<int64_t> wrong_values{0};
+
+  static evg::EpilogueCallbacks callbacks(Recorder& r) {
+    evg::EpilogueCallbacks cb;
+    cb.context = &r;
+    cb.start = [](void* self, const evg::GemmShape& p, const evg::BlockGrid& g, int threads) {
+      auto& r = *static_cast<Recorder*>(self);
+      r.problem = p;
+      r.grid = g;
+      r.num_threads = threads;
+      ++r.starts;
+    };
+    cb.visit = [](void* self, const evg::AccBlock& acc, int thread) {
+      auto& r = *static_cast<Recorder*>(self);
+      // The block must already hold the sum over all of K.
+      for (int64_t i = 0; i < acc.rows; ++i) {
+        for (int64_t j = 0; j < acc.cols; ++j) {
+          if (!r.ref->close(acc.row0 + i, acc.col0 + j, acc.data[i * acc.ld + j], r.k)) ++r.wrong_values;
+        }
+      }
+      std::lock_guard lock(r.mutex);
+      r.blocks.push_back(acc);
+      r.threads.push_back(thread);
+    };
+    cb.finish = [](void* self, const evg::Launcher&) {
+      auto& r = *static_cast<Recorder*>(self);
+      std::lock_guard lock(r.mutex);
+      ++r.finishes;
+      r.visits_at_finish = r.blocks.size();
+    };
+    return cb;
+  }
+};
+
+TEST(GemmEpilogue, EveryBlockVisitedOnceAfterTheWholeSum) {
+  std::mt19937 rng(5);
+  for (const evg::GemmShape& p : {evg::GemmShape{1, 3000, 100}, evg::GemmShape{5, 900, 600},
+                                  evg::GemmShape{760, 300, 70}, evg::GemmShape{31, 17, 0}}) {
+    const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
+    const TestMatrix b(rng, ElementType::BF16, p.k, p.n, true, 0);
+    const Reference ref(a, b, p);
+    for (Isa isa : available_isas()) {
+      for (int threads : {1, 2, 3}) {
+        Recorder rec;
+        rec.ref = &ref;
+        rec.k = p.k;
+        ThreadPool pool(threads);
+        const GemmKernels& kernels = gemm_kernels(isa);
+        AlignedBuffer workspace(kernels.workspace_bytes(p, threads));
+        kernels.gemm_with_epilogue(p, a.operand(), b.operand(), Recorder::callbacks(rec), make_launcher(pool),
+                                   workspace.get());
+        const std::string where = std::string(isa_name(isa)) + " threads=" + std::to_string(threads) +
+                                  " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
+                                  " k=" + std::to_string(p.k);
+        ASSERT_EQ(rec.starts, 1) << where;
+        ASSERT_EQ(rec.finishes, 1) << where;
+        EXPECT_EQ(rec.num_threads, threads) << where;
+        EXPECT_EQ(rec.problem.m, p.m);
+        EXPECT_EQ(rec.visits_at_finish, rec.blocks.size()) << where << ": a block visited after finish";
+        EXPECT_EQ(rec.wrong_values.load(), 0) << where << ": a block visited before its sum was complete";
+        std::vector<int> covered(size_t(p.m * p.n), 0);
+        for (size_t i = 0; i < rec.blocks.size(); ++i) {
+          const evg::AccBlock& blk = rec.blocks[i];
+          EXPECT_GE(rec.threads[i], 0);
+          EXPECT_LT(rec.threads[i], threads) << where;
+          // Blocks follow the grid the epilogue was given.
+          EXPECT_EQ(blk.row0 % rec.grid.block_rows, 0) << where;
+          EXPECT_EQ(blk.col0 % rec.grid.block_cols, 0) << where;
+          EXPECT_EQ(blk.rows, std::min(rec.grid.block_rows, p.m - blk.row0)) << where;
+          EXPECT_EQ(blk.cols, std::min(rec.grid.block_cols, p.n - blk.col0)) << where;
+          for (int64_t r = 0; r < blk.rows; ++r) {
+            for (int64_t c = 0; c < blk.cols; ++c) ++covered[size_t((blk.row0 + r) * p.n + blk.col0 + c)];
+          }
+        }
+        EXPECT_EQ(int64_t(rec.blocks.size()),
+                  rec.grid.row_blocks(p.m) * rec.grid.col_blocks(p.n)) << where;
+        EXPECT_TRUE(std::ranges::all_of(covered, [](int n) { return n == 1; }))
+            << where << ": an element not visited exactly once";
+      }
+    }
+  }
+}
+
+// ---- errors ----
+
+TEST(GemmErrors, BadArgumentsAreRejected) {
+  const GemmKernels& kernels = gemm_kernels(best_isa());
+  ThreadPool pool(2);
+  const evg::Launcher launcher = make_launcher(pool);
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), d(64, 0.0f);
+  const evg::MatrixOperand op_a{a.data(), ElementType::F32, 8, false};
+  const evg::MatrixOperand op_b{b.data(), ElementType::F32, 8, false};
+  const evg::GemmShape p{8, 8, 8};
+  AlignedBuffer workspace(kernels.workspace_bytes(p, 2) + 64);
+  auto expect_error = [&](const std::string& needle, auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("negative problem size", [&] {
+    kernels.gemm({-1, 8, 8}, op_a, op_b, d.data(), 8, launcher, workspace.get());
+  });
+  expect_error("operand A has no data", [&] {
+    kernels.gemm(p, {nullptr, ElementType::F32, 8, false}, op_b, d.data(), 8, launcher, workspace.get());
+  });
+  expect_error("operand B has a negative leading dimension", [&] {
+    kernels.gemm(p, op_a, {b.data(), ElementType::F32, -8, false}, d.data(), 8, launcher, workspace.get());
+  });
+  expect_error("aligned", [&] {
+    kernels.gemm(p, op_a, op_b, d.data(), 8, launcher, static_cast<char*>(workspace.get()) + 4);
+  });
+  expect_error("row stride", [&] { kernels.gemm(p, op_a, op_b, d.data(), 7, launcher, workspace.get()); });
+  expect_error("no output", [&] { kernels.gemm(p, op_a, op_b, nullptr, 8, launcher, workspace.get()); });
+  expect_error("no visit function", [&] {
+    kernels.gemm_with_epilogue(p, op_a, op_b, evg::EpilogueCallbacks{}, launcher, workspace.get());
+  });
+  evg::Launcher broken = launcher;
+  broken.num_threads = 0;
+  expect_error("at least one thread", [&] {
+    kernels.gemm(p, op_a, op_b, d.data(), 8, broken, workspace.get());
+  });
+}
+
+}  // namespace
+}  // namespace tg::cpu

@@ -1,0 +1,170 @@
+// The header-only GEMM as a JIT-compiled kernel sees it: MatmulVisitor instantiated here, in
+// this (baseline-ISA) test file, with a BlockEpilogue type of its own; the BlockScheduler's cut;
+// the thread pool's Launcher; the exact f16 conversion the packing uses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "cpu/launcher.h"
+#include "cpu/thread_pool.h"
+#include "gemm_test_utils.h"
+#include "tilegraph/core/dtype.h"
+#include "tilegraph/evg/cpu/block_mmad.h"
+#include "tilegraph/evg/cpu/block_scheduler.h"
+#include "tilegraph/evg/kernel/matmul_visitor.h"
+
+namespace tg::evg {
+namespace {
+
+using test::Reference;
+using test::TestMatrix;
+
+// D = alpha * acc + bias[col]: a BlockEpilogue written against block.h alone.
+class ScaleBiasEpilogue {
+ public:
+  struct Arguments {
+    float alpha;
+    const float* bias;
+    float* d;
+    int64_t ldd;
+  };
+  ScaleBiasEpilogue(const Arguments& args, const GemmShape&, const BlockGrid&, int) : args_(args) {}
+  void visit(const AccBlock& acc, int) const {
+    for (int64_t i = 0; i < acc.rows; ++i) {
+      for (int64_t j = 0; j < acc.cols; ++j) {
+        args_.d[(acc.row0 + i) * args_.ldd + acc.col0 + j] =
+            args_.alpha * acc.data[i * acc.ld + j] + args_.bias[acc.col0 + j];
+      }
+    }
+  }
+  void finish(const Launcher&) const {}
+
+ private:
+  Arguments args_;
+};
+
+using ScaleBiasGemm = kernel::MatmulVisitor<cpu::BlockMmad, ScaleBiasEpilogue, cpu::BlockScheduler>;
+
+TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
+  std::mt19937 rng(7);
+  for (const GemmShape& p : {GemmShape{1, 70, 33}, GemmShape{37, 90, 260}, GemmShape{0, 4, 4}}) {
+    const TestMatrix a(rng, ElementType::F16, p.m, p.k, true, 2);
+    const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 1);
+    const Reference ref(a, b, p);
+    std::vector<float> bias(size_t(p.n));
+    for (size_t j = 0; j < bias.size(); ++j) bias[j] = float(j) * 0.25f;
+    for (int threads : {1, 2}) {
+      tg::cpu::ThreadPool pool(threads);
+      const Launcher launcher = threads == 1 ? Launcher::serial() : tg::cpu::make_launcher(pool);
+      std::vector<float> d(size_t(p.m * p.n), -1.0f);
+      const ScaleBiasGemm::Arguments args{p, a.operand(), b.operand(), {2.0f, bias.data(), d.data(), p.n}};
+      if (threads == 1) {
+        ScaleBiasGemm::run(args, launcher);
+      } else {
+        test::AlignedBuffer workspace(ScaleBiasGemm::workspace_bytes(p, threads));
+        ScaleBiasGemm::run(args, launcher, workspace.get());
+      }
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          const float got = d[size_t(i * p.n + j)];
+          const float acc = (got - bias[size_t(j)]) / 2.0f;
+          ASSERT_TRUE(ref.close(i, j, acc, p.k + 2)) << "m=" << p.m << " threads=" << threads << " at (" << i
+                                                     << ", " << j << "): " << got;
+        }
+      }
+    }
+  }
+}
+
+// ---- the scheduler's cut ----
+
+TEST(BlockScheduler, CoversEveryElementOnceWithinTheLimits) {
+  const BlockLimits limits{12, 32, 120, 96};
+  for (int threads : {1, 2, 3, 4}) {
+    for (int64_t m : {1, 5, 12, 13, 119, 120, 121, 700}) {
+      for (int64_t n : {1, 31, 32, 95, 97, 500}) {
+        for (int64_t k : {0, 1, 4096}) {
+          const cpu::BlockScheduler s({m, n, k}, limits, threads);
+          const BlockGrid& g = s.grid();
+          ASSERT_EQ(g.block_rows % limits.tile_rows, 0);
+          ASSERT_EQ(g.block_cols % limits.tile_cols, 0);
+          ASSERT_LE(g.block_rows, limits.max_rows);
+          ASSERT_LE(g.block_cols, std::max(limits.max_cols, limits.tile_cols));
+          ASSERT_EQ(s.blocks(), g.row_blocks(m) * g.col_blocks(n));
+          std::vector<int> covered(size_t(m * n), 0);
+          for (int64_t item = 0; item < s.blocks(); ++item) {
+            const BlockRect r = s.block(item);
+            for (int64_t i = r.row0; i < r.row0 + r.rows; ++i) {
+              for (int64_t j = r.col0; j < r.col0 + r.cols; ++j) ++covered[size_t(i * n + j)];
+            }
+          }
+          for (size_t e = 0; e < covered.size(); ++e) {
+            ASSERT_EQ(covered[e], 1) << "m=" << m << " n=" << n << " k=" << k << " threads=" << threads;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BlockScheduler, SmallMIsSplitByColumnsSoEveryThreadWorks) {
+  const BlockLimits limits{12, 32, 720, 384};
+  for (int64_t m : {1, 8, 64, 512}) {
+    for (int threads : {2, 3, 4}) {
+      const cpu::BlockScheduler s({m, 4096, 4096}, limits, threads);
+      EXPECT_EQ(s.grid().row_blocks(m), 1);
+      EXPECT_GE(s.blocks(), threads) << "m=" << m;
+      EXPECT_EQ(s.blocks() % threads, 0) << "m=" << m << ": a thread would be left the last block alone";
+    }
+  }
+  // Too little work to be worth another thread: one block.
+  EXPECT_EQ(cpu::BlockScheduler({4, 64, 8}, limits, 2).blocks(), 1);
+}
+
+// ---- the Launcher over the thread pool ----
+
+TEST(Launcher, RunsEveryItemOnceOnValidThreads) {
+  for (int threads : {1, 2, 4}) {
+    tg::cpu::ThreadPool pool(threads);
+    const Launcher launcher = tg::cpu::make_launcher(pool);
+    EXPECT_EQ(launcher.num_threads, threads);
+    for (int64_t n : {0, 1, 2, 5, 1000}) {
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      std::atomic<bool> bad_thread{false};
+      auto fn = [&](int64_t item, int thread) {
+        runs[size_t(item)].fetch_add(1);
+        if (thread < 0 || thread >= threads) bad_thread = true;
+      };
+      kernel::launch(launcher, n, fn);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(runs[size_t(i)].load(), 1) << "item " << i;
+      EXPECT_FALSE(bad_thread.load());
+    }
+    // One item runs on the caller alone.
+    std::thread::id ran_on;
+    auto one = [&](int64_t, int) { ran_on = std::this_thread::get_id(); };
+    kernel::launch(launcher, 1, one);
+    EXPECT_EQ(ran_on, std::this_thread::get_id());
+  }
+}
+
+// ---- packing's f16 conversion ----
+
+TEST(GemmConversion, HalfToFloatIsExactForEveryValue) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const float got = cpu::half_to_float(uint16_t(bits));
+    const float want = f16_to_f32(f16{uint16_t(bits)});
+    if (want != want) {
+      ASSERT_NE(got, got) << std::hex << bits;
+    } else {
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << std::hex << bits << ": " << got << " vs " << want;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tg::evg
