@@ -139,6 +139,11 @@ std::string compare_bits(const std::vector<float>& a, const std::vector<float>& 
   return "";
 }
 
+std::string describe(const Shape& shape, const BlockGrid& grid) {
+  return "shape " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + " grid " +
+         std::to_string(grid.block_rows) + "x" + std::to_string(grid.block_cols);
+}
+
 std::vector<Shape> test_shapes() {
   return {{0, 0}, {0, 5}, {4, 0}, {1, 1}, {1, 17}, {13, 1}, {2, 3}, {7, 5}, {13, 31}, {37, 64}, {64, 37}, {61, 129}};
 }

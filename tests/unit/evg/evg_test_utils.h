@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/evg.h"
 
 namespace tg::evg::test {
 
@@ -57,5 +57,41 @@ struct Shape {
 std::vector<Shape> test_shapes();
 // Grids to cut those shapes with: single-row/column blocks, primes, larger than the problem.
 std::vector<BlockGrid> test_grids();
+
+// Calls f.template operator()<Epilogue>(name) with EVG under the architecture policies and
+// compute lengths the tests cover: vector widths 1 to 16 (wider than the baseline target is
+// legal, just emulated), fused and node-at-a-time compute, sub-tiles from 32 elements (many per
+// block, partial ones) to 2048.
+template <class EVG, class F>
+void for_each_policy(F&& f) {
+  f.template operator()<BlockEpilogue<arch::Cpu<4>, 2048, EVG>>("Cpu<4> L2048");
+  f.template operator()<BlockEpilogue<arch::Cpu<1>, 32, EVG>>("Cpu<1> L32");
+  f.template operator()<BlockEpilogue<arch::Cpu<16>, 64, EVG>>("Cpu<16> L64");
+  f.template operator()<BlockEpilogue<arch::CpuStaged<4>, 32, EVG>>("CpuStaged<4> L32");
+  f.template operator()<BlockEpilogue<arch::CpuStaged<8>, 2048, EVG>>("CpuStaged<8> L2048");
+}
+
+// Checks that every policy produced the same bits as the first one it saw.
+class SameBitsAcrossPolicies {
+ public:
+  std::string check(const std::vector<float>& out) {
+    if (!have_first_) {
+      first_ = out;
+      have_first_ = true;
+      return "";
+    }
+    return compare_bits(out, first_);
+  }
+
+ private:
+  std::vector<float> first_;
+  bool have_first_ = false;
+};
+
+// "shape 7x5 grid 3x5" for failure messages.
+std::string describe(const Shape& shape, const BlockGrid& grid);
+
+// A value nothing computes, to see which elements an epilogue wrote.
+inline constexpr float kUntouched = -12345.5f;
 
 }  // namespace tg::evg::test

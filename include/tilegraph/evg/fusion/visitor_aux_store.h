@@ -35,8 +35,9 @@ struct VisitorAuxStore {
     // step over a whole row or column of the other.
     const int64_t rs = row_stride_ < 0 ? -row_stride_ : row_stride_;
     const int64_t cs = col_stride_ < 0 ? -col_stride_ : col_stride_;
+    const bool empty = m == 0 || n == 0;
     const bool overlap = m > 1 && n > 1 ? !((cs >= 1 && rs >= cs * n) || (rs >= 1 && cs >= rs * m))
-                                        : (m > 1 && rs == 0) || (n > 1 && cs == 0);
+                                        : !empty && ((m > 1 && rs == 0) || (n > 1 && cs == 0));
     if (overlap) {
       node_error(ctx, kName, "strides (" + std::to_string(row_stride_) + ", " + std::to_string(col_stride_) +
                                  ") make elements of the " + std::to_string(m) + "x" + std::to_string(n) +
