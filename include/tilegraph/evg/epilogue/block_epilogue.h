@@ -1,0 +1,90 @@
+#pragma once
+// BlockEpilogue<Arch, ComputeLength, EVG>: an epilogue visitor graph as the BlockEpilogue of
+// block.h (the seed's Block layer), so MatmulVisitor can run any EVG after its main loop.
+//
+//   using EVG = TreeVisitor<VisitorAuxStore<float>,
+//                 TreeVisitor<VisitorCompute<fn::GELU>,
+//                   TreeVisitor<VisitorCompute<fn::Plus>,
+//                     TreeVisitor<VisitorCompute<fn::Multiplies>, VisitorAccLoad,
+//                                 VisitorScalarBroadcast<float>>,
+//                     VisitorRowBroadcast<float>>>>;
+//   using Epilogue = BlockEpilogue<arch::Cpu<>, 2048, EVG>;
+//   Epilogue epilogue(Epilogue::Arguments{ ... }, problem, grid, num_threads);
+//   ... epilogue.visit(acc_block, thread) for every block, concurrently ...
+//   epilogue.finish(launcher);
+//
+// Each AccBlock is cut into sub-tiles of at most ComputeLength elements (whole rows of up to
+// ComputeLength columns); scratch for all of the graph's buffers is allocated per thread once,
+// at construction.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/fusion/graph.h"
+#include "tilegraph/evg/fusion/graph_executor.h"
+
+namespace tg::evg {
+
+template <class Arch, int ComputeLength, class EVG>
+class BlockEpilogue {
+ public:
+  using Graph = FlatOf<EVG>;
+  using Executor = GraphExecutor<Graph, Arch, ComputeLength>;
+  using Arguments = typename EVG::Arguments;
+  static constexpr int kComputeLength = ComputeLength;
+
+  BlockEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid& grid, int num_threads)
+      : problem_(check_problem(problem, grid, num_threads)),
+        grid_(grid),
+        num_threads_(num_threads),
+        executor_(flatten_arguments<EVG>(args), problem, grid),
+        scratch_(Executor::arena_bytes(), num_threads) {}
+
+  void visit(const AccBlock& acc, int thread) {
+    if (thread < 0 || thread >= num_threads_) {
+      throw Error("evg: visit from thread " + std::to_string(thread) + " of an epilogue built for " +
+                  std::to_string(num_threads_));
+    }
+    const int64_t block_row = acc.row0 / grid_.block_rows;
+    const int64_t block_col = acc.col0 / grid_.block_cols;
+    const int64_t expected_rows = std::min(grid_.block_rows, problem_.m - acc.row0);
+    const int64_t expected_cols = std::min(grid_.block_cols, problem_.n - acc.col0);
+    if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 % grid_.block_rows != 0 || acc.col0 % grid_.block_cols != 0 ||
+        acc.rows != expected_rows || acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
+      throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) +
+                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) +
+                  " (ld " + std::to_string(acc.ld) + ") is not a block of the " + std::to_string(grid_.block_rows) +
+                  "x" + std::to_string(grid_.block_cols) + " grid over " + std::to_string(problem_.m) + "x" +
+                  std::to_string(problem_.n));
+    }
+    executor_.visit_block(acc, block_row, block_col, scratch_.thread(thread));
+  }
+
+  void finish(const Launcher& launcher) { executor_.finish(launcher); }
+
+  static constexpr size_t scratch_bytes_per_thread() { return Executor::arena_bytes(); }
+
+ private:
+  static GemmShape check_problem(const GemmShape& problem, const BlockGrid& grid, int num_threads) {
+    if (problem.m < 0 || problem.n < 0 || problem.k < 0) {
+      throw Error("evg: negative problem size " + std::to_string(problem.m) + "x" + std::to_string(problem.n) +
+                  "x" + std::to_string(problem.k));
+    }
+    if (grid.block_rows <= 0 || grid.block_cols <= 0) {
+      throw Error("evg: block grid " + std::to_string(grid.block_rows) + "x" + std::to_string(grid.block_cols) +
+                  " must have positive block sizes");
+    }
+    if (num_threads < 1) throw Error("evg: num_threads=" + std::to_string(num_threads) + " must be at least 1");
+    return problem;
+  }
+
+  GemmShape problem_;
+  BlockGrid grid_;
+  int num_threads_;
+  Executor executor_;
+  typename Arch::Scratch scratch_;
+};
+
+}  // namespace tg::evg

@@ -1,0 +1,29 @@
+#pragma once
+// VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (the seed's AccLoad).
+#include <cstring>
+
+#include "tilegraph/evg/fusion/node.h"
+#include "tilegraph/evg/fusion/tile.h"
+
+namespace tg::evg {
+
+struct VisitorAccLoad {
+  static constexpr const char* kName = "VisitorAccLoad";
+  static constexpr NodeRole kRole = NodeRole::kLoad;
+  static constexpr int kArity = 0;
+  static constexpr Extent kExtent = Extent::kTile;
+  using ElementOutput = float;
+  struct Arguments {};
+
+  VisitorAccLoad(const Arguments&, const NodeContext&) {}
+
+  template <int W>
+  void load(const SubTile& tile, float* out) const {
+    for (int r = 0; r < tile.rows; ++r) {
+      std::memcpy(out + int64_t(r) * tile.ld, tile.acc + r * tile.acc_ld,
+                  size_t(tile.cols) * sizeof(float));
+    }
+  }
+};
+
+}  // namespace tg::evg
