@@ -14,10 +14,13 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <span>
 
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
+#include "cpu/row_ops.h"
+#include "tilegraph/core/error.h"
 
 namespace tg::cpu {
 
@@ -62,20 +65,46 @@ evg::MatrixOperand at_batch(evg::MatrixOperand m, const Tensor& t, int64_t i2, i
   return m;
 }
 
-}  // namespace
+// The row ops after the GEMM, applied to each accumulator block of one batch: the fused
+// epilogue of a replay plan's matmul chain. The intermediate results never reach memory.
+struct ChainEpilogue {
+  std::span<const Tensor* const> ops;  // row ops; the last one's result is stored
+  const VecKernels* vec;
+  int64_t i2, i3;
 
-void run_mul_mat(const Tensor& node, ExecContext& exec) {
+  static void visit(void* context, const evg::AccBlock& acc, int) {
+    const ChainEpilogue& e = *static_cast<const ChainEpilogue*>(context);
+    const Tensor& last = *e.ops.back();
+    for (int64_t r = 0; r < acc.rows; ++r) {
+      const int64_t i1 = acc.row0 + r;
+      float* out = reinterpret_cast<float*>(row_ptr(last, i1, e.i2, e.i3)) + acc.col0;
+      const float* x = acc.data + r * acc.ld;
+      for (const Tensor* op : e.ops) {
+        apply_segment(*op, *e.vec, out, x, acc.col0, acc.cols, i1, e.i2, e.i3);
+        x = out;
+      }
+    }
+  }
+};
+
+// The GEMM's operand layouts for `node`, or nothing when it must take the fallback.
+struct GemmOperands {
+  evg::MatrixOperand a, b;
+};
+std::optional<GemmOperands> gemm_operands(const Tensor& node) {
+  std::optional<evg::MatrixOperand> a_layout = operand_layout(*node.src[1]);
+  std::optional<evg::MatrixOperand> b_layout = operand_layout(*node.src[0]);
+  const bool output_fits = node.nb[0] == sizeof(float) && node.nb[1] % sizeof(float) == 0;
+  if (!a_layout || !b_layout || !output_fits) return std::nullopt;
+  b_layout->transposed = !b_layout->transposed;  // the GEMM's B is a's matrix transposed
+  return GemmOperands{*a_layout, *b_layout};
+}
+
+// mul_mat `node` on the GEMM, storing into node, or through `epilogue_ops` when there are any.
+void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const Tensor* const> epilogue_ops,
+              ExecContext& exec) {
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
-  std::optional<evg::MatrixOperand> a_layout = operand_layout(b);
-  std::optional<evg::MatrixOperand> b_layout = operand_layout(a);
-  const bool output_fits = node.nb[0] == sizeof(float) && node.nb[1] % sizeof(float) == 0;
-  if (!a_layout || !b_layout || !output_fits) {
-    run_mul_mat_fallback(node, exec);
-    return;
-  }
-  b_layout->transposed = !b_layout->transposed;  // the GEMM's B is a's matrix transposed
-
   const GemmKernels& kernels = gemm_kernels(exec.vec().isa);
   const evg::GemmShape shape{b.ne[1], a.ne[1], a.ne[0]};
   const int64_t ldd = int64_t(node.nb[1] / sizeof(float));
@@ -83,9 +112,18 @@ void run_mul_mat(const Tensor& node, ExecContext& exec) {
   const int64_t batches = node.ne[2] * node.ne[3];
   auto run_batch = [&](int64_t batch, const evg::Launcher& launcher, void* workspace) {
     const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
-    float* d = reinterpret_cast<float*>(row_ptr(node, 0, i2, i3));
-    kernels.gemm(shape, at_batch(*a_layout, b, i2, i3), at_batch(*b_layout, a, i2 / r2, i3 / r3), d, ldd,
-                 launcher, workspace);
+    const evg::MatrixOperand a_batch = at_batch(layouts.a, b, i2, i3);
+    const evg::MatrixOperand b_batch = at_batch(layouts.b, a, i2 / r2, i3 / r3);
+    if (epilogue_ops.empty()) {
+      float* d = reinterpret_cast<float*>(row_ptr(node, 0, i2, i3));
+      kernels.gemm(shape, a_batch, b_batch, d, ldd, launcher, workspace);
+      return;
+    }
+    ChainEpilogue chain{epilogue_ops, &exec.vec(), i2, i3};
+    evg::EpilogueCallbacks callbacks;
+    callbacks.context = &chain;
+    callbacks.visit = ChainEpilogue::visit;
+    kernels.gemm_with_epilogue(shape, a_batch, b_batch, callbacks, launcher, workspace);
   };
 
   const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
@@ -106,6 +144,23 @@ void run_mul_mat(const Tensor& node, ExecContext& exec) {
   void* workspace = exec.shared_scratch(kernels.workspace_bytes(shape, threads));
   const evg::Launcher launcher = exec.launcher();
   for (int64_t batch = 0; batch < batches; ++batch) run_batch(batch, launcher, workspace);
+}
+
+}  // namespace
+
+bool mul_mat_uses_gemm(const Tensor& node) { return gemm_operands(node).has_value(); }
+
+void run_mul_mat(const Tensor& node, ExecContext& exec) {
+  const std::optional<GemmOperands> layouts = gemm_operands(node);
+  if (!layouts) return run_mul_mat_fallback(node, exec);
+  run_gemm(node, *layouts, {}, exec);
+}
+
+void run_mul_mat_chain(std::span<const Tensor* const> chain, ExecContext& exec) {
+  const Tensor& node = *chain.front();
+  const std::optional<GemmOperands> layouts = gemm_operands(node);
+  if (!layouts) throw Error("cpu: a fused mul_mat chain needs operands the GEMM takes");
+  run_gemm(node, *layouts, chain.subspan(1), exec);
 }
 
 }  // namespace tg::cpu

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 
+#include "cpu/row_io.h"
 #include "cpu/row_ops.h"
 #include "tilegraph/core/error.h"
 
@@ -38,6 +39,13 @@ bool extends_chain(const Tensor& current, const Tensor& next, int consumers_of_c
     if (next.src[j] == &current) return false;
   }
   return true;
+}
+
+// Whether `next` can be part of a mul_mat's epilogue after `current`: extends_chain, applied to
+// each accumulator block's segment of the rows.
+bool extends_matmul_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
+  return extends_chain(current, next, consumers_of_current) && is_segment_op(next) &&
+         is_f32_row_contiguous(next) && next.ne[0] > 0;
 }
 
 // Whether the chain's last result is clear of every operand the chain reads, other than the
@@ -88,27 +96,31 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op)) {
   for (size_t e = 0; e < executed.size(); ++e) {
     const size_t i = executed[e];
     const Tensor& node = shadows_[i];
-    if (!is_row_op(node.op) || node.type != DType::F32) {
-      steps_.push_back({kernel_for(node.op), &node, 0, 0});
+    const bool row_chain = is_row_op(node.op) && node.type == DType::F32;
+    const bool matmul_chain = node.op == Op::MUL_MAT && mul_mat_uses_gemm(node);
+    if (!row_chain && !matmul_chain) {
+      steps_.push_back({StepKind::kKernel, kernel_for(node.op), &node, 0, 0});
       continue;
     }
     // Grow a chain through the following executed nodes, then shorten it until its output is
     // clear of its operands.
+    const auto extends = matmul_chain ? extends_matmul_chain : extends_chain;
     std::vector<const Tensor*> chain{&node};
     while (e + chain.size() < executed.size()) {
       const size_t current = executed[e + chain.size() - 1];
       const size_t next = executed[e + chain.size()];
-      if (!extends_chain(shadows_[current], shadows_[next], consumers[current])) break;
+      if (!extends(shadows_[current], shadows_[next], consumers[current])) break;
       chain.push_back(&shadows_[next]);
     }
     while (chain.size() > 1 && !chain_output_is_clear(chain)) chain.pop_back();
     if (chain.size() == 1) {
-      steps_.push_back({kernel_for(node.op), &node, 0, 0});
+      steps_.push_back({StepKind::kKernel, kernel_for(node.op), &node, 0, 0});
       continue;
     }
     const auto begin = uint32_t(chain_nodes_.size());
     chain_nodes_.insert(chain_nodes_.end(), chain.begin(), chain.end());
-    steps_.push_back({nullptr, chain.back(), begin, uint32_t(chain_nodes_.size())});
+    steps_.push_back({matmul_chain ? StepKind::kMatmulChain : StepKind::kRowChain, nullptr, chain.back(), begin,
+                      uint32_t(chain_nodes_.size())});
     fused_nodes_ += chain.size();
     e += chain.size() - 1;
   }
@@ -117,10 +129,10 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op)) {
 void ReplayPlan::run(ExecContext& exec) const {
   for (const Step& step : steps_) {
     try {
-      if (step.kernel) {
-        step.kernel(*step.node, exec);
-      } else {
-        run_row_op_chain(chain(step), exec);
+      switch (step.kind) {
+        case StepKind::kKernel: step.kernel(*step.node, exec); break;
+        case StepKind::kRowChain: run_row_op_chain(chain(step), exec); break;
+        case StepKind::kMatmulChain: run_mul_mat_chain(chain(step), exec); break;
       }
     } catch (const std::exception& e) {
       std::string label(op_name(step.node->op));
@@ -136,7 +148,7 @@ bool ReplayPlan::rebind(const Graph& graph) {
   for (size_t i = 0; i < graph.leafs().size(); ++i) shadows_[n_nodes + i].data = graph.leafs()[i]->data;
   // Fusion decisions depend on where the results live.
   for (const Step& step : steps_) {
-    if (!step.kernel && !chain_output_is_clear(chain(step))) return false;
+    if (step.kind != StepKind::kKernel && !chain_output_is_clear(chain(step))) return false;
   }
   return true;
 }

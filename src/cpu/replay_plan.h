@@ -2,7 +2,8 @@
 // The CPU backend's captured graph: a flat array of pre-resolved kernel calls over private
 // copies ("shadows") of the graph's tensors, so replay needs neither the Graph nor its Tensor
 // objects — per-step graphs are rebuilt and freed — and allocates nothing. No-op nodes are
-// dropped; chains of row ops whose intermediates nobody else reads run as one fused pass.
+// dropped; chains of row ops whose intermediates nobody else reads run as one fused pass, and
+// elementwise ops after a mul_mat run as the GEMM's epilogue (EVG fusion).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,10 +31,16 @@ class ReplayPlan final : public CapturedGraph {
   size_t fused_node_count() const { return fused_nodes_; }
 
  private:
+  enum class StepKind : uint8_t {
+    kKernel,       // one node through its kernel
+    kRowChain,     // row ops in one pass over the rows (run_row_op_chain)
+    kMatmulChain,  // a mul_mat with row ops as the GEMM's epilogue (run_mul_mat_chain)
+  };
   struct Step {
-    Kernel kernel;          // null for a fused chain
+    StepKind kind;
+    Kernel kernel;          // for kKernel
     const Tensor* node;     // the shadow to run (the chain's last node for a chain)
-    uint32_t chain_begin;   // [chain_begin, chain_end) in chain_nodes_ for a fused chain
+    uint32_t chain_begin;   // [chain_begin, chain_end) in chain_nodes_ for a chain
     uint32_t chain_end;
   };
 

@@ -103,6 +103,54 @@ void apply_row(const Tensor& node, const VecKernels& vec, float* out, const floa
   }
 }
 
+bool is_segment_op(const Tensor& node) {
+  if (node.type != DType::F32) return false;
+  auto unit_f32_rows = [](const Tensor* t) { return t && is_f32_row_contiguous(*t); };
+  switch (node.op) {
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV:
+      return unit_f32_rows(node.src[1]) && (node.src[1]->ne[0] == node.ne[0] || node.src[1]->ne[0] == 1);
+    case Op::SCALE:
+    case Op::UNARY: return true;
+    case Op::GLU: return unit_f32_rows(node.src[1]);
+    default: return false;
+  }
+}
+
+void apply_segment(const Tensor& node, const VecKernels& vec, float* out, const float* x, int64_t col,
+                   int64_t n, int64_t i1, int64_t i2, int64_t i3) {
+  switch (node.op) {
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV: {
+      const Tensor& b = *node.src[1];
+      const auto* y = reinterpret_cast<const float*>(row_ptr(b, i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
+      if (b.ne[0] == 1) {
+        vec.binary_scalar(binary_op(node.op), n, out, x, y[0]);
+      } else {
+        vec.binary(binary_op(node.op), n, out, x, y + col);
+      }
+      return;
+    }
+    case Op::GLU: {
+      const auto* gate = reinterpret_cast<const float*>(row_ptr(*node.src[1], i1, i2, i3));
+      vec.glu(GluOp(node.op_params[0]), n, out, x, gate + col);
+      return;
+    }
+    case Op::SCALE:
+      vec.scale(n, out, x, node.param_f32(0), node.param_f32(1));
+      return;
+    case Op::UNARY:
+      vec.unary(UnaryOp(node.op_params[0]), n, out, x);
+      return;
+    default:
+      return;
+  }
+}
+
 void run_row_op(const Tensor& node, ExecContext& exec) {
   const Tensor* chain[] = {&node};
   run_row_op_chain(chain, exec);

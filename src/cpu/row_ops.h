@@ -19,6 +19,17 @@ void apply_row(const Tensor& node, const VecKernels& vec, float* out, const floa
                int64_t i1, int64_t i2, int64_t i3);
 int64_t row_op_extra_floats(const Tensor& node);
 
+// Whether `node` can run on a segment of its rows fed straight from a GEMM's accumulator (a
+// matmul epilogue): an elementwise f32 op whose other operands are f32 rows with unit stride,
+// broadcast whole (ADD/SUB/MUL/DIV with b.ne0 equal to ne0 or 1, SCALE, UNARY, split-form GLU).
+// Norms need whole rows; the halves form of GLU changes the row length.
+bool is_segment_op(const Tensor& node);
+// Columns [col, col + n) of row (i1, i2, i3): out = op(x, the other operands' matching columns).
+// Each element gets exactly the value apply_row gives it, since the vector routines compute every
+// element alike wherever a row starts.
+void apply_segment(const Tensor& node, const VecKernels& vec, float* out, const float* x, int64_t col,
+                   int64_t n, int64_t i1, int64_t i2, int64_t i3);
+
 // The kernel of every row op.
 void run_row_op(const Tensor& node, ExecContext& exec);
 

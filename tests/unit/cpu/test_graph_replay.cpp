@@ -201,6 +201,51 @@ TEST(GraphReplay, FusesRowOpChainsAndDropsNoOps) {
   EXPECT_EQ(bytes_of(*out), captured);
 }
 
+// mul_mat -> add bias -> scale -> gelu -> mul gate runs as one GEMM with the row ops as its
+// epilogue, bit-identical to eager; with batches and transposed operands too.
+TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
+  for (const int threads : {1, 2}) {
+    for (const int64_t batches : {1, 3}) {
+      // x: 0 row-major, 1 a transposed view (column-major), 2 computed in the graph. A computed
+      // operand may share memory with the chain's output (the allocator reuses it once the GEMM
+      // is its last reader): the chain must then stop short of that output.
+      for (const int x_kind : {0, 1, 2}) {
+        SCOPED_TRACE(testing::Message() << threads << " threads, " << batches << " batches, x kind " << x_kind);
+        const bool transposed_x = x_kind == 1;
+        std::mt19937 rng(11);
+        Context weights;
+        Tensor* w = weights.new_tensor(DType::F16, {37, 29, batches});
+        Tensor* bias = weights.new_tensor(DType::F32, {29});
+        Tensor* gate = weights.new_tensor(DType::F32, {29, 5, batches});
+        // x [37, 5] stored row-major, or stored as [5, 37] and viewed transposed (column-major).
+        Tensor* x_storage = transposed_x ? weights.new_tensor(DType::F32, {5, 37, batches})
+                                         : weights.new_tensor(DType::F32, {37, 5, batches});
+        for (Tensor* t : {w, bias, gate, x_storage}) test::fill_uniform(*t, rng);
+        auto backend = graph_backend(GraphModeConfig{}, threads);
+        Context ctx({.no_alloc = true});
+        Tensor* x = transposed_x ? transpose(ctx, x_storage) : x_storage;
+        if (x_kind == 2) x = silu(ctx, x_storage);
+        Tensor* y = mul(ctx, gelu(ctx, scale(ctx, add(ctx, mul_mat(ctx, w, x), bias), 0.75f, 0.125f)), gate);
+        Graph g = Graph::build(y);
+        GraphAllocator allocator;
+        allocator.allocate(g, *backend);
+        backend->compute(g);
+        const auto* plan =
+            dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
+        ASSERT_NE(plan, nullptr);
+        if (x_kind < 2) {
+          EXPECT_EQ(plan->fused_node_count(), 5u);
+        }
+        backend->compute(g);  // the replay
+        const std::vector<char> replayed = bytes_of(*y);
+        auto eager = eager_backend(threads);
+        eager->compute(g);
+        EXPECT_EQ(bytes_of(*y), replayed);
+      }
+    }
+  }
+}
+
 TEST(GraphReplay, IntermediateReadTwiceIsNotFused) {
   auto backend = graph_backend(GraphModeConfig{});
   Context ctx;
