@@ -37,7 +37,7 @@ namespace {
 
 // Smallest encodings, used to bound counts by the bytes that remain.
 constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;          // key length, 1-byte key, type, u8
-constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;  // name length, name, n_dims, ne0, type, offset
+constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 4 + 8;  // name length, name, n_dims (0: no ne), type, offset
 
 uint64_t element_bytes(GgufType type) {
   switch (type) {
@@ -310,8 +310,9 @@ void GgufFile::parse_contents() {
     }
     if (tensor_index_.count(t.name)) in.fail("duplicate tensor name " + quoted(t.name));
     const uint32_t n_dims = in.read<uint32_t>(what + " n_dims");
-    if (n_dims < 1 || n_dims > uint32_t(kMaxDims)) {
-      in.fail(what + ": n_dims " + std::to_string(n_dims) + " is outside 1.." + std::to_string(kMaxDims));
+    // ggml reads 0 dimensions as a scalar (every ne 1).
+    if (n_dims > uint32_t(kMaxDims)) {
+      in.fail(what + ": n_dims " + std::to_string(n_dims) + " is outside 0.." + std::to_string(kMaxDims));
     }
     t.n_dims = int(n_dims);
     for (uint32_t d = 0; d < n_dims; ++d) {

@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"

@@ -176,7 +176,7 @@ void run(const RunOptions& o) {
   std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights (%.1f MiB read per token)\n",
               (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
               (long long)c.n_ff, std::string(dtype_name(llama.weight_type())).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
-  std::printf("  backend %s, %d threads, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
+  std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s\n", result.tokens.size(), join(result.tokens).c_str());
   std::printf("  prefill: %lld tokens in %.2f ms, %.1f tok/s\n", (long long)result.prefill_tokens, result.prefill_seconds * 1e3, prefill_rate);

@@ -62,7 +62,6 @@ concept GgufElement = requires { GgufTypeOf<T>::value; };
 // are not supported, as in ggml).
 class GgufValue {
  public:
-  GgufValue() = default;  // an empty u8 array; assign a real value before writing
   template <GgufElement T>
   GgufValue(T value) : storage_(std::move(value)) {}
   GgufValue(const char* value) : storage_(std::string(value)) {}
@@ -109,7 +108,7 @@ class GgufValue {
 struct GgufTensorInfo {
   std::string name;
   DType type = DType::F32;
-  int n_dims = 1;
+  int n_dims = 1;  // 0..4; ggml files may hold 0 for a scalar
   std::array<int64_t, kMaxDims> ne = {1, 1, 1, 1};  // dims past n_dims are 1
   uint64_t offset = 0;  // from the start of the data section; a multiple of the alignment
   uint64_t size = 0;    // bytes

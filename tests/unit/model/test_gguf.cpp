@@ -384,8 +384,11 @@ TEST(GgufMalformed, TensorDescriptors) {
   expect_parse_error(one_tensor("", {4}, kGgmlF32), "tensor 0 has an empty name");
   expect_parse_error(one_tensor(std::string(64, 'n'), {4}, kGgmlF32), "name of 64 bytes is longer than 63");
   EXPECT_NO_THROW(GgufFile::parse(one_tensor(std::string(63, 'n'), {4}, kGgmlF32)));
-  expect_parse_error(one_tensor("t", {}, kGgmlF32), "tensor 't': n_dims 0 is outside 1..4");
-  expect_parse_error(one_tensor("t", {1, 1, 1, 1, 1}, kGgmlF32), "tensor 't': n_dims 5 is outside 1..4");
+  expect_parse_error(one_tensor("t", {1, 1, 1, 1, 1}, kGgmlF32), "tensor 't': n_dims 5 is outside 0..4");
+  // As in ggml, no dimensions is a scalar.
+  const GgufFile scalar = GgufFile::parse(one_tensor("t", {}, kGgmlF32));
+  EXPECT_EQ(scalar.tensors()[0].n_dims, 0);
+  EXPECT_EQ(scalar.tensors()[0].size, 4u);
   expect_parse_error(one_tensor("t", {uint64_t(1) << 63}, kGgmlF32), "tensor 't': ne[0]=9223372036854775808 is out of range");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 40, uint64_t(1) << 40}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
