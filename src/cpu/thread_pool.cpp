@@ -65,18 +65,42 @@ void ThreadPool::run_task(int ith, int nth) {
   }
 }
 
+int ThreadPool::claim(uint64_t generation, int nth) {
+  uint64_t word = next_task_.load(std::memory_order_acquire);
+  for (;;) {
+    if (word >> kCountBits != generation) return -1;  // a later region: nothing of ours is left
+    const int task = region_tasks(word);
+    if (task >= nth) return -1;
+    if (next_task_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) return task;
+  }
+}
+
+void ThreadPool::finish_task() {
+  if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_sleeping_.load(std::memory_order_seq_cst)) {
+    pending_.notify_one();
+  }
+}
+
 void ThreadPool::run(int n_tasks, TaskFn fn, void* ctx) {
   const int nth = std::clamp(n_tasks, 1, n_threads_);
   first_error_ = nullptr;
   task_fn_ = fn;
   task_ctx_ = ctx;
-  if (nth > 1) {
+  if (nth == 1) {
+    run_task(0, 1);
+  } else {
+    // Task 0 is the caller's; the others go to whoever claims them first, the caller included
+    // once it is done, so a worker the OS has not scheduled yet delays nothing.
+    const uint64_t generation = generation_ + 1;
     pending_.store(nth - 1, std::memory_order_relaxed);
+    next_task_.store(make_region(generation, 1), std::memory_order_seq_cst);
     publish(nth);
     if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) region_.notify_all();
-  }
-  run_task(0, nth);
-  if (nth > 1) {
+    run_task(0, nth);
+    for (int task; (task = claim(generation, nth)) >= 0;) {
+      run_task(task, nth);
+      finish_task();
+    }
     int left = pending_.load(std::memory_order_acquire);
     for (int i = 0; left != 0 && i < kSpinIterations; ++i) {
       cpu_relax();
@@ -98,10 +122,9 @@ void ThreadPool::worker_main(int ith) {
     const int nth = region_tasks(seen);
     if (nth == 0) return;
     if (ith >= nth) continue;  // this region needs fewer threads
-    run_task(ith, nth);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        caller_sleeping_.load(std::memory_order_seq_cst)) {
-      pending_.notify_one();
+    for (int task; (task = claim(seen >> kCountBits, nth)) >= 0;) {
+      run_task(task, nth);
+      finish_task();
     }
   }
 }

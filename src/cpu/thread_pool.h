@@ -22,8 +22,10 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Runs fn(ith, nth) for every ith in [0, nth), nth = min(n_tasks, size()), each task on its own
-  // thread (the caller runs ith 0), and returns when all have finished. If tasks throw, the
+  // Runs fn(ith, nth) for every ith in [0, nth), nth = min(n_tasks, size()), each task exactly
+  // once (the caller runs ith 0; the others run on whichever thread claims them first, so a
+  // worker that the OS has descheduled does not hold the region up), and returns when all have
+  // finished. If tasks throw, the
   // others still run to completion and the first exception is rethrown here. Not reentrant: one
   // region at a time, from one thread at a time.
   template <class Fn>
@@ -38,6 +40,9 @@ class ThreadPool {
   void run(int n_tasks, TaskFn fn, void* ctx);
   void worker_main(int ith);
   void run_task(int ith, int nth);
+  // The next unclaimed task of region `generation`, or -1 when none is left.
+  int claim(uint64_t generation, int nth);
+  void finish_task();
   void publish(int n_tasks);
 
   const int n_threads_;
@@ -60,7 +65,10 @@ class ThreadPool {
   std::atomic<uint64_t> region_{0};
   std::atomic<int> sleeping_workers_{0};
 
-  // Workers still running a task of the current region; the caller waits for 0.
+  // The current region's generation and next unclaimed task, in make_region's layout.
+  std::atomic<uint64_t> next_task_{0};
+
+  // Tasks other than 0 of the current region not finished yet; the caller waits for 0.
   std::atomic<int> pending_{0};
   std::atomic<bool> caller_sleeping_{false};
 
