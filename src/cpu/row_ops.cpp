@@ -75,10 +75,8 @@ void apply_row(const Tensor& node, const VecKernels& vec, float* out, const floa
       return;
     }
     case Op::SCALE:
-      vec.scale(n, out, x, node.param_f32(0), node.param_f32(1));
-      return;
-    case Op::UNARY:
-      vec.unary(UnaryOp(node.op_params[0]), n, out, x);
+    case Op::UNARY:  // elementwise with no other operand: the whole row is one segment
+      apply_segment(node, vec, out, x, 0, n, i1, i2, i3);
       return;
     case Op::GLU: {
       // As in ggml, `swapped` applies to the halves form only; the split form is act(a) * b.
