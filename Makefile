@@ -34,6 +34,7 @@ bench: build
 	$(BIN)/tilegraph-bench ops
 	$(BIN)/tilegraph-bench graph
 	$(BIN)/tilegraph-bench jit
+	$(BIN)/tilegraph-bench gemm
 
 clean:
 	rm -rf build build-sanitize

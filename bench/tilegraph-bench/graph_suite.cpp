@@ -14,18 +14,15 @@
 // allocations on a hit is checked by a test (tests/unit/cpu/test_graph_no_alloc.cpp), which
 // replaces the global operator new: the benchmark must not.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <immintrin.h>
 #include <list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "measure.h"
@@ -47,11 +44,6 @@ using nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
@@ -99,62 +91,7 @@ double median_ratio(const std::vector<double>& num, const std::vector<double>& d
   return median_of(r);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Memory read bandwidth: summing a 512 MiB f32 array, split evenly over the threads. Each thread
-// reads its part as kStreams interleaved sequential streams, as a mat-vec kernel reads several
-// weight rows at once: one stream alone leaves the hardware prefetchers ~15% short of what
-// several get (measured on this machine: ~9.4 GB/s for 1 stream, ~10.9 for 8).
-
-constexpr int kStreams = 8;
-
-// SSE2 (the x86-64 baseline) with eight independent accumulators: far more adds per second than
-// DRAM delivers floats.
-float sum_floats(const float* p, size_t n) {
-  __m128 acc[8];
-  for (__m128& a : acc) a = _mm_setzero_ps();
-  const size_t per = n / kStreams / 32 * 32;  // floats per stream
-  for (size_t i = 0; i < per; i += 32) {
-    for (int s = 0; s < kStreams; ++s) {
-      const float* q = p + size_t(s) * per + i;
-      for (int k = 0; k < 8; ++k) acc[k] = _mm_add_ps(acc[k], _mm_loadu_ps(q + 4 * k));
-    }
-  }
-  float lanes[4];
-  float sum = 0;
-  for (const __m128& a : acc) {
-    _mm_storeu_ps(lanes, a);
-    sum += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-  }
-  for (size_t i = per * kStreams; i < n; ++i) sum += p[i];
-  return sum;
-}
-
-volatile float g_sink;
-
-// Bytes per second, median of `runs`.
-double read_bandwidth(const float* data, size_t n, int threads, int runs) {
-  std::vector<double> rates;
-  for (int r = 0; r < runs; ++r) {
-    std::vector<float> partial(size_t(threads), 0.0f);
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> workers;
-    const size_t per = n / size_t(threads);
-    for (int t = 1; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        const size_t end = t == threads - 1 ? n : per * size_t(t + 1);
-        partial[size_t(t)] = sum_floats(data + per * size_t(t), end - per * size_t(t));
-      });
-    }
-    partial[0] = sum_floats(data, threads == 1 ? n : per);
-    for (std::thread& w : workers) w.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    float total = 0;
-    for (float p : partial) total += p;
-    g_sink = total;
-    rates.push_back(double(n * sizeof(float)) / s);
-  }
-  return median_of(rates);
-}
+volatile float g_sink;  // keeps timed results alive
 
 // ---------------------------------------------------------------------------------------------
 // Decode steps of a small llama-style model: kLayers blocks per step.
@@ -669,7 +606,7 @@ void add_graph_suite(CLI::App& app) {
       out["read_bandwidth_gbs"] = {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}};
       if (!quiet) {
         std::printf("memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-                    "1t %.2f GB/s, 2t %.2f GB/s\n\n", kStreams, bw1 / 1e9, bw2 / 1e9);
+                    "1t %.2f GB/s, 2t %.2f GB/s\n\n", kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
         std::printf("decode step: %d llama blocks (model::build_block), 1 token, n_kv %lld, %s weights, f16 KV cache;\n"
                     "step = build graph + allocate + fill inputs + compute; compute = compute() of a graph built once;\n"
                     "eager and graph timed in alternating rounds (7, or 5 at d_model 2048): medians, ratio = median of the\n"
