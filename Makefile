@@ -35,6 +35,7 @@ bench: build
 	$(BIN)/tilegraph-bench graph
 	$(BIN)/tilegraph-bench model
 	$(BIN)/tilegraph-bench jit
+	$(BIN)/tilegraph-bench gemm
 
 clean:
 	rm -rf build build-sanitize

@@ -8,5 +8,6 @@ void add_ops_suite(CLI::App& app);
 void add_jit_suite(CLI::App& app);
 void add_graph_suite(CLI::App& app);
 void add_model_suite(CLI::App& app);
+void add_gemm_suite(CLI::App& app);
 
 }  // namespace tg::bench

@@ -3,24 +3,28 @@
 // layer (evg/kernel/matmul_visitor.h).
 //
 // Blocking for this CPU (Xeon, 32 KiB L1d and 1 MiB L2 per core, a large shared L3), in the
-// BLIS order with A as the broadcast operand:
-//   - A is packed once per problem, in panels of kTileRows rows per K block of kDepth (shared by
-//     all blocks and threads): kDepth x kTileRows floats (12 KiB on AVX-512) per micro-panel,
-//     which stays in L1 while the micro-kernel walks along B.
-//   - Each block packs its columns of B one K block at a time into a per-thread buffer of
-//     kDepth x block_cols floats (up to 384 KiB) that stays in L2 while every A panel of the block
-//     passes by. Blocks are tall (up to kMaxBlockRows rows), so that this packing of B is
-//     amortised over many A panels.
+// BLIS order with A as the broadcast operand, one K block of kDepth at a time:
+//   - A is packed once per problem into panels of kTileRows rows (12 KiB per K block on
+//     AVX-512), reused from L1 while the micro-kernel walks along B.
+//   - B is packed per block into panels of kTileCols columns, kDepth x block_cols floats (up to
+//     384 KiB) per K block, which stay in L2 while every A panel of the block passes by. When D
+//     has several block rows, each column block of B is packed once and shared by them.
+//   - Packing happens on demand (pack_once.h): whichever thread first needs a piece packs it, so
+//     packing overlaps the other threads' arithmetic. Packing a piece of B from memory also
+//     requests the next K block's piece, which then arrives while this one is computed.
 //   - The accumulator of a block sums over the K blocks in the caller's buffer and reaches the
 //     epilogue once complete.
 // M = 1 (decode) takes the GEMV path instead: nothing is packed but the row of A.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/cpu/gemv.h"
 #include "tilegraph/evg/cpu/micro_kernel.h"
 #include "tilegraph/evg/cpu/pack.h"
+#include "tilegraph/evg/cpu/pack_once.h"
 #include "tilegraph/evg/kernel/operand.h"
 #include "tilegraph/evg/kernel/tiling.h"
 
@@ -30,79 +34,90 @@ inline namespace TG_EVG_TARGET_NAMESPACE {
 class BlockMmad {
  public:
   // K per packed block: a B panel (kDepth x kTileCols, 32 KiB on AVX-512) streams from L2 while
-  // the A panel (12 KiB) stays in L1.
+  // the A panel (12 KiB) is reused from L1.
   static constexpr int64_t kDepth = 256;
   static constexpr int64_t kMaxBlockCols = 384;
   static constexpr int64_t kMaxBlockRows = 60 * kTileRows;
   // Columns per block of the GEMV: 256 x K of B per work item.
   static constexpr int64_t kGemvBlockCols = 256;
-  // A panels packed per preparation work item.
-  static constexpr int64_t kPanelsPerItem = 8;
+  // Panels packed as one piece (96 KiB of A, 128 KiB of B on AVX-512).
+  static constexpr int64_t kAPanelsPerPiece = 8;
+  static constexpr int64_t kBPanelsPerPiece = 4;
 
   static BlockLimits limits(const GemmShape& p) {
     if (p.m == 1) return {1, kGemvColumns, 1, kGemvBlockCols};
     return {kTileRows, kTileCols, kMaxBlockRows, kMaxBlockCols};
   }
 
-  // Data prepared once per problem and shared by every block: the packed A (or, for M = 1, the
-  // row of A as contiguous f32).
-  static int64_t shared_floats(const GemmShape& p) {
-    if (p.m == 1) return p.k;
-    return k_blocks(p) * a_panels(p) * kDepth * kTileRows;
-  }
-  static int64_t prepare_items(const GemmShape& p) {
-    if (p.m == 1) return p.k > 0 ? 1 : 0;
-    return p.k > 0 ? (a_panels(p) + kPanelsPerItem - 1) / kPanelsPerItem : 0;
-  }
-  static void prepare(const MatrixOperand& a, const GemmShape& p, int64_t item, float* shared) {
+  // Memory shared by all blocks: the packed A (for M = 1, the row of A as contiguous f32), the
+  // shared packed B, and the state of every piece.
+  static size_t shared_bytes(const GemmShape& p, const BlockGrid& grid) { return Shared(p, grid).bytes; }
+
+  // Once, on the calling thread, before any block: marks every piece unpacked (M = 1: converts
+  // the row of A).
+  static void start(const MatrixOperand& a, const GemmShape& p, const BlockGrid& grid, void* shared) {
+    const Shared s(p, grid);
     if (p.m == 1) {
+      float* x = s.a(shared);
       const int64_t step = a.transposed ? a.ld : 1;
-      for (int64_t k = 0; k < p.k; ++k) shared[k] = load_element(a.data, a.type, k * step);
+      for (int64_t k = 0; k < p.k; ++k) x[k] = load_element(a.data, a.type, k * step);
       return;
     }
-    const int64_t panels = a_panels(p), kb_count = k_blocks(p);
-    const int64_t end = std::min(panels, (item + 1) * kPanelsPerItem);
-    for (int64_t panel = item * kPanelsPerItem; panel < end; ++panel) {
-      const int rows = int(std::min<int64_t>(kTileRows, p.m - panel * kTileRows));
-      for (int64_t kb = 0; kb < kb_count; ++kb) {
-        const int64_t k0 = kb * kDepth;
-        pack_a_panel(a, panel * kTileRows, rows, k0, std::min(kDepth, p.k - k0),
-                     shared + a_panel_offset(panels, kb, panel));
-      }
-    }
+    PackOnce::State* states = s.states(shared);
+    for (int64_t i = 0; i < s.state_count; ++i) new (states + i) PackOnce::State(0);
   }
 
-  // Per-thread scratch for blocks of `grid`: the packed B of one K block.
+  // Per-thread scratch for blocks of `grid`: the packed B of one K block, unless B is shared.
   static int64_t scratch_floats(const GemmShape& p, const BlockGrid& grid) {
-    if (p.m == 1) return 0;
+    if (p.m == 1 || Shared(p, grid).shares_b) return 0;
     return kDepth * round_up(grid.block_cols, kTileCols);
   }
 
   // acc[i * ld + j] = sum_k A(row0 + i, k) * B(k, col0 + j) for the block; acc has room for the
-  // block rounded up to whole tiles, which may be written too.
-  static void compute(const float* shared, const MatrixOperand& b, const GemmShape& p,
-                      const BlockRect& block, float* scratch, float* acc, int64_t ld) {
+  // block rounded up to whole tiles, which may be written too. Called concurrently for
+  // different blocks.
+  static void compute(const MatrixOperand& a, const MatrixOperand& b, const GemmShape& p, const BlockGrid& grid,
+                      const BlockRect& block, void* shared, float* scratch, float* acc, int64_t ld) {
+    const Shared s(p, grid);
     if (p.k == 0) {
       for (int64_t i = 0; i < block.rows; ++i) std::fill_n(acc + i * ld, block.cols, 0.0f);
       return;
     }
     if (p.m == 1) {
-      gemv(shared, b, p.k, block.col0, block.cols, acc);
+      gemv(s.a(shared), b, p.k, block.col0, block.cols, acc);
       return;
     }
-    const int64_t panels = a_panels(p), first_panel = block.row0 / kTileRows;
+    const int64_t first_a_panel = block.row0 / kTileRows;
     const int64_t block_panels = (block.rows + kTileRows - 1) / kTileRows;
     const int64_t col_panels = (block.cols + kTileCols - 1) / kTileCols;
-    for (int64_t kb = 0; kb * kDepth < p.k; ++kb) {
+    for (int64_t kb = 0; kb < s.k_blocks; ++kb) {
       const int64_t k0 = kb * kDepth, kc = std::min(kDepth, p.k - k0);
-      pack_b_panels(b, k0, kc, block.col0, block.cols, scratch);
+      const int64_t next_kc = std::min(kDepth, p.k - k0 - kc);
+      const float* b_panels;
+      if (s.shares_b) {
+        const int64_t first_b_panel = block.col0 / kTileCols;
+        ensure_pieces(s, shared, kb, first_b_panel, first_b_panel + col_panels, false, [&](int64_t panel, int64_t end) {
+          const int64_t c0 = panel * kTileCols, cols = std::min(end * kTileCols, p.n) - c0;
+          pack_b_panels(b, k0, kc, c0, cols, s.b(shared) + s.b_panel_offset(kb, panel), next_kc);
+        });
+        b_panels = s.b(shared) + s.b_panel_offset(kb, first_b_panel);
+      } else {
+        pack_b_panels(b, k0, kc, block.col0, block.cols, scratch, next_kc);
+        b_panels = scratch;
+      }
+      ensure_pieces(s, shared, kb, first_a_panel, first_a_panel + block_panels, true, [&](int64_t panel, int64_t end) {
+        for (; panel < end; ++panel) {
+          const int rows = int(std::min<int64_t>(kTileRows, p.m - panel * kTileRows));
+          pack_a_panel(a, panel * kTileRows, rows, k0, kc, s.a(shared) + s.a_panel_offset(kb, panel), next_kc);
+        }
+      });
       for (int64_t ip = 0; ip < block_panels; ++ip) {
         const int rows = int(std::min<int64_t>(kTileRows, block.rows - ip * kTileRows));
         const MicroKernel micro = micro_kernel_for(rows);
-        const float* a = shared + a_panel_offset(panels, kb, first_panel + ip);
+        const float* a_panel = s.a(shared) + s.a_panel_offset(kb, first_a_panel + ip);
         float* c = acc + ip * kTileRows * ld;
         for (int64_t jp = 0; jp < col_panels; ++jp) {
-          micro(kc, a, scratch + jp * kc * kTileCols, c + jp * kTileCols, ld, kb > 0);
+          micro(kc, a_panel, b_panels + jp * kc * kTileCols, c + jp * kTileCols, ld, kb > 0);
         }
       }
     }
@@ -110,11 +125,72 @@ class BlockMmad {
 
  private:
   static int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
-  static int64_t k_blocks(const GemmShape& p) { return (p.k + kDepth - 1) / kDepth; }
-  static int64_t a_panels(const GemmShape& p) { return (p.m + kTileRows - 1) / kTileRows; }
-  // Panels of one K block are adjacent, so a block's A panels stream in order.
-  static int64_t a_panel_offset(int64_t panels, int64_t kb, int64_t panel) {
-    return (kb * panels + panel) * kDepth * kTileRows;
+  static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
+  static size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+  // Where everything shared lives: [packed A | packed B (if shared) | piece states].
+  struct Shared {
+    int64_t k_total = 0, k_blocks = 0, a_panels = 0, b_panels = 0, a_pieces = 0, b_pieces = 0;
+    bool shares_b = false;
+    size_t b_offset = 0, states_offset = 0, bytes = 0;
+    int64_t state_count = 0;
+
+    Shared(const GemmShape& p, const BlockGrid& grid) {
+      if (p.m == 1) {
+        bytes = aligned(size_t(p.k) * sizeof(float));
+        return;
+      }
+      k_total = p.k;
+      k_blocks = ceil_div(p.k, kDepth);
+      a_panels = ceil_div(p.m, kTileRows);
+      b_panels = ceil_div(p.n, kTileCols);
+      a_pieces = ceil_div(a_panels, kAPanelsPerPiece);
+      b_pieces = ceil_div(b_panels, kBPanelsPerPiece);
+      // Packing B once pays off when more than one block row would pack it.
+      shares_b = grid.row_blocks(p.m) > 1;
+      b_offset = aligned(size_t(k_blocks * a_panels * kDepth * kTileRows) * sizeof(float));
+      const size_t b_bytes = shares_b ? aligned(size_t(k_blocks * b_panels * kDepth * kTileCols) * sizeof(float)) : 0;
+      states_offset = b_offset + b_bytes;
+      state_count = k_blocks * (a_pieces + (shares_b ? b_pieces : 0));
+      bytes = states_offset + aligned(size_t(state_count) * sizeof(PackOnce::State));
+    }
+
+    float* a(void* shared) const { return static_cast<float*>(shared); }
+    float* b(void* shared) const { return reinterpret_cast<float*>(static_cast<char*>(shared) + b_offset); }
+    PackOnce::State* states(void* shared) const {
+      return std::launder(reinterpret_cast<PackOnce::State*>(static_cast<char*>(shared) + states_offset));
+    }
+    PackOnce::State& state(void* shared, bool of_a, int64_t kb, int64_t piece) const {
+      return states(shared)[of_a ? kb * a_pieces + piece : k_blocks * a_pieces + kb * b_pieces + piece];
+    }
+
+    // Panels of one K block are adjacent, so a block's panels are read in one stream. An A panel
+    // of a short last K block fills the start of its slot; the B panels of a K block follow each
+    // other densely (as pack_b_panels writes them), kc x kTileCols apart.
+    int64_t a_panel_offset(int64_t kb, int64_t panel) const {
+      return (kb * a_panels + panel) * kDepth * kTileRows;
+    }
+    int64_t b_panel_offset(int64_t kb, int64_t panel) const {
+      const int64_t kc = std::min(kDepth, k_total - kb * kDepth);
+      return (kb * b_panels * kDepth + panel * kc) * kTileCols;
+    }
+  };
+
+  // Makes sure panels [first, end) of A (or of the shared B) for K block kb are packed: first
+  // packs every piece holding some of them that nobody has claimed, with pack(panel, end), then
+  // waits for those other threads are packing, so that threads needing the same panels share the
+  // work.
+  template <class Pack>
+  static void ensure_pieces(const Shared& s, void* shared, int64_t kb, int64_t first, int64_t end, bool of_a,
+                            Pack&& pack) {
+    const int64_t per_piece = of_a ? kAPanelsPerPiece : kBPanelsPerPiece;
+    const int64_t panels = of_a ? s.a_panels : s.b_panels;
+    const int64_t piece_begin = first / per_piece, piece_end = ceil_div(end, per_piece);
+    for (int64_t piece = piece_begin; piece < piece_end; ++piece) {
+      PackOnce::try_pack(s.state(shared, of_a, kb, piece),
+                         [&] { pack(piece * per_piece, std::min(panels, (piece + 1) * per_piece)); });
+    }
+    for (int64_t piece = piece_begin; piece < piece_end; ++piece) PackOnce::wait(s.state(shared, of_a, kb, piece));
   }
 };
 

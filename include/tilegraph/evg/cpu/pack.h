@@ -23,14 +23,16 @@ namespace detail {
 // Loads Vec::kLanes vectors, vector i holding elements [k0, k0 + kn) of storage line
 // (line0 + i) (a row of a row-major matrix or a column of a column-major one), and transposes
 // them; lines past line0 + lines are zero. Afterwards r[t] holds element k0 + t of each line.
+// With `prefetch` > 0, the same elements `prefetch` further along each line are requested too.
 TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int lines, int64_t k0,
-                                   int kn, Vec::F r[Vec::kLanes]) {
+                                   int kn, int64_t prefetch, Vec::F r[Vec::kLanes]) {
   for (int i = 0; i < Vec::kLanes; ++i) {
     if (i >= lines) {
       r[i] = Vec::zero();
       continue;
     }
     const void* p = element_address(m.data, m.type, (line0 + i) * m.ld + k0);
+    if (prefetch > 0) __builtin_prefetch(element_address(p, m.type, prefetch), 0, 2);
     r[i] = kn == Vec::kLanes ? Vec::load(p, m.type) : Vec::load_n(p, m.type, kn);
   }
   Vec::transpose(r);
@@ -39,8 +41,10 @@ TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int li
 }  // namespace detail
 
 // Packs rows [r0, r0 + rows) of A (rows <= kTileRows) over K range [k0, k0 + kc) into `panel`.
+// With `prefetch_kc` > 0, the next K range (of that length) is requested from memory on the way,
+// as for B below.
 inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k0, int64_t kc,
-                         float* panel) {
+                         float* panel, int64_t prefetch_kc = 0) {
   constexpr int kL = Vec::kLanes;
   if (a.transposed) {
     // Column-major: the rows of one k are adjacent.
@@ -49,6 +53,7 @@ inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k
       for (int i = 0; i < rows; i += kL) {
         const int n = std::min(kL, rows - i);
         const void* p = element_address(a.data, a.type, base + i);
+        if (k < prefetch_kc) __builtin_prefetch(element_address(p, a.type, kc * a.ld), 0, 2);
         Vec::store_n(panel + k * rows + i, n == kL ? Vec::load(p, a.type) : Vec::load_n(p, a.type, n), n);
       }
     }
@@ -59,28 +64,32 @@ inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k
     for (int64_t k = 0; k < kc; k += kL) {
       const int kn = int(std::min<int64_t>(kL, kc - k));
       Vec::F r[kL];
-      detail::load_transposed(a, r0 + i, lines, k0 + k, kn, r);
+      detail::load_transposed(a, r0 + i, lines, k0 + k, kn, k < prefetch_kc ? kc : 0, r);
       for (int t = 0; t < kn; ++t) Vec::store_n(panel + (k + t) * rows + i, r[t], lines);
     }
   }
 }
 
 // Packs columns [c0, c0 + cols) of B over K range [k0, k0 + kc) into ceil(cols / kTileCols)
-// consecutive panels of kc * kTileCols floats.
+// consecutive panels of kc * kTileCols floats. With `prefetch_kc` > 0, the next K range (of that
+// length) is requested from memory on the way, so that packing it later finds it in cache
+// instead of waiting on short strided reads.
 inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_t c0,
-                          int64_t cols, float* panels) {
+                          int64_t cols, float* panels, int64_t prefetch_kc = 0) {
   constexpr int kL = Vec::kLanes;
   const int64_t n_panels = (cols + kTileCols - 1) / kTileCols;
   if (!b.transposed) {
     // Row-major: each k contributes kTileCols adjacent values per panel.
     for (int64_t k = 0; k < kc; ++k) {
       const int64_t base = (k0 + k) * b.ld + c0;
+      const bool ahead = k < prefetch_kc;  // row k of the next range exists
       for (int64_t p = 0; p < n_panels; ++p) {
         float* out = panels + (p * kc + k) * kTileCols;
         for (int v = 0; v < kTileCols; v += kL) {
           const int64_t j = p * kTileCols + v;
           const int n = int(std::clamp<int64_t>(cols - j, 0, kL));
           const void* src = element_address(b.data, b.type, base + j);
+          if (ahead && n > 0) __builtin_prefetch(element_address(src, b.type, kc * b.ld), 0, 2);
           Vec::store(out + v, n == kL ? Vec::load(src, b.type)
                               : n > 0 ? Vec::load_n(src, b.type, n)
                                       : Vec::zero());
@@ -98,7 +107,7 @@ inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_
       for (int64_t k = 0; k < kc; k += kL) {
         const int kn = int(std::min<int64_t>(kL, kc - k));
         Vec::F r[kL];
-        detail::load_transposed(b, c0 + j, lines, k0 + k, kn, r);
+        detail::load_transposed(b, c0 + j, lines, k0 + k, kn, k < prefetch_kc ? kc : 0, r);
         for (int t = 0; t < kn; ++t) Vec::store(panel + (k + t) * kTileCols + v, r[t]);
       }
     }

@@ -9,19 +9,20 @@
 //                   StoreEpilogue, EVG graphs are the others).
 //   BlockScheduler  cuts D into blocks and numbers them for the Launcher's threads.
 //
-// run() prepares what the BlockMmad shares between blocks (packed A) in one parallel phase, then
-// runs every block in a second: BlockMmad::compute into the thread's accumulator buffer, then
+// run() lets the BlockMmad set up what its blocks share (on the calling thread), then runs every
+// block in parallel: BlockMmad::compute into the thread's accumulator buffer, then
 // BlockEpilogue::visit on it while it is still in cache. BlockEpilogue::finish comes last.
 //
 // A BlockMmad type provides (all static):
 //   BlockLimits limits(const GemmShape&);
-//   int64_t shared_floats(const GemmShape&);            data prepared once, used by all blocks
-//   int64_t prepare_items(const GemmShape&);            parallel work items that prepare it
-//   void prepare(const MatrixOperand& a, const GemmShape&, int64_t item, float* shared);
+//   size_t shared_bytes(const GemmShape&, const BlockGrid&);   memory shared by all blocks
+//   void start(const MatrixOperand& a, const GemmShape&, const BlockGrid&, void* shared);
 //   int64_t scratch_floats(const GemmShape&, const BlockGrid&);   per thread
-//   void compute(const float* shared, const MatrixOperand& b, const GemmShape&, const BlockRect&,
-//                float* scratch, float* acc, int64_t ld);
-//       acc receives the block rounded up to whole limits().tile_rows x tile_cols tiles.
+//   void compute(const MatrixOperand& a, const MatrixOperand& b, const GemmShape&,
+//                const BlockGrid&, const BlockRect&, void* shared, float* scratch, float* acc,
+//                int64_t ld);
+//       called concurrently for different blocks; acc receives the block rounded up to whole
+//       limits().tile_rows x tile_cols tiles.
 // A BlockScheduler type provides:
 //   BlockScheduler(const GemmShape&, const BlockLimits&, int threads);
 //   const BlockGrid& grid() const;  int64_t blocks() const;  BlockRect block(int64_t item) const;
@@ -86,17 +87,14 @@ class MatmulVisitor {
     if (scheduler.blocks() > 0) {
       const Layout layout(p, launcher.num_threads);
       char* base = static_cast<char*>(workspace);
-      float* shared = reinterpret_cast<float*>(base);
-
-      auto prepare = [&](int64_t item, int) { BlockMmad::prepare(args.a, p, item, shared); };
-      launch(launcher, BlockMmad::prepare_items(p), prepare);
-
+      const BlockGrid& grid = scheduler.grid();
+      BlockMmad::start(args.a, p, grid, base);
       auto block = [&](int64_t item, int thread) {
         char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;
         float* acc = reinterpret_cast<float*>(mine);
         float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
         const BlockRect r = scheduler.block(item);
-        BlockMmad::compute(shared, args.b, p, r, scratch, acc, layout.acc_ld);
+        BlockMmad::compute(args.a, args.b, p, grid, r, base, scratch, acc, layout.acc_ld);
         epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
       };
       launch(launcher, scheduler.blocks(), block);
@@ -123,7 +121,7 @@ class MatmulVisitor {
       const BlockGrid grid = BlockScheduler(p, limits, num_threads).grid();
       const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
       acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
-      shared_bytes = round_up(size_t(BlockMmad::shared_floats(p)) * sizeof(float), kAlignment);
+      shared_bytes = round_up(BlockMmad::shared_bytes(p, grid), kAlignment);
       acc_bytes = round_up(size_t(acc_rows * acc_ld) * sizeof(float), kAlignment);
       thread_bytes = acc_bytes + round_up(size_t(BlockMmad::scratch_floats(p, grid)) * sizeof(float), kAlignment);
       bytes = shared_bytes + size_t(num_threads) * thread_bytes;
