@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   tg::bench::add_ops_suite(app);
   tg::bench::add_jit_suite(app);
   tg::bench::add_graph_suite(app);
+  tg::bench::add_evg_suite(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

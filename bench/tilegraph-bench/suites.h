@@ -7,5 +7,6 @@ namespace tg::bench {
 void add_ops_suite(CLI::App& app);
 void add_jit_suite(CLI::App& app);
 void add_graph_suite(CLI::App& app);
+void add_evg_suite(CLI::App& app);
 
 }  // namespace tg::bench
