@@ -34,6 +34,7 @@ bench: build
 	$(BIN)/tilegraph-bench ops
 	$(BIN)/tilegraph-bench graph
 	$(BIN)/tilegraph-bench jit
+	$(BIN)/tilegraph-bench evg
 
 clean:
 	rm -rf build build-sanitize
