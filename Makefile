@@ -36,6 +36,7 @@ bench: build
 	$(BIN)/tilegraph-bench model
 	$(BIN)/tilegraph-bench jit
 	$(BIN)/tilegraph-bench gemm
+	$(BIN)/tilegraph-bench evg
 
 clean:
 	rm -rf build build-sanitize

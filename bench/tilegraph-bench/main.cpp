@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   tg::bench::add_graph_suite(app);
   tg::bench::add_model_suite(app);
   tg::bench::add_gemm_suite(app);
+  tg::bench::add_evg_suite(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "dependencies.h"
+#include "file_util.h"
 #include "request_table.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/kernel_id.h"
@@ -213,6 +214,17 @@ Kernel Compiler::load(std::string_view template_path, const MacroMap& macros,
     return Kernel{hit->entry, *hit->id, KernelSource::kMemory};
   }
   return impl_->load_slow(request);
+}
+
+Kernel Compiler::load_source(std::string_view source, const MacroMap& macros, KernelType kernel_type,
+                             const std::vector<std::string>& include_dirs) {
+  const std::filesystem::path path = impl_->cache.sources_dir() /
+                                     (sha256_hex(source) + (kernel_type == KernelType::kCuda ? ".cu" : ".cpp"));
+  // Rewriting an identical file would only change its stamp and force a rescan.
+  if (read_file(path) != std::optional<std::string>(std::string(source))) {
+    write_file_atomically(impl_->cache.tmp_dir(), path, std::string(source));
+  }
+  return load(path.string(), macros, kernel_type, include_dirs);
 }
 
 std::string Compiler::kernel_id(std::string_view template_path, const MacroMap& macros,

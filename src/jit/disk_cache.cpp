@@ -132,7 +132,7 @@ struct DiskCache::Attempt {
 
 DiskCache::DiskCache(std::filesystem::path dir) : dir_(std::filesystem::absolute(dir)) {
   prepare_cache_dir(dir_);
-  for (const char* sub : {"kernels", "deps", "toolchains", "tmp"}) prepare_cache_dir(dir_ / sub);
+  for (const char* sub : {"kernels", "deps", "toolchains", "tmp", "sources"}) prepare_cache_dir(dir_ / sub);
 }
 
 std::filesystem::path DiskCache::kernel_path(const std::string& id) const {
@@ -371,7 +371,7 @@ CacheRemoval DiskCache::clear() {
       removal.kept_in_use += 1;
     }
   }
-  for (const std::filesystem::path& dir : {deps_dir(), toolchains_dir()}) {
+  for (const std::filesystem::path& dir : {deps_dir(), toolchains_dir(), sources_dir()}) {
     for (const auto& entry : entries_of(dir)) remove_file(entry.path());
   }
   remove_abandoned_temporaries();

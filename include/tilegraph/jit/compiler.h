@@ -51,6 +51,11 @@ class Compiler {
   // get_kernel, also saying which id the kernel has and where it came from.
   Kernel load(std::string_view template_path, const MacroMap& macros, KernelType kernel_type,
               const std::vector<std::string>& include_dirs = {});
+  // load() for a template generated in memory (the EVG front end's kernels): the source is
+  // written to <cache>/sources/<sha256 of source>.cpp (.cu for cuda) unless it is already there,
+  // and that file is the template, so equal sources share one kernel across processes.
+  Kernel load_source(std::string_view source, const MacroMap& macros, KernelType kernel_type,
+                     const std::vector<std::string>& include_dirs = {});
   // The id the request resolves to now, without loading or compiling anything.
   std::string kernel_id(std::string_view template_path, const MacroMap& macros,
                         KernelType kernel_type, const std::vector<std::string>& include_dirs = {});

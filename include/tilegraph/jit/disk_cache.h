@@ -4,6 +4,7 @@
 //   kernels/<id>.lock  exists while a process builds or removes <id>
 //   deps/              dependency records (which headers a template includes)
 //   toolchains/        compiler version records   tmp/  builds in progress
+//   sources/           generated templates (Compiler::load_source), named by content hash
 // A kernel is built in tmp/ and published by rename, so no one sees half a file; its content
 // hash is checked against the manifest before every load, so a truncated or altered file is
 // rebuilt rather than run. A process that has a kernel loaded holds a shared flock on the .so,
@@ -83,6 +84,7 @@ class DiskCache {
   std::filesystem::path deps_dir() const { return dir_ / "deps"; }
   std::filesystem::path toolchains_dir() const { return dir_ / "toolchains"; }
   std::filesystem::path tmp_dir() const { return dir_ / "tmp"; }
+  std::filesystem::path sources_dir() const { return dir_ / "sources"; }
 
   // Writes the kernel to `output`, a path inside `work_dir` (a fresh private directory), or
   // throws.
@@ -101,7 +103,8 @@ class DiskCache {
   // Removes least-recently-used entries that no process has loaded until the entries take at
   // most `max_bytes`, then dependency records of removed kernels and abandoned temporaries.
   CacheRemoval evict(uint64_t max_bytes);
-  // Removes every entry not in use, every record and every abandoned temporary.
+  // Removes every entry not in use, every record, every generated source (they are written
+  // again on demand, with the same name) and every abandoned temporary.
   CacheRemoval clear();
 
  private:

@@ -120,6 +120,37 @@ TEST(Compiler, AFreshCompilerLoadsFromDisk) {
   EXPECT_EQ(second.stats().compiles, 0u);
 }
 
+TEST(Compiler, GeneratedSourceIsCachedByContent) {
+  TempDir tmp;
+  const std::string source = testing::read_text(kernel_template("saxpy.cpp"));
+  const std::vector<std::string> includes = {std::string(TG_TEST_SOURCE_DIR) + "/unit/jit/kernels"};
+  std::string id;
+  {
+    Compiler compiler(test_config(tmp.path()));
+    const Kernel first = compiler.load_source(source, kScale2, KernelType::kCpu, includes);
+    EXPECT_EQ(first.source, KernelSource::kCompiled);
+    EXPECT_TRUE(saxpy_works(first.entry, 2.0f));
+    const Kernel again = compiler.load_source(source, kScale2, KernelType::kCpu, includes);
+    EXPECT_EQ(again.source, KernelSource::kMemory);
+    EXPECT_EQ(again.id, first.id);
+    EXPECT_EQ(files_in(compiler.cache(), "sources"), 1u);
+    const Kernel other = compiler.load_source(source + "\n// another kernel\n", kScale2, KernelType::kCpu, includes);
+    EXPECT_NE(other.id, first.id);
+    EXPECT_EQ(files_in(compiler.cache(), "sources"), 2u);
+    id = first.id;
+  }
+  // A fresh process finds the same file, hence the same id, on disk; clear() drops the sources
+  // and a later request writes them again.
+  Compiler compiler(test_config(tmp.path()));
+  EXPECT_EQ(compiler.load_source(source, kScale2, KernelType::kCpu, includes).source, KernelSource::kDisk);
+  compiler.cache().clear();
+  EXPECT_EQ(files_in(compiler.cache(), "sources"), 0u);
+  Compiler after_clear(test_config(tmp.path()));
+  const Kernel rebuilt = after_clear.load_source(source, kScale2, KernelType::kCpu, includes);
+  EXPECT_EQ(rebuilt.id, id);
+  EXPECT_TRUE(saxpy_works(rebuilt.entry, 2.0f));
+}
+
 TEST(Compiler, ManifestDescribesTheEntry) {
   TempDir tmp;
   Compiler compiler(test_config(tmp.path()));

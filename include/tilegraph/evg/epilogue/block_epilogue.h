@@ -51,7 +51,8 @@ class BlockEpilogue {
     const int64_t block_col = acc.col0 / grid_.block_cols;
     const int64_t expected_rows = std::min(grid_.block_rows, problem_.m - acc.row0);
     const int64_t expected_cols = std::min(grid_.block_cols, problem_.n - acc.col0);
-    if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 % grid_.block_rows != 0 || acc.col0 % grid_.block_cols != 0 ||
+    if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 >= problem_.m || acc.col0 >= problem_.n ||
+        acc.row0 % grid_.block_rows != 0 || acc.col0 % grid_.block_cols != 0 ||
         acc.rows != expected_rows || acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
       throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) +
                   ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) +
