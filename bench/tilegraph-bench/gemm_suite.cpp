@@ -127,10 +127,10 @@ Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& 
   const evg::Launcher launcher = cpu::make_launcher(pool);
   const cpu::GemmKernels& kernels = cpu::gemm_kernels(cpu::best_isa());
   const evg::GemmShape shape{p.m, p.n, p.k};
-  AlignedFloats workspace((kernels.workspace_bytes(shape, threads) + sizeof(float) - 1) / sizeof(float));
   const evg::MatrixOperand op_a{a.data, evg::ElementType::F32, p.k, false};
   const evg::MatrixOperand op_b{b.data, evg::ElementType::F32, p.weights_transposed ? p.k : p.n,
                                 p.weights_transposed};
+  AlignedFloats workspace((kernels.workspace_bytes({shape, op_a, op_b}, threads) + sizeof(float) - 1) / sizeof(float));
   auto ours = [&] { kernels.gemm(shape, op_a, op_b, d_ours.data, p.n, launcher, workspace.data); };
 
   openblas_set_num_threads(threads);

@@ -10,6 +10,7 @@
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/kernel/callback_epilogue.h"
 #include "tilegraph/evg/kernel/operand.h"
+#include "tilegraph/evg/kernel/tiling.h"
 
 namespace tg::cpu {
 
@@ -21,8 +22,9 @@ struct GemmKernels {
   void (*micro_kernel)(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                        bool accumulate);
 
-  // Bytes of (64-byte aligned) workspace a GEMM of this size needs on `num_threads` threads.
-  size_t (*workspace_bytes)(const evg::GemmShape& problem, int num_threads);
+  // Bytes of (64-byte aligned) workspace this GEMM needs on `num_threads` threads (the operands'
+  // data pointers are not read).
+  size_t (*workspace_bytes)(const evg::GemmOperands& operands, int num_threads);
   // D = A · B into an f32 matrix with row stride ldd.
   void (*gemm)(const evg::GemmShape& problem, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
                float* d, int64_t ldd, const evg::Launcher& launcher, void* workspace);

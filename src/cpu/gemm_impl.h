@@ -23,8 +23,8 @@ void micro_kernel(int rows, int64_t kc, const float* a, const float* b, float* c
   evg::cpu::micro_kernel_for(rows)(kc, a, b, c, ldc, accumulate);
 }
 
-size_t workspace_bytes(const evg::GemmShape& problem, int num_threads) {
-  return StoreGemm::workspace_bytes(problem, num_threads);
+size_t workspace_bytes(const evg::GemmOperands& operands, int num_threads) {
+  return StoreGemm::workspace_bytes(operands, num_threads);
 }
 
 void gemm(const evg::GemmShape& problem, const evg::MatrixOperand& a, const evg::MatrixOperand& b,

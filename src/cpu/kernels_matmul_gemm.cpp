@@ -129,7 +129,7 @@ void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const T
   const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
   const int threads = exec.max_threads();
   if (batches > 1 && (batches >= threads || work < kMinSplitWork)) {
-    const size_t workspace_bytes = kernels.workspace_bytes(shape, 1);
+    const size_t workspace_bytes = kernels.workspace_bytes({shape, *a_layout, *b_layout}, 1);
     const evg::Launcher serial = evg::Launcher::serial();
     std::atomic<int64_t> next{0};
     const int tasks = exec.tasks_for(batches, std::max<int64_t>(1, work / 16));
@@ -141,7 +141,7 @@ void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const T
     });
     return;
   }
-  void* workspace = exec.shared_scratch(kernels.workspace_bytes(shape, threads));
+  void* workspace = exec.shared_scratch(kernels.workspace_bytes({shape, *a_layout, *b_layout}, threads));
   const evg::Launcher launcher = exec.launcher();
   for (int64_t batch = 0; batch < batches; ++batch) run_batch(batch, launcher, workspace);
 }

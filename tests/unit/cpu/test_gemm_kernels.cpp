@@ -110,7 +110,7 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
   std::vector<float> d(size_t(std::max<int64_t>(1, p.m * ldd)), sentinel);
   ThreadPool pool(c.threads);
   const GemmKernels& kernels = gemm_kernels(isa);
-  AlignedBuffer workspace(kernels.workspace_bytes(p, c.threads));
+  AlignedBuffer workspace(kernels.workspace_bytes({p, ops.a.operand(), ops.b.operand()}, c.threads));
   kernels.gemm(p, ops.a.operand(), ops.b.operand(), d.data(), ldd, make_launcher(pool), workspace.get());
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < ldd; ++j) {
@@ -240,7 +240,7 @@ TEST(GemmEpilogue, EveryBlockVisitedOnceAfterTheWholeSum) {
         rec.k = p.k;
         ThreadPool pool(threads);
         const GemmKernels& kernels = gemm_kernels(isa);
-        AlignedBuffer workspace(kernels.workspace_bytes(p, threads));
+        AlignedBuffer workspace(kernels.workspace_bytes({p, a.operand(), b.operand()}, threads));
         kernels.gemm_with_epilogue(p, a.operand(), b.operand(), Recorder::callbacks(rec), make_launcher(pool),
                                    workspace.get());
         const std::string where = std::string(isa_name(isa)) + " threads=" + std::to_string(threads) +
@@ -285,7 +285,7 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
   const evg::MatrixOperand op_a{a.data(), ElementType::F32, 8, false};
   const evg::MatrixOperand op_b{b.data(), ElementType::F32, 8, false};
   const evg::GemmShape p{8, 8, 8};
-  AlignedBuffer workspace(kernels.workspace_bytes(p, 2) + 64);
+  AlignedBuffer workspace(kernels.workspace_bytes({p, op_a, op_b}, 2) + 64);
   auto expect_error = [&](const std::string& needle, auto&& call) {
     try {
       call();

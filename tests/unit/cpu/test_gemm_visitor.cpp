@@ -66,7 +66,7 @@ TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
       if (threads == 1) {
         ScaleBiasGemm::run(args, launcher);
       } else {
-        test::AlignedBuffer workspace(ScaleBiasGemm::workspace_bytes(p, threads));
+        test::AlignedBuffer workspace(ScaleBiasGemm::workspace_bytes({p, a.operand(), b.operand()}, threads));
         ScaleBiasGemm::run(args, launcher, workspace.get());
       }
       for (int64_t i = 0; i < p.m; ++i) {

@@ -14,7 +14,8 @@
 //     requests the next K block's piece, which then arrives while this one is computed.
 //   - The accumulator of a block sums over the K blocks in the caller's buffer and reaches the
 //     epilogue once complete.
-// M = 1 (decode) takes the GEMV path instead: nothing is packed but the row of A.
+// M = 1 (decode), and up to kGemvMaxRows rows with a column-major B (a model's weights), take the
+// streaming path of gemv.h instead: nothing is packed but the rows of A, converted to f32.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -38,53 +39,61 @@ class BlockMmad {
   static constexpr int64_t kDepth = 256;
   static constexpr int64_t kMaxBlockCols = 384;
   static constexpr int64_t kMaxBlockRows = 60 * kTileRows;
-  // Columns per block of the GEMV: 256 x K of B per work item.
+  // Columns per block of the streaming path: 256 x K of B per work item.
   static constexpr int64_t kGemvBlockCols = 256;
   // Panels packed as one piece (96 KiB of A, 128 KiB of B on AVX-512).
   static constexpr int64_t kAPanelsPerPiece = 8;
   static constexpr int64_t kBPanelsPerPiece = 4;
 
-  static BlockLimits limits(const GemmShape& p) {
-    if (p.m == 1) return {1, kGemvColumns, 1, kGemvBlockCols};
+  static BlockLimits limits(const GemmOperands& g) {
+    if (streams_b(g)) return {1, kGemvColumns, std::max<int64_t>(1, g.problem.m), kGemvBlockCols};
     return {kTileRows, kTileCols, kMaxBlockRows, kMaxBlockCols};
   }
 
-  // Memory shared by all blocks: the packed A (for M = 1, the row of A as contiguous f32), the
+  // Memory shared by all blocks: the packed A (streaming: the rows of A as contiguous f32), the
   // shared packed B, and the state of every piece.
-  static size_t shared_bytes(const GemmShape& p, const BlockGrid& grid) { return Shared(p, grid).bytes; }
+  static size_t shared_bytes(const GemmOperands& g, const BlockGrid& grid) { return Shared(g, grid).bytes; }
 
-  // Once, on the calling thread, before any block: marks every piece unpacked (M = 1: converts
-  // the row of A).
-  static void start(const MatrixOperand& a, const GemmShape& p, const BlockGrid& grid, void* shared) {
-    const Shared s(p, grid);
-    if (p.m == 1) {
+  // Once, on the calling thread, before any block: marks every piece unpacked (streaming:
+  // converts the rows of A).
+  static void start(const GemmOperands& g, const BlockGrid& grid, void* shared) {
+    const Shared s(g, grid);
+    if (s.streams_b) {
       float* x = s.a(shared);
-      const int64_t step = a.transposed ? a.ld : 1;
-      for (int64_t k = 0; k < p.k; ++k) x[k] = load_element(a.data, a.type, k * step);
+      const MatrixOperand& a = g.a;
+      for (int64_t i = 0; i < g.problem.m; ++i) {
+        for (int64_t k = 0; k < g.problem.k; ++k) {
+          x[i * g.problem.k + k] = load_element(a.data, a.type, a.transposed ? k * a.ld + i : i * a.ld + k);
+        }
+      }
       return;
     }
     PackOnce::State* states = s.states(shared);
     for (int64_t i = 0; i < s.state_count; ++i) new (states + i) PackOnce::State(0);
   }
 
-  // Per-thread scratch for blocks of `grid`: the packed B of one K block, unless B is shared.
-  static int64_t scratch_floats(const GemmShape& p, const BlockGrid& grid) {
-    if (p.m == 1 || Shared(p, grid).shares_b) return 0;
+  // Per-thread scratch for blocks of `grid`: the packed B of one K block, unless B is shared or
+  // streamed.
+  static int64_t scratch_floats(const GemmOperands& g, const BlockGrid& grid) {
+    const Shared s(g, grid);
+    if (s.streams_b || s.shares_b) return 0;
     return kDepth * round_up(grid.block_cols, kTileCols);
   }
 
   // acc[i * ld + j] = sum_k A(row0 + i, k) * B(k, col0 + j) for the block; acc has room for the
   // block rounded up to whole tiles, which may be written too. Called concurrently for
   // different blocks.
-  static void compute(const MatrixOperand& a, const MatrixOperand& b, const GemmShape& p, const BlockGrid& grid,
-                      const BlockRect& block, void* shared, float* scratch, float* acc, int64_t ld) {
-    const Shared s(p, grid);
+  static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, void* shared,
+                      float* scratch, float* acc, int64_t ld) {
+    const GemmShape& p = g.problem;
+    const MatrixOperand &a = g.a, &b = g.b;
+    const Shared s(g, grid);
     if (p.k == 0) {
       for (int64_t i = 0; i < block.rows; ++i) std::fill_n(acc + i * ld, block.cols, 0.0f);
       return;
     }
-    if (p.m == 1) {
-      gemv(s.a(shared), b, p.k, block.col0, block.cols, acc);
+    if (s.streams_b) {
+      gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld);
       return;
     }
     const int64_t first_a_panel = block.row0 / kTileRows;
@@ -128,16 +137,23 @@ class BlockMmad {
   static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
   static size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+  // A problem with few rows reads B once: streamed, not packed (gemv.h).
+  static bool streams_b(const GemmOperands& g) {
+    return g.problem.m == 1 || (g.b.transposed && g.problem.m <= kGemvMaxRows);
+  }
+
   // Where everything shared lives: [packed A | packed B (if shared) | piece states].
   struct Shared {
     int64_t k_total = 0, k_blocks = 0, a_panels = 0, b_panels = 0, a_pieces = 0, b_pieces = 0;
-    bool shares_b = false;
+    bool streams_b = false, shares_b = false;
     size_t b_offset = 0, states_offset = 0, bytes = 0;
     int64_t state_count = 0;
 
-    Shared(const GemmShape& p, const BlockGrid& grid) {
-      if (p.m == 1) {
-        bytes = aligned(size_t(p.k) * sizeof(float));
+    Shared(const GemmOperands& g, const BlockGrid& grid) {
+      const GemmShape& p = g.problem;
+      streams_b = BlockMmad::streams_b(g);
+      if (streams_b) {
+        bytes = aligned(size_t(p.m * p.k) * sizeof(float));
         return;
       }
       k_total = p.k;

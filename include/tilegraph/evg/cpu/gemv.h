@@ -1,8 +1,9 @@
 #pragma once
-// The M = 1 path (decode): a row vector times B. Each element of B is used once, so the work is
-// bound by reading B from memory; packing it would only add traffic. B is read straight from its
-// storage, converted to f32 in registers, in as few long sequential streams as keep the
-// hardware prefetchers busy.
+// The few-row path (decode: M = 1, small batches: M <= kGemvMaxRows with a column-major B, as a
+// model stores its weights). Each element of B is used at most a few times, so the work is bound
+// by reading B from memory: packing it would only add traffic. B is read straight from its
+// storage, converted to f32 in registers, in a few long sequential streams (one per column)
+// that keep the hardware prefetchers busy, against the rows of A held as contiguous f32.
 #include <algorithm>
 #include <cstdint>
 
@@ -11,36 +12,78 @@
 namespace tg::evg::cpu {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
+// Rows of A up to which a column-major B is streamed rather than packed.
+inline constexpr int kGemvMaxRows = 8;
+// Columns of B streamed at once (fewer with many rows, to keep the accumulators in registers).
+inline constexpr int kGemvColumns = 4;
+
 namespace detail {
 
-// out[c] = x . column (c0 + c) of a column-major B, for c < kColumns: kColumns streams at once,
-// two vectors of K per step so that each column has two independent FMA chains.
-template <int kColumns>
-TG_EVG_INLINE void dot_columns(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0,
-                               float* out) {
+#if defined(TG_EVG_TARGET_AVX512)
+inline constexpr int kGemvAccumulators = 24;  // of 32 zmm: the rest hold B and A vectors
+#else
+inline constexpr int kGemvAccumulators = 12;  // of 16 ymm
+#endif
+
+// Columns per group for `rows` rows of A.
+constexpr int gemv_columns(int rows) { return std::clamp(kGemvAccumulators / rows, 1, kGemvColumns); }
+
+// out[r * ld + c] = x_r . column (c0 + c) of a column-major B, for r < kRows, c < kColumns, where
+// x_r = x + r * k_len. With few accumulators, two per output split K so that the FMA chains
+// overlap.
+template <int kRows, int kColumns>
+TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out,
+                            int64_t ld) {
   constexpr int kL = Vec::kLanes;
+  constexpr int kSets = 2 * kRows * kColumns <= kGemvAccumulators ? 2 : 1;
   const void* column[kColumns];
   for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, b.type, (c0 + c) * b.ld);
-  Vec::F acc[kColumns][2];
-  for (int c = 0; c < kColumns; ++c) acc[c][0] = acc[c][1] = Vec::zero();
+  Vec::F acc[kSets][kRows][kColumns];
+  for (int s = 0; s < kSets; ++s) {
+    for (int r = 0; r < kRows; ++r) {
+      for (int c = 0; c < kColumns; ++c) acc[s][r][c] = Vec::zero();
+    }
+  }
   int64_t k = 0;
-  for (; k + 2 * kL <= k_len; k += 2 * kL) {
-    const Vec::F x0 = Vec::load(x + k), x1 = Vec::load(x + k + kL);
+  for (; k + kSets * kL <= k_len; k += kSets * kL) {
+#pragma GCC unroll 2
+    for (int s = 0; s < kSets; ++s) {
+      Vec::F bv[kColumns];
 #pragma GCC unroll 8
-    for (int c = 0; c < kColumns; ++c) {
-      acc[c][0] = Vec::fmadd(x0, Vec::load(element_address(column[c], b.type, k), b.type), acc[c][0]);
-      acc[c][1] =
-          Vec::fmadd(x1, Vec::load(element_address(column[c], b.type, k + kL), b.type), acc[c][1]);
+      for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load(element_address(column[c], b.type, k + s * kL), b.type);
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        const Vec::F xr = Vec::load(x + r * k_len + k + s * kL);
+#pragma GCC unroll 8
+        for (int c = 0; c < kColumns; ++c) acc[s][r][c] = Vec::fmadd(xr, bv[c], acc[s][r][c]);
+      }
     }
   }
   for (; k < k_len; k += kL) {
     const int n = int(std::min<int64_t>(kL, k_len - k));
-    const Vec::F xk = Vec::load_n(x + k, ElementType::F32, n);
-    for (int c = 0; c < kColumns; ++c) {
-      acc[c][0] = Vec::fmadd(xk, Vec::load_n(element_address(column[c], b.type, k), b.type, n), acc[c][0]);
+    Vec::F bv[kColumns];
+    for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load_n(element_address(column[c], b.type, k), b.type, n);
+    for (int r = 0; r < kRows; ++r) {
+      const Vec::F xr = Vec::load_n(x + r * k_len + k, ElementType::F32, n);
+      for (int c = 0; c < kColumns; ++c) acc[0][r][c] = Vec::fmadd(xr, bv[c], acc[0][r][c]);
     }
   }
-  for (int c = 0; c < kColumns; ++c) out[c] = Vec::reduce(Vec::add(acc[c][0], acc[c][1]));
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kColumns; ++c) {
+      Vec::F sum = acc[0][r][c];
+      for (int s = 1; s < kSets; ++s) sum = Vec::add(sum, acc[s][r][c]);
+      out[r * ld + c] = Vec::reduce(sum);
+    }
+  }
+}
+
+template <int kRows>
+void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
+              int64_t ld) {
+  constexpr int kColumns = gemv_columns(kRows);
+  int64_t c = 0;
+  for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns>(x, b, k_len, c0 + c, out + c, ld);
+  for (; c < cols; ++c) dot_tile<kRows, 1>(x, b, k_len, c0 + c, out + c, ld);
 }
 
 // out[0, cols) += sum over k in [k0, k0 + kRows) of x[k] * row k of a row-major B.
@@ -67,19 +110,21 @@ TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0,
 
 }  // namespace detail
 
-// Columns per group of the column-major path: as many weight rows streamed at once.
-inline constexpr int kGemvColumns = 4;
-
-// out[c] = sum_k x[k] * B(k, c0 + c) for c < cols, x holding K contiguous f32 values.
-inline void gemv(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols,
-                 float* out) {
+// out[r * ld + c] = sum_k x[r * k_len + k] * B(k, c0 + c) for r < rows, c < cols: `rows` rows of
+// A as contiguous f32. A row-major B is only streamed for one row (rows == 1).
+inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols,
+                 float* out, int64_t ld) {
   if (b.transposed) {
-    int64_t c = 0;
-    for (; c + kGemvColumns <= cols; c += kGemvColumns) {
-      detail::dot_columns<kGemvColumns>(x, b, k_len, c0 + c, out + c);
+    switch (rows) {
+      case 1: return detail::dot_rows<1>(x, b, k_len, c0, cols, out, ld);
+      case 2: return detail::dot_rows<2>(x, b, k_len, c0, cols, out, ld);
+      case 3: return detail::dot_rows<3>(x, b, k_len, c0, cols, out, ld);
+      case 4: return detail::dot_rows<4>(x, b, k_len, c0, cols, out, ld);
+      case 5: return detail::dot_rows<5>(x, b, k_len, c0, cols, out, ld);
+      case 6: return detail::dot_rows<6>(x, b, k_len, c0, cols, out, ld);
+      case 7: return detail::dot_rows<7>(x, b, k_len, c0, cols, out, ld);
+      default: return detail::dot_rows<kGemvMaxRows>(x, b, k_len, c0, cols, out, ld);
     }
-    for (; c < cols; ++c) detail::dot_columns<1>(x, b, k_len, c0 + c, out + c);
-    return;
   }
   std::fill_n(out, cols, 0.0f);
   constexpr int kRows = 4;

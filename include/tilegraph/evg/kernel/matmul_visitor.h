@@ -14,13 +14,12 @@
 // BlockEpilogue::visit on it while it is still in cache. BlockEpilogue::finish comes last.
 //
 // A BlockMmad type provides (all static):
-//   BlockLimits limits(const GemmShape&);
-//   size_t shared_bytes(const GemmShape&, const BlockGrid&);   memory shared by all blocks
-//   void start(const MatrixOperand& a, const GemmShape&, const BlockGrid&, void* shared);
-//   int64_t scratch_floats(const GemmShape&, const BlockGrid&);   per thread
-//   void compute(const MatrixOperand& a, const MatrixOperand& b, const GemmShape&,
-//                const BlockGrid&, const BlockRect&, void* shared, float* scratch, float* acc,
-//                int64_t ld);
+//   BlockLimits limits(const GemmOperands&);
+//   size_t shared_bytes(const GemmOperands&, const BlockGrid&);   memory shared by all blocks
+//   void start(const GemmOperands&, const BlockGrid&, void* shared);   on the calling thread
+//   int64_t scratch_floats(const GemmOperands&, const BlockGrid&);   per thread
+//   void compute(const GemmOperands&, const BlockGrid&, const BlockRect&, void* shared,
+//                float* scratch, float* acc, int64_t ld);
 //       called concurrently for different blocks; acc receives the block rounded up to whole
 //       limits().tile_rows x tile_cols tiles.
 // A BlockScheduler type provides:
@@ -64,13 +63,13 @@ class MatmulVisitor {
   static constexpr size_t kAlignment = 64;
 
   // Bytes of workspace run() needs for this problem on `num_threads` threads.
-  static size_t workspace_bytes(const GemmShape& problem, int num_threads) {
-    return Layout(problem, num_threads).bytes;
+  static size_t workspace_bytes(const GemmOperands& operands, int num_threads) {
+    return Layout(operands, num_threads).bytes;
   }
 
   // Runs with a workspace of its own (allocated here, freed on return).
   static void run(const Arguments& args, const Launcher& launcher) {
-    const size_t bytes = workspace_bytes(args.problem, launcher.num_threads);
+    const size_t bytes = workspace_bytes(operands(args), launcher.num_threads);
     std::unique_ptr<void, decltype(&std::free)> workspace(
         bytes ? std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)) : nullptr, &std::free);
     if (bytes && !workspace) throw Error("matmul: cannot allocate " + std::to_string(bytes) + " bytes of workspace");
@@ -81,20 +80,21 @@ class MatmulVisitor {
   // during the call.
   static void run(const Arguments& args, const Launcher& launcher, void* workspace) {
     check(args, launcher, workspace);
-    const GemmShape& p = args.problem;
-    const BlockScheduler scheduler(p, BlockMmad::limits(p), launcher.num_threads);
+    const GemmOperands g = operands(args);
+    const GemmShape& p = g.problem;
+    const BlockScheduler scheduler(p, BlockMmad::limits(g), launcher.num_threads);
     BlockEpilogue epilogue(args.epilogue, p, scheduler.grid(), launcher.num_threads);
     if (scheduler.blocks() > 0) {
-      const Layout layout(p, launcher.num_threads);
+      const Layout layout(g, launcher.num_threads);
       char* base = static_cast<char*>(workspace);
       const BlockGrid& grid = scheduler.grid();
-      BlockMmad::start(args.a, p, grid, base);
+      BlockMmad::start(g, grid, base);
       auto block = [&](int64_t item, int thread) {
         char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;
         float* acc = reinterpret_cast<float*>(mine);
         float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
         const BlockRect r = scheduler.block(item);
-        BlockMmad::compute(args.a, args.b, p, grid, r, base, scratch, acc, layout.acc_ld);
+        BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld);
         epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
       };
       launch(launcher, scheduler.blocks(), block);
@@ -108,6 +108,7 @@ class MatmulVisitor {
   static constexpr int64_t kAccRowPadding = 16;
 
   static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+  static GemmOperands operands(const Arguments& args) { return {args.problem, args.a, args.b}; }
 
   // The workspace: the BlockMmad's shared data, then per thread an accumulator block and the
   // BlockMmad's scratch, each part aligned.
@@ -115,15 +116,16 @@ class MatmulVisitor {
     size_t shared_bytes = 0, acc_bytes = 0, thread_bytes = 0, bytes = 0;
     int64_t acc_ld = 0;
 
-    Layout(const GemmShape& p, int num_threads) {
+    Layout(const GemmOperands& g, int num_threads) {
+      const GemmShape& p = g.problem;
       if (p.m <= 0 || p.n <= 0) return;
-      const BlockLimits limits = BlockMmad::limits(p);
+      const BlockLimits limits = BlockMmad::limits(g);
       const BlockGrid grid = BlockScheduler(p, limits, num_threads).grid();
       const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
       acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
-      shared_bytes = round_up(BlockMmad::shared_bytes(p, grid), kAlignment);
+      shared_bytes = round_up(BlockMmad::shared_bytes(g, grid), kAlignment);
       acc_bytes = round_up(size_t(acc_rows * acc_ld) * sizeof(float), kAlignment);
-      thread_bytes = acc_bytes + round_up(size_t(BlockMmad::scratch_floats(p, grid)) * sizeof(float), kAlignment);
+      thread_bytes = acc_bytes + round_up(size_t(BlockMmad::scratch_floats(g, grid)) * sizeof(float), kAlignment);
       bytes = shared_bytes + size_t(num_threads) * thread_bytes;
     }
   };
@@ -144,7 +146,7 @@ class MatmulVisitor {
     }
     check_operand("A", args.a, p.m, p.k);
     check_operand("B", args.b, p.k, p.n);
-    if (workspace_bytes(p, launcher.num_threads) > 0 &&
+    if (workspace_bytes(operands(args), launcher.num_threads) > 0 &&
         (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0)) {
       throw Error("matmul: the workspace must be a " + std::to_string(kAlignment) + "-byte aligned buffer");
     }

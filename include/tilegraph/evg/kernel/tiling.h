@@ -1,9 +1,19 @@
 #pragma once
-// How a BlockMmad wants D cut (BlockLimits), and one block of the cut (BlockRect): the data the
-// kernel layer passes between its BlockScheduler and its BlockMmad. Data only, shared across ISAs.
+// The data the kernel layer passes between its parts: the problem with its operands
+// (GemmOperands), how a BlockMmad wants D cut (BlockLimits), and one block of the cut
+// (BlockRect). Data only, shared across ISAs.
 #include <cstdint>
 
+#include "tilegraph/evg/block.h"
+#include "tilegraph/evg/kernel/operand.h"
+
 namespace tg::evg {
+
+struct GemmOperands {
+  GemmShape problem;
+  MatrixOperand a;  // M x K
+  MatrixOperand b;  // K x N
+};
 
 struct BlockLimits {
   int64_t tile_rows = 1;  // block sizes are multiples of the micro tile ...
