@@ -299,30 +299,6 @@ float dot_f32(int64_t n, const float* a, const float* x) {
       n, a, x, [](const float* p) { return V::load(p); }, [](float v) { return v; });
 }
 
-// Dequantises on the fly: each block's int8 quants times x, scaled once per block.
-float dot_q8_0(int64_t n, const BlockQ8_0* a, const float* x) {
-  F acc0 = V::zero(), acc1 = V::zero();
-  const int64_t blocks = n / kQ8_0BlockSize;
-  auto block_dot = [](const BlockQ8_0& block, const float* xb) {
-    F s = V::zero();
-    for (int j = 0; j < kQ8_0BlockSize; j += W)
-      s = V::fmadd(V::load_i8(block.qs + j), V::load(xb + j), s);
-    return s;
-  };
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    const F s0 = block_dot(a[b], x + b * kQ8_0BlockSize);
-    const F s1 = block_dot(a[b + 1], x + (b + 1) * kQ8_0BlockSize);
-    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), s0, acc0);
-    acc1 = V::fmadd(V::set1(V::f16_scalar(a[b + 1].d.bits)), s1, acc1);
-  }
-  if (b < blocks) {
-    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), block_dot(a[b], x + b * kQ8_0BlockSize),
-                    acc0);
-  }
-  return V::reduce_add(V::add(acc0, acc1));
-}
-
 void axpy_f32(int64_t n, float* y, float s, const float* x) {
   const F sv = V::set1(s);
   int64_t i = 0;
@@ -436,6 +412,99 @@ void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t st
   });
 }
 
+// ---- q8_0 rows ----
+
+// Calls fn.template operator()<N>() with N = min(count, kMax), for count >= 1.
+template <int kMax, class Fn>
+inline void with_tile_size(int64_t count, Fn fn) {
+  if constexpr (kMax > 1) {
+    if (count < kMax) return with_tile_size<kMax - 1>(count, fn);
+  }
+  fn.template operator()<kMax>();
+}
+
+// Accumulators a tile keeps in registers (half the register file): as many rows as fit next to
+// its tokens, up to a chunk. More tokens use each converted weight vector more often.
+constexpr int kQ8Accumulators = W >= 16 ? 16 : 8;
+constexpr int kQ8TileTokens = kQ8Accumulators / 4;
+// Rows read together: eight weight streams keep DRAM busy from one core.
+constexpr int kQ8ChunkRows = 8;
+// Blocks per slab of k: every tile of a chunk goes over one slab before the next, so the slab of
+// activations (up to 4 tokens x 512 floats) stays in L1 while the chunk's rows stream past it.
+constexpr int64_t kQ8SlabBlocks = 16;
+
+template <int T>
+constexpr int q8_tile_rows() {
+  return kQ8Accumulators / T < kQ8ChunkRows ? kQ8Accumulators / T : kQ8ChunkRows;
+}
+
+// Blocks [b_begin, b_end) of R rows x T tokens, added to acc_io[r * kQ8TileTokens + t]. Each
+// weight vector is dequantised once, d * q, which f32 holds exactly (an 11-bit f16 significand
+// times a 7-bit integer), and used for every token. Every output accumulates lane by lane in
+// element order, so its value depends on neither the tile shape nor the slabs.
+template <int R, int T>
+inline void dot_q8_0_tile(int64_t b_begin, int64_t b_end, const char* rows, size_t stride,
+                          const float* x, int64_t x_stride, F* acc_io, const float* f16_table) {
+  constexpr int kVecs = kQ8_0BlockSize / W;
+  F acc[R][T];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = acc_io[r * kQ8TileTokens + t];
+  }
+  for (int64_t b = b_begin; b < b_end; ++b) {
+    const BlockQ8_0* block[R];
+    for (int r = 0; r < R; ++r) block[r] = reinterpret_cast<const BlockQ8_0*>(rows + r * stride) + b;
+    const float* xb = x + b * kQ8_0BlockSize;
+#pragma GCC unroll 32
+    for (int v = 0; v < kVecs; ++v) {
+      F w[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        w[r] = V::mul(V::load_i8(block[r]->qs + v * W), V::set1(f16_table[block[r]->d.bits]));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const F xv = V::load(xb + t * x_stride + v * W);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[r][t] = V::fmadd(w[r], xv, acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc_io[r * kQ8TileTokens + t] = acc[r][t];
+  }
+}
+
+void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                   const float* x, int64_t x_stride, float* out, int64_t out_stride) {
+  const int64_t blocks = n / kQ8_0BlockSize;
+  const char* base = static_cast<const char*>(rows);
+  const float* f16_table = f16_to_f32_table();
+  F acc[kQ8ChunkRows * kQ8TileTokens];
+  for (int64_t chunk = 0; chunk < count; chunk += kQ8ChunkRows) {
+    const int64_t chunk_rows = count - chunk < kQ8ChunkRows ? count - chunk : kQ8ChunkRows;
+    const char* chunk_base = base + chunk * int64_t(stride);
+    // The chunk's rows stay in cache while each further group of tokens reads them again.
+    for (int64_t t0 = 0; t0 < tokens; t0 += kQ8TileTokens) {
+      with_tile_size<kQ8TileTokens>(tokens - t0, [&]<int T>() {
+        const float* xt = x + t0 * x_stride;
+        for (F& a : acc) a = V::zero();
+        for (int64_t b = 0; b < blocks; b += kQ8SlabBlocks) {
+          const int64_t b_end = blocks - b < kQ8SlabBlocks ? blocks : b + kQ8SlabBlocks;
+          for (int64_t j = 0; j < chunk_rows; j += q8_tile_rows<T>()) {
+            with_tile_size<q8_tile_rows<T>()>(chunk_rows - j, [&]<int R>() {
+              dot_q8_0_tile<R, T>(b, b_end, chunk_base + j * int64_t(stride), stride, xt,
+                                  x_stride, acc + j * kQ8TileTokens, f16_table);
+            });
+          }
+        }
+        for (int64_t j = 0; j < chunk_rows; ++j) {
+          for (int t = 0; t < T; ++t)
+            out[(t0 + t) * out_stride + chunk + j] = V::reduce_add(acc[j * kQ8TileTokens + t]);
+        }
+      });
+    }
+  }
+}
+
 // ---- rope ----
 
 // Whole vectors of rope_pairs; returns how many elements it did. A template so that the
@@ -499,9 +568,9 @@ constexpr VecKernels kVecKernels{
     .rms_norm = rms_norm,
     .exp_sum = exp_sum,
     .dot_f32 = dot_f32,
-    .dot_q8_0 = dot_q8_0,
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
+    .dot_q8_0_rows = dot_q8_0_rows,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,
