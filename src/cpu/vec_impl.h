@@ -424,42 +424,39 @@ inline void with_tile_size(int64_t count, Fn fn) {
 }
 
 // Accumulators a tile keeps in registers (half the register file): as many rows as fit next to
-// its tokens, up to a chunk. More tokens use each converted weight vector more often.
+// its tokens, up to 8. More tokens use each converted weight vector more often.
 constexpr int kQ8Accumulators = W >= 16 ? 16 : 8;
 constexpr int kQ8TileTokens = kQ8Accumulators / 4;
-// Rows read together: eight weight streams keep DRAM busy from one core.
-constexpr int kQ8ChunkRows = 8;
-// Blocks per slab of k: every tile of a chunk goes over one slab before the next, so the slab of
-// activations (up to 4 tokens x 512 floats) stays in L1 while the chunk's rows stream past it.
-constexpr int64_t kQ8SlabBlocks = 16;
 
 template <int T>
 constexpr int q8_tile_rows() {
-  return kQ8Accumulators / T < kQ8ChunkRows ? kQ8Accumulators / T : kQ8ChunkRows;
+  return kQ8Accumulators / T < 8 ? kQ8Accumulators / T : 8;
 }
 
-// Blocks [b_begin, b_end) of R rows x T tokens, added to acc_io[r * kQ8TileTokens + t]. Each
-// weight vector is dequantised once, d * q, which f32 holds exactly (an 11-bit f16 significand
-// times a 7-bit integer), and used for every token. Every output accumulates lane by lane in
-// element order, so its value depends on neither the tile shape nor the slabs.
+// R rows x T tokens: rows first_row + r * row_step (stride bytes apart) into out[t * out_stride
+// + r * row_step]. Each weight vector is dequantised once, d * q, which f32 holds exactly (an
+// 11-bit f16 significand times a 7-bit integer), and used for every token. Each output
+// accumulates lane by lane in element order, so its value does not depend on the tile.
 template <int R, int T>
-inline void dot_q8_0_tile(int64_t b_begin, int64_t b_end, const char* rows, size_t stride,
-                          const float* x, int64_t x_stride, F* acc_io, const float* f16_table) {
+inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
+                          const float* x, int64_t x_stride, float* out, int64_t out_stride,
+                          const float* f16_table) {
   constexpr int kVecs = kQ8_0BlockSize / W;
+  const BlockQ8_0* row[R];
+  for (int r = 0; r < R; ++r)
+    row[r] = reinterpret_cast<const BlockQ8_0*>(first_row + r * row_step * int64_t(stride));
   F acc[R][T];
   for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) acc[r][t] = acc_io[r * kQ8TileTokens + t];
+    for (int t = 0; t < T; ++t) acc[r][t] = V::zero();
   }
-  for (int64_t b = b_begin; b < b_end; ++b) {
-    const BlockQ8_0* block[R];
-    for (int r = 0; r < R; ++r) block[r] = reinterpret_cast<const BlockQ8_0*>(rows + r * stride) + b;
+  for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * kQ8_0BlockSize;
 #pragma GCC unroll 32
     for (int v = 0; v < kVecs; ++v) {
       F w[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
-        w[r] = V::mul(V::load_i8(block[r]->qs + v * W), V::set1(f16_table[block[r]->d.bits]));
+        w[r] = V::mul(V::load_i8(row[r][b].qs + v * W), V::set1(f16_table[row[r][b].d.bits]));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const F xv = V::load(xb + t * x_stride + v * W);
@@ -469,36 +466,37 @@ inline void dot_q8_0_tile(int64_t b_begin, int64_t b_end, const char* rows, size
     }
   }
   for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) acc_io[r * kQ8TileTokens + t] = acc[r][t];
+    for (int t = 0; t < T; ++t) out[t * out_stride + r * row_step] = V::reduce_add(acc[r][t]);
   }
 }
 
 void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
                    const float* x, int64_t x_stride, float* out, int64_t out_stride) {
   const int64_t blocks = n / kQ8_0BlockSize;
-  const char* base = static_cast<const char*>(rows);
   const float* f16_table = f16_to_f32_table();
-  F acc[kQ8ChunkRows * kQ8TileTokens];
-  for (int64_t chunk = 0; chunk < count; chunk += kQ8ChunkRows) {
-    const int64_t chunk_rows = count - chunk < kQ8ChunkRows ? count - chunk : kQ8ChunkRows;
-    const char* chunk_base = base + chunk * int64_t(stride);
-    // The chunk's rows stay in cache while each further group of tokens reads them again.
+  // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
+  constexpr int64_t kPanelBytes = 256 << 10;
+  const int64_t panel_rows = int64_t(kPanelBytes / stride) > 8 ? int64_t(kPanelBytes / stride) : 8;
+  for (int64_t p = 0; p < count; p += panel_rows) {
+    const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
+    const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
     for (int64_t t0 = 0; t0 < tokens; t0 += kQ8TileTokens) {
+      const float* xt = x + t0 * x_stride;
+      float* ot = out + t0 * out_stride + p;
       with_tile_size<kQ8TileTokens>(tokens - t0, [&]<int T>() {
-        const float* xt = x + t0 * x_stride;
-        for (F& a : acc) a = V::zero();
-        for (int64_t b = 0; b < blocks; b += kQ8SlabBlocks) {
-          const int64_t b_end = blocks - b < kQ8SlabBlocks ? blocks : b + kQ8SlabBlocks;
-          for (int64_t j = 0; j < chunk_rows; j += q8_tile_rows<T>()) {
-            with_tile_size<q8_tile_rows<T>()>(chunk_rows - j, [&]<int R>() {
-              dot_q8_0_tile<R, T>(b, b_end, chunk_base + j * int64_t(stride), stride, xt,
-                                  x_stride, acc + j * kQ8TileTokens, f16_table);
-            });
-          }
+        // A tile's rows come from R equal runs of the panel, so each row streams from memory
+        // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
+        constexpr int R = q8_tile_rows<T>();
+        const int64_t run = panel_count / R;
+        for (int64_t i = 0; i < run; ++i) {
+          dot_q8_0_tile<R, T>(blocks, panel + i * int64_t(stride), run, stride, xt, x_stride,
+                              ot + i, out_stride, f16_table);
         }
-        for (int64_t j = 0; j < chunk_rows; ++j) {
-          for (int t = 0; t < T; ++t)
-            out[(t0 + t) * out_stride + chunk + j] = V::reduce_add(acc[j * kQ8TileTokens + t]);
+        if (const int64_t rest = panel_count - run * R; rest > 0) {
+          with_tile_size<R>(rest, [&]<int kRest>() {
+            dot_q8_0_tile<kRest, T>(blocks, panel + run * R * int64_t(stride), 1, stride, xt,
+                                    x_stride, ot + run * R, out_stride, f16_table);
+          });
         }
       });
     }

@@ -49,46 +49,53 @@ struct Q8Rows {
   }
 };
 
-TEST(VecQ8_0, DotRowsMatchesDoubleReferenceOnEveryIsa) {
-  test::Rng rng(21);
+// Every output of dot_q8_0_rows(n, count, ..., tokens, ...) for each count in `counts`.
+void expect_matches_reference(int64_t n, const std::vector<int64_t>& counts,
+                              const std::vector<int64_t>& token_counts, test::Rng& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  constexpr int64_t kTokens = 9;
-  for (int64_t n : {32, 64, 3 * 32, 5 * 32, 7 * 32, 13 * 32, 31 * 32, 4096}) {
-    const Q8Rows a(n, 9, rng);
-    const int64_t x_stride = n + 5;  // activation rows padded apart
-    std::vector<float> x(size_t(kTokens * x_stride));
-    for (float& v : x) v = dist(rng);
-    for (Isa isa : runnable_isas()) {
-      const VecKernels& vec = vec_kernels(isa);
-      for (int64_t count = 1; count <= a.count; ++count) {
-        for (int64_t tokens : {int64_t(1), int64_t(2), int64_t(3), int64_t(5), kTokens}) {
-          const int64_t out_stride = count + 3;  // the padding must stay untouched
-          std::vector<float> out(size_t(tokens * out_stride), -7.0f);
-          vec.dot_q8_0_rows(n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
-                            out.data(), out_stride);
-          for (int64_t t = 0; t < tokens; ++t) {
-            for (int64_t j = 0; j < out_stride; ++j) {
-              const float got = out[size_t(t * out_stride + j)];
-              if (j >= count) {
-                ASSERT_EQ(got, -7.0f) << isa_name(isa) << " wrote past row " << count;
-                continue;
-              }
-              double want = 0.0, magnitude = 0.0;
-              for (int64_t i = 0; i < n; ++i) {
-                const double term = a.values[size_t(j * n + i)] * x[size_t(t * x_stride + i)];
-                want += term;
-                magnitude += std::abs(term);
-              }
-              // f32 accumulation of n products of exact f32 weights: at most n roundings.
-              ASSERT_NEAR(got, want, double(n) * 0x1p-24 * magnitude)
-                  << isa_name(isa) << " n=" << n << " count=" << count << " tokens=" << tokens
-                  << " row " << j << " token " << t;
+  const Q8Rows a(n, counts.back(), rng);
+  const int64_t x_stride = n + 5;  // activation rows padded apart
+  std::vector<float> x(size_t(token_counts.back() * x_stride));
+  for (float& v : x) v = dist(rng);
+  for (Isa isa : runnable_isas()) {
+    const VecKernels& vec = vec_kernels(isa);
+    for (int64_t count : counts) {
+      for (int64_t tokens : token_counts) {
+        const int64_t out_stride = count + 3;  // the padding must stay untouched
+        std::vector<float> out(size_t(tokens * out_stride), -7.0f);
+        vec.dot_q8_0_rows(n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
+                          out.data(), out_stride);
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t j = 0; j < out_stride; ++j) {
+            const float got = out[size_t(t * out_stride + j)];
+            if (j >= count) {
+              ASSERT_EQ(got, -7.0f) << isa_name(isa) << " wrote past row " << count;
+              continue;
             }
+            double want = 0.0, magnitude = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+              const double term = a.values[size_t(j * n + i)] * x[size_t(t * x_stride + i)];
+              want += term;
+              magnitude += std::abs(term);
+            }
+            // f32 accumulation of n products of exact f32 weights: at most n roundings.
+            ASSERT_NEAR(got, want, double(n) * 0x1p-24 * magnitude)
+                << isa_name(isa) << " n=" << n << " count=" << count << " tokens=" << tokens
+                << " row " << j << " token " << t;
           }
         }
       }
     }
   }
+}
+
+TEST(VecQ8_0, DotRowsMatchesDoubleReferenceOnEveryIsa) {
+  test::Rng rng(21);
+  for (int64_t n : {32, 64, 3 * 32, 5 * 32, 7 * 32, 13 * 32, 31 * 32, 4096}) {
+    expect_matches_reference(n, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 5, 9}, rng);
+  }
+  // Enough rows of 4096 for several of the 256 KiB panels the rows are walked in.
+  expect_matches_reference(4096, {131}, {1, 5}, rng);
 }
 
 TEST(VecQ8_0, DotRowsOutputsDoNotDependOnTheirNeighbours) {
