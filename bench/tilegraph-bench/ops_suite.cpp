@@ -56,6 +56,10 @@ std::vector<OpCase> cases() {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 1", 0,
                  [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 1})); }});
   }
+  // A few tokens at once (speculative decoding, small batches): still bound by reading a once.
+  c.push_back({"mul_mat", "q8_0 4096x4096 x 8", 0, [](Context& x) {
+                 return mul_mat(x, input(x, DType::Q8_0, {E, E}), input(x, DType::F32, {E, 8}));
+               }});
   c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32,
                [](Context& x) { return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32})); }});
   c.push_back({"add", "f32 4096x64", 0,

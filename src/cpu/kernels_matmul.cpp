@@ -1,8 +1,9 @@
 // mul_mat: r[m, n] = sum_k a[k, m] * b[k, n], a broadcast over b's batch dims: the fallback for
 // what the GEMM (kernels_matmul_gemm.cpp) does not take, above all q8_0 weights.
 //
-// Two paths. Matrix-vector (N == 1, decode) is bound by reading a once: one dot product per row
-// of a straight from its storage (f16/bf16 converted and q8_0 dequantised on the fly). Matrix-
+// Two paths. Matrix-vector (N == 1, decode; for q8_0 up to kMaxQ8Tokens) is bound by reading a
+// once: dot products of rows of a straight from their storage against every column of b (f16/bf16
+// converted and q8_0 dequantised in registers). Matrix-
 // matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
 // of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
 // f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
@@ -146,6 +147,10 @@ class FloatRows {
     if (!converted_) return reinterpret_cast<const float*>(row_ptr(b_, n, i2, i3));
     return converted_ + ((i3 * b_.ne[2] + i2) * b_.ne[1] + n) * b_.ne[0];
   }
+  // Floats from row n to row n + 1 of one batch.
+  int64_t row_stride() const {
+    return converted_ ? b_.ne[0] : int64_t(b_.nb[1] / sizeof(float));
+  }
 
  private:
   const Tensor& b_;
@@ -162,9 +167,21 @@ float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i
   return reinterpret_cast<float*>(row_ptr(node, n, i2, i3) + m * int64_t(node.nb[0]));
 }
 
+// Columns of b up to which q8_0 weights take mat_vec: reading a once is what bounds decode and
+// small batches. Above this the blocked GEMM's arithmetic wins (bench/: mul_mat q8_0).
+constexpr int64_t kMaxQ8Tokens = 8;
+
+bool takes_mat_vec(const Tensor& a, const Tensor& b) {
+  if (b.ne[1] == 1) return true;
+  return a.type == DType::Q8_0 && a.nb[0] == sizeof(BlockQ8_0) && b.ne[1] <= kMaxQ8Tokens;
+}
+
+// One dot product per row of a and column of b (several columns: q8_0 only, unit block stride).
 void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
-  const int64_t k = a.ne[0], m_len = a.ne[1], batches = node.ne[2] * node.ne[3];
+  const int64_t k = a.ne[0], m_len = a.ne[1], tokens = node.ne[1];
+  const int64_t batches = node.ne[2] * node.ne[3];
+  const int64_t out_stride = int64_t(node.nb[1] / sizeof(float));
   const Broadcast bc(a, *node.src[1]);
   const bool direct = a.nb[0] == dtype_traits(a.type).type_size;
   exec.parallel_range(m_len * batches, k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
@@ -183,9 +200,8 @@ void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecC
           out[j] = vec.dot_f32(k, buf, x);
         }
       } else if (a.type == DType::Q8_0) {
-        for (int64_t j = 0; j < count; ++j) {
-          out[j] = vec.dot_q8_0(k, reinterpret_cast<const BlockQ8_0*>(rows + j * stride), x);
-        }
+        vec.dot_q8_0_rows(k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
+                          out_stride);
       } else {
         vec.dot_rows(a.type, k, count, rows, a.nb[1], x, out);
       }
@@ -364,7 +380,7 @@ void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
     });
     return;
   }
-  if (b.ne[1] == 1) {
+  if (takes_mat_vec(a, b)) {
     mat_vec(node, a, FloatRows(b, exec), exec);
   } else {
     gemm(node, a, b, exec);

@@ -1,5 +1,7 @@
 #include "cpu/vec.h"
 
+#include <vector>
+
 #include "tilegraph/core/error.h"
 #include "tilegraph/cpu/cpu_backend.h"
 
@@ -20,6 +22,15 @@ Isa best_isa() {
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) return Isa::AVX512;
   if (avx2) return Isa::AVX2;
   return Isa::SCALAR;
+}
+
+const float* f16_to_f32_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> values(65536);
+    for (uint32_t bits = 0; bits < 65536; ++bits) values[bits] = f16_to_f32(f16{uint16_t(bits)});
+    return values;
+  }();
+  return table.data();
 }
 
 const VecKernels& vec_kernels(Isa isa) {

@@ -54,8 +54,6 @@ struct VecKernels {
   float (*exp_sum)(int64_t n, float* y, const float* x, float shift);
 
   float (*dot_f32)(int64_t n, const float* a, const float* x);
-  // A q8_0 row (n a multiple of 32) with an f32 vector, dequantised on the fly.
-  float (*dot_q8_0)(int64_t n, const BlockQ8_0* a, const float* x);
   // y += s * x
   void (*axpy_f32)(int64_t n, float* y, float s, const float* x);
 
@@ -64,6 +62,13 @@ struct VecKernels {
   // out[j] = row_j . x
   void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                    const float* x, float* out);
+  // q8_0 rows (n a multiple of 32, `stride` bytes apart) against `tokens` f32 rows x_t
+  // (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights are dequantised in
+  // registers, exactly (d * q), and each block is converted once for all the tokens. Every output
+  // is summed in an order that depends only on n, so results do not change with how the rows of
+  // a matrix are split between calls (threads).
+  void (*dot_q8_0_rows)(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                        const float* x, int64_t x_stride, float* out, int64_t out_stride);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     const float* s, float* y);
@@ -79,6 +84,10 @@ struct VecKernels {
 
 // The table of `isa`, which the caller must have checked the CPU supports (best_isa()).
 const VecKernels& vec_kernels(Isa isa);
+
+// f32 values of all 65536 f16 bit patterns. A q8_0 block's scale is then a single load, which
+// the vector paths fold into a broadcast operand, instead of a conversion and a shuffle each.
+const float* f16_to_f32_table();
 
 // Defined in vec_<isa>.cpp, each from vec_impl.h.
 const VecKernels& scalar_vec_kernels();

@@ -299,30 +299,6 @@ float dot_f32(int64_t n, const float* a, const float* x) {
       n, a, x, [](const float* p) { return V::load(p); }, [](float v) { return v; });
 }
 
-// Dequantises on the fly: each block's int8 quants times x, scaled once per block.
-float dot_q8_0(int64_t n, const BlockQ8_0* a, const float* x) {
-  F acc0 = V::zero(), acc1 = V::zero();
-  const int64_t blocks = n / kQ8_0BlockSize;
-  auto block_dot = [](const BlockQ8_0& block, const float* xb) {
-    F s = V::zero();
-    for (int j = 0; j < kQ8_0BlockSize; j += W)
-      s = V::fmadd(V::load_i8(block.qs + j), V::load(xb + j), s);
-    return s;
-  };
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    const F s0 = block_dot(a[b], x + b * kQ8_0BlockSize);
-    const F s1 = block_dot(a[b + 1], x + (b + 1) * kQ8_0BlockSize);
-    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), s0, acc0);
-    acc1 = V::fmadd(V::set1(V::f16_scalar(a[b + 1].d.bits)), s1, acc1);
-  }
-  if (b < blocks) {
-    acc0 = V::fmadd(V::set1(V::f16_scalar(a[b].d.bits)), block_dot(a[b], x + b * kQ8_0BlockSize),
-                    acc0);
-  }
-  return V::reduce_add(V::add(acc0, acc1));
-}
-
 void axpy_f32(int64_t n, float* y, float s, const float* x) {
   const F sv = V::set1(s);
   int64_t i = 0;
@@ -436,6 +412,97 @@ void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t st
   });
 }
 
+// ---- q8_0 rows ----
+
+// Calls fn.template operator()<N>() with N = min(count, kMax), for count >= 1.
+template <int kMax, class Fn>
+inline void with_tile_size(int64_t count, Fn fn) {
+  if constexpr (kMax > 1) {
+    if (count < kMax) return with_tile_size<kMax - 1>(count, fn);
+  }
+  fn.template operator()<kMax>();
+}
+
+// Accumulators a tile keeps in registers (half the register file): as many rows as fit next to
+// its tokens, up to 8. More tokens use each converted weight vector more often.
+constexpr int kQ8Accumulators = W >= 16 ? 16 : 8;
+constexpr int kQ8TileTokens = kQ8Accumulators / 4;
+
+template <int T>
+constexpr int q8_tile_rows() {
+  return kQ8Accumulators / T < 8 ? kQ8Accumulators / T : 8;
+}
+
+// R rows x T tokens: rows first_row + r * row_step (stride bytes apart) into out[t * out_stride
+// + r * row_step]. Each weight vector is dequantised once, d * q, which f32 holds exactly (an
+// 11-bit f16 significand times a 7-bit integer), and used for every token. Each output
+// accumulates lane by lane in element order, so its value does not depend on the tile.
+template <int R, int T>
+inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
+                          const float* x, int64_t x_stride, float* out, int64_t out_stride,
+                          const float* f16_table) {
+  constexpr int kVecs = kQ8_0BlockSize / W;
+  const BlockQ8_0* row[R];
+  for (int r = 0; r < R; ++r)
+    row[r] = reinterpret_cast<const BlockQ8_0*>(first_row + r * row_step * int64_t(stride));
+  F acc[R][T];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = V::zero();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = x + b * kQ8_0BlockSize;
+#pragma GCC unroll 32
+    for (int v = 0; v < kVecs; ++v) {
+      F w[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        w[r] = V::mul(V::load_i8(row[r][b].qs + v * W), V::set1(f16_table[row[r][b].d.bits]));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const F xv = V::load(xb + t * x_stride + v * W);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[r][t] = V::fmadd(w[r], xv, acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) out[t * out_stride + r * row_step] = V::reduce_add(acc[r][t]);
+  }
+}
+
+void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                   const float* x, int64_t x_stride, float* out, int64_t out_stride) {
+  const int64_t blocks = n / kQ8_0BlockSize;
+  const float* f16_table = f16_to_f32_table();
+  // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
+  constexpr int64_t kPanelBytes = 256 << 10;
+  const int64_t panel_rows = int64_t(kPanelBytes / stride) > 8 ? int64_t(kPanelBytes / stride) : 8;
+  for (int64_t p = 0; p < count; p += panel_rows) {
+    const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
+    const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
+    for (int64_t t0 = 0; t0 < tokens; t0 += kQ8TileTokens) {
+      const float* xt = x + t0 * x_stride;
+      float* ot = out + t0 * out_stride + p;
+      with_tile_size<kQ8TileTokens>(tokens - t0, [&]<int T>() {
+        // A tile's rows come from R equal runs of the panel, so each row streams from memory
+        // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
+        constexpr int R = q8_tile_rows<T>();
+        const int64_t run = panel_count / R;
+        for (int64_t i = 0; i < run; ++i) {
+          dot_q8_0_tile<R, T>(blocks, panel + i * int64_t(stride), run, stride, xt, x_stride,
+                              ot + i, out_stride, f16_table);
+        }
+        if (const int64_t rest = panel_count - run * R; rest > 0) {
+          with_tile_size<R>(rest, [&]<int kRest>() {
+            dot_q8_0_tile<kRest, T>(blocks, panel + run * R * int64_t(stride), 1, stride, xt,
+                                    x_stride, ot + run * R, out_stride, f16_table);
+          });
+        }
+      });
+    }
+  }
+}
+
 // ---- rope ----
 
 // Whole vectors of rope_pairs; returns how many elements it did. A template so that the
@@ -499,9 +566,9 @@ constexpr VecKernels kVecKernels{
     .rms_norm = rms_norm,
     .exp_sum = exp_sum,
     .dot_f32 = dot_f32,
-    .dot_q8_0 = dot_q8_0,
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
+    .dot_q8_0_rows = dot_q8_0_rows,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,
