@@ -88,20 +88,20 @@ struct ChainEpilogue {
 };
 
 // The GEMM's operand layouts for `node`, or nothing when it must take the fallback.
-struct GemmOperands {
+struct OperandLayouts {
   evg::MatrixOperand a, b;
 };
-std::optional<GemmOperands> gemm_operands(const Tensor& node) {
+std::optional<OperandLayouts> operand_layouts(const Tensor& node) {
   std::optional<evg::MatrixOperand> a_layout = operand_layout(*node.src[1]);
   std::optional<evg::MatrixOperand> b_layout = operand_layout(*node.src[0]);
   const bool output_fits = node.nb[0] == sizeof(float) && node.nb[1] % sizeof(float) == 0;
   if (!a_layout || !b_layout || !output_fits) return std::nullopt;
   b_layout->transposed = !b_layout->transposed;  // the GEMM's B is a's matrix transposed
-  return GemmOperands{*a_layout, *b_layout};
+  return OperandLayouts{*a_layout, *b_layout};
 }
 
 // mul_mat `node` on the GEMM, storing into node, or through `epilogue_ops` when there are any.
-void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const Tensor* const> epilogue_ops,
+void run_gemm(const Tensor& node, const OperandLayouts& layouts, std::span<const Tensor* const> epilogue_ops,
               ExecContext& exec) {
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
@@ -129,7 +129,7 @@ void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const T
   const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
   const int threads = exec.max_threads();
   if (batches > 1 && (batches >= threads || work < kMinSplitWork)) {
-    const size_t workspace_bytes = kernels.workspace_bytes({shape, *a_layout, *b_layout}, 1);
+    const size_t workspace_bytes = kernels.workspace_bytes({shape, layouts.a, layouts.b}, 1);
     const evg::Launcher serial = evg::Launcher::serial();
     std::atomic<int64_t> next{0};
     const int tasks = exec.tasks_for(batches, std::max<int64_t>(1, work / 16));
@@ -141,24 +141,24 @@ void run_gemm(const Tensor& node, const GemmOperands& layouts, std::span<const T
     });
     return;
   }
-  void* workspace = exec.shared_scratch(kernels.workspace_bytes({shape, *a_layout, *b_layout}, threads));
+  void* workspace = exec.shared_scratch(kernels.workspace_bytes({shape, layouts.a, layouts.b}, threads));
   const evg::Launcher launcher = exec.launcher();
   for (int64_t batch = 0; batch < batches; ++batch) run_batch(batch, launcher, workspace);
 }
 
 }  // namespace
 
-bool mul_mat_uses_gemm(const Tensor& node) { return gemm_operands(node).has_value(); }
+bool mul_mat_uses_gemm(const Tensor& node) { return operand_layouts(node).has_value(); }
 
 void run_mul_mat(const Tensor& node, ExecContext& exec) {
-  const std::optional<GemmOperands> layouts = gemm_operands(node);
+  const std::optional<OperandLayouts> layouts = operand_layouts(node);
   if (!layouts) return run_mul_mat_fallback(node, exec);
   run_gemm(node, *layouts, {}, exec);
 }
 
 void run_mul_mat_chain(std::span<const Tensor* const> chain, ExecContext& exec) {
   const Tensor& node = *chain.front();
-  const std::optional<GemmOperands> layouts = gemm_operands(node);
+  const std::optional<OperandLayouts> layouts = operand_layouts(node);
   if (!layouts) throw Error("cpu: a fused mul_mat chain needs operands the GEMM takes");
   run_gemm(node, *layouts, chain.subspan(1), exec);
 }
