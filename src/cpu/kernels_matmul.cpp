@@ -167,8 +167,9 @@ float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i
   return reinterpret_cast<float*>(row_ptr(node, n, i2, i3) + m * int64_t(node.nb[0]));
 }
 
-// Columns of b up to which q8_0 weights take mat_vec: reading a once is what bounds decode and
-// small batches. Above this the blocked GEMM's arithmetic wins (bench/: mul_mat q8_0).
+// Columns of b up to which q8_0 weights take mat_vec, which reads a once: decode and small
+// batches. At 8 it is ~3x the blocked GEMM, which converts every weight to f32 first (bench/
+// RESULTS.md, ops); where the two cross above 8 has not been measured.
 constexpr int64_t kMaxQ8Tokens = 8;
 
 bool takes_mat_vec(const Tensor& a, const Tensor& b) {
