@@ -46,6 +46,14 @@ void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 8
     for (int v = 0; v < kV; ++v) acc[i][v] = Vec::zero();
+    // The tile of c is read back at the end, by then from L1 instead of the L3 a block's
+    // accumulator mostly lives in.
+    if (accumulate) {
+#pragma GCC unroll 4
+      for (int line = 0; line < kTileCols * int(sizeof(float)); line += 64) {
+        __builtin_prefetch(reinterpret_cast<const char*>(c + i * ldc) + line, 1, 3);
+      }
+    }
   }
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
