@@ -25,10 +25,6 @@ const std::vector<FunctionInfo>& compute_functions() {
 
 namespace {
 
-constexpr RoundMode kModes[] = {RoundMode::kNearestEven,  RoundMode::kNearestAway,  RoundMode::kTowardZero,
-                                RoundMode::kTowardPosInf, RoundMode::kTowardNegInf, RoundMode::kAwayFromZero,
-                                RoundMode::kToOdd};
-
 bool exact_to_f32(ElementType t) {
   return t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kI8;
 }
@@ -393,7 +389,7 @@ class Builder {
       if (e.args.size() == 2) {
         const Expr& m = *e.args[1];
         bool found = false;
-        for (RoundMode candidate : kModes) {
+        for (RoundMode candidate : kAllRoundModes) {
           if (m.kind == Expr::Kind::kName && m.name == round_mode_name(candidate)) {
             mode = candidate;
             found = true;

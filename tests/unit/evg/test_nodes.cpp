@@ -246,7 +246,7 @@ void check_cast_output(const char* name, float scale) {
     for_each_policy<EVG>([&]<class E>(const char* policy) {
       std::vector<T> d(acc.size());
       run_epilogue<E>({{{{}, {scale}}, {}}, {d.data()}}, acc, s.m, s.n, g);
-      EXPECT_EQ(std::memcmp(d.data(), expected.data(), d.size() * sizeof(T)), 0)
+      EXPECT_TRUE(d.empty() || std::memcmp(d.data(), expected.data(), d.size() * sizeof(T)) == 0)
           << name << " " << round_mode_name(Mode) << " " << describe(s, g) << " " << policy;
     });
   }

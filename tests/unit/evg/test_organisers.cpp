@@ -264,6 +264,7 @@ TEST(EvgOrganisers, ScratchPlanReusesDeadBuffersAndKeepsAnchors) {
   size_t total = 0;
   for (int slot = 0; slot < chain.slots; ++slot) total += chain.slot_bytes[size_t(slot)];
   EXPECT_EQ(chain.arena_bytes, total);
+  EXPECT_EQ((BlockEpilogue<arch::CpuStaged<4>, 64, GeluChain>::scratch_bytes_per_thread()), total);
 
   // The reuse graph gives the same results under both schedules.
   const Shape s{9, 70};

@@ -33,7 +33,6 @@ class BlockEpilogue {
   using Graph = FlatOf<EVG>;
   using Executor = GraphExecutor<Graph, Arch, ComputeLength>;
   using Arguments = typename EVG::Arguments;
-  static constexpr int kComputeLength = ComputeLength;
 
   BlockEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid& grid, int num_threads)
       : problem_(check_problem(problem, grid, num_threads)),
@@ -65,6 +64,7 @@ class BlockEpilogue {
 
   void finish(const Launcher& launcher) { executor_.finish(launcher); }
 
+  // What each thread's scratch arena takes (the plan's sum of buffers).
   static constexpr size_t scratch_bytes_per_thread() { return Executor::arena_bytes(); }
 
  private:

@@ -26,20 +26,9 @@
 
 namespace tg::evg {
 
+// What a node does, which fixes the seed's phase it runs in: loads in LOAD, computes and
+// reductions in COMPUTE, stores in STORE.
 enum class NodeRole { kLoad, kCompute, kReduce, kStore };
-
-// When a node's output is ready: the seed's three phases.
-enum class Stage { kLoad, kCompute, kStore };
-
-constexpr Stage stage_of(NodeRole role) {
-  switch (role) {
-    case NodeRole::kLoad: return Stage::kLoad;
-    case NodeRole::kCompute: return Stage::kCompute;
-    case NodeRole::kReduce: return Stage::kCompute;
-    case NodeRole::kStore: return Stage::kStore;
-  }
-  return Stage::kCompute;
-}
 
 // What a node is constructed with besides its Arguments.
 struct NodeContext {

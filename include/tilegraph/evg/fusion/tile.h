@@ -28,16 +28,6 @@ constexpr Extent join(Extent a, Extent b) {
   return Extent::kTile;  // row with col, or anything with tile
 }
 
-constexpr const char* extent_name(Extent e) {
-  switch (e) {
-    case Extent::kScalar: return "scalar";
-    case Extent::kRow: return "row";
-    case Extent::kCol: return "col";
-    case Extent::kTile: return "tile";
-  }
-  return "?";
-}
-
 struct SubTile {
   int64_t row0 = 0, col0 = 0;  // position of element (0, 0) in D
   int rows = 0, cols = 0;      // valid elements

@@ -17,7 +17,6 @@ struct VisitorCast {
   static constexpr const char* kName = "VisitorCast";
   static constexpr NodeRole kRole = NodeRole::kCompute;
   static constexpr int kArity = 1;
-  static constexpr RoundMode kRound = Round;
   using ElementInput = From;
   using ElementOutput = To;
   struct Arguments {};

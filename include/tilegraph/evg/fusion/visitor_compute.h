@@ -22,7 +22,6 @@ struct VisitorCompute {
   static constexpr int kArity = Fn::kArity;
   using ElementInput = ElementCompute;
   using ElementOutput = ElementCompute;
-  using Functor = Fn;
   using Arguments = typename Fn::Arguments;
 
   VisitorCompute(const Arguments& args, const NodeContext&) : fn_(args) {}

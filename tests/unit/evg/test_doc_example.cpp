@@ -15,7 +15,8 @@ using GeluBias = TreeVisitor<VisitorAuxStore<float>,
                                                                  VisitorScalarBroadcast<float>>,
                                                      VisitorRowBroadcast<float>>>>;
 
-TEST(EvgSmoke, GeluBias) {
+// The example of docs/evg.md and epilogue/block_epilogue.h, as written there.
+TEST(EvgDocExample, GeluBias) {
   Rng rng(3);
   const int64_t m = 37, n = 53;
   const std::vector<float> acc = naive_accumulator(m, n, 9, rng);
