@@ -165,7 +165,7 @@ TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
 TEST(Gemm, OneToFourThreads) {
   std::mt19937 rng(4);
   for (const evg::GemmShape& shape : {evg::GemmShape{1, 2000, 300}, evg::GemmShape{8, 777, 70},
-                                      evg::GemmShape{750, 400, 40}, evg::GemmShape{130, 1500, 9}}) {
+                                      evg::GemmShape{750, 400, 300}, evg::GemmShape{130, 1500, 9}}) {
     const Case base{shape, ElementType::F32, ElementType::F16, false, true, 1, 1};
     const Operands ops(base, rng);
     for (Isa isa : available_isas()) {
@@ -229,7 +229,7 @@ struct Recorder {
 TEST(GemmEpilogue, EveryBlockVisitedOnceAfterTheWholeSum) {
   std::mt19937 rng(5);
   for (const evg::GemmShape& p : {evg::GemmShape{1, 3000, 100}, evg::GemmShape{5, 900, 600},
-                                  evg::GemmShape{760, 300, 70}, evg::GemmShape{31, 17, 0}}) {
+                                  evg::GemmShape{760, 300, 270}, evg::GemmShape{31, 17, 0}}) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::BF16, p.k, p.n, true, 0);
     const Reference ref(a, b, p);

@@ -6,8 +6,9 @@
 // Rows are cut as little as the limits allow (each cut repacks B), columns as much as it takes
 // to give every thread work: a small-M problem (one block row) is split 2D by columns. Splitting
 // stops at a minimum amount of work per block, below which waking another thread costs more than
-// it saves. Blocks are numbered column-slab first, so that threads running at the same time work
-// on the same columns of B, which then come from the shared cache.
+// it saves. Blocks are numbered along diagonals, so that blocks taken at the same time share
+// neither rows nor columns: each thread packs its own pieces of A and B (pack_once.h) instead of
+// waiting at every K block for a partner that may have lost its core to another process.
 #include <algorithm>
 #include <cstdint>
 
@@ -59,7 +60,7 @@ class BlockScheduler {
   int64_t blocks() const { return row_blocks_ * col_blocks_; }
 
   BlockRect block(int64_t item) const {
-    const int64_t bi = item % row_blocks_, bj = item / row_blocks_;
+    const int64_t bi = item % row_blocks_, bj = (item / row_blocks_ + bi) % col_blocks_;
     BlockRect r;
     r.row0 = bi * grid_.block_rows;
     r.col0 = bj * grid_.block_cols;
