@@ -15,7 +15,8 @@
 // (OpenBLAS's spin for up to ~0.1 s) to go to sleep. Every result is checked against OpenBLAS's.
 //
 // Fused epilogues (GEMM + bias + gelu against the unfused passes, oneDNN post-ops and torch
-// addmm + gelu) belong here once the EVG node library is merged; they are not measured yet.
+// addmm + gelu) belong here once a JIT-compiled EVG epilogue runs inside MatmulVisitor; they are
+// not measured yet.
 #include <cblas.h>
 #include <omp.h>
 
@@ -40,6 +41,7 @@
 #include "bandwidth.h"
 #include "measure.h"
 #include "suites.h"
+#include "targets.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/cpu/cpu_backend.h"
 
@@ -226,17 +228,6 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
-struct Target {
-  std::string name, measured;
-  bool met;
-};
-
-std::string fmt(const char* format, double a, double b = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, a, b);
-  return buf;
-}
-
 }  // namespace
 
 void add_gemm_suite(CLI::App& app) {
@@ -329,7 +320,7 @@ void add_gemm_suite(CLI::App& app) {
     }
 
     if (quiet) {
-      json j_rows = json::array(), j_targets = json::array();
+      json j_rows = json::array();
       for (const Row& r : rows) {
         json j = {{"section", r.p.section},
                   {"m", r.p.m},
@@ -356,17 +347,13 @@ void add_gemm_suite(CLI::App& app) {
         }
         j_rows.push_back(j);
       }
-      for (const Target& t : targets) j_targets.push_back({{"target", t.name}, {"measured", t.measured}, {"met", t.met}});
       out["rows"] = j_rows;
-      out["targets"] = j_targets;
-      out["fused_epilogues"] = "not measured: needs the EVG node library (issue 5, evg branch)";
+      out["targets"] = targets_json(targets);
+      out["fused_epilogues"] = "not measured: needs a compiled EVG epilogue inside MatmulVisitor (issue 5)";
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      std::printf("\nfused epilogues (GEMM + bias + gelu): not measured yet, they need the EVG node library\n");
-      std::printf("\ntargets\n");
-      for (const Target& t : targets) {
-        std::printf("  %-45s %-40s %s\n", t.name.c_str(), t.measured.c_str(), t.met ? "met" : "NOT MET");
-      }
+      std::printf("\nfused epilogues (GEMM + bias + gelu): not measured yet, they need a compiled EVG epilogue inside MatmulVisitor\n");
+      print_targets(targets);
     }
   });
 }

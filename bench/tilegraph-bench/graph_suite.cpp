@@ -28,6 +28,7 @@
 #include "bandwidth.h"
 #include "measure.h"
 #include "suites.h"
+#include "targets.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/ops.h"
@@ -551,18 +552,6 @@ void print_cache(const std::vector<CacheCell>& cells) {
 
 // ---------------------------------------------------------------------------------------------
 
-struct Target {
-  std::string name;
-  std::string measured;
-  bool met;
-};
-
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, a, b, c);
-  return buf;
-}
-
 }  // namespace
 
 void add_graph_suite(CLI::App& app) {
@@ -679,8 +668,7 @@ void add_graph_suite(CLI::App& app) {
     }
 
     if (quiet) {
-      json j_decode = json::array(), j_dispatch = json::array(), j_lookup = json::array(), j_cache = json::array(),
-           j_targets = json::array();
+      json j_decode = json::array(), j_dispatch = json::array(), j_lookup = json::array(), j_cache = json::array();
       for (const DecodeRow& r : decode) {
         j_decode.push_back({{"d_model", r.d_model}, {"threads", r.threads}, {"nodes", r.nodes}, {"executed_nodes", r.executed},
                             {"weight_mib", r.weight_mib}, {"eager_step_s", r.eager_step_s}, {"graph_step_s", r.graph_step_s},
@@ -706,18 +694,14 @@ void add_graph_suite(CLI::App& app) {
         j_cache.push_back({{"update_guard", c.guard && c.capacity > 0}, {"k", c.k}, {"capacity", c.capacity}, {"graph_mode", c.capacity > 0}, {"step_s", c.step_s},
                            {"hit_rate", c.hit_rate}, {"eager_fraction", c.eager_fraction}});
       }
-      for (const Target& t : targets) j_targets.push_back({{"target", t.name}, {"measured", t.measured}, {"met", t.met}});
       out["decode"] = j_decode;
       out["dispatch"] = j_dispatch;
       out["lookup"] = j_lookup;
       out["cache_effect"] = j_cache;
-      out["targets"] = j_targets;
+      out["targets"] = targets_json(targets);
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      std::printf("\ntargets (zero allocations on a hit: see test_cpu GraphNoAlloc)\n");
-      for (const Target& t : targets) {
-        std::printf("  %-50s %-45s %s\n", t.name.c_str(), t.measured.c_str(), t.met ? "met" : "NOT MET");
-      }
+      print_targets(targets, "targets (zero allocations on a hit: see test_cpu GraphNoAlloc)");
     }
   });
 }

@@ -19,6 +19,7 @@
 #include "bandwidth.h"
 #include "measure.h"
 #include "suites.h"
+#include "targets.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
@@ -152,12 +153,6 @@ json pair_json(const Pair& p) {
           {"bound_over_graph_step", p.bound_eff}};
 }
 
-std::string fmt(const char* format, double a, double b = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, a, b);
-  return buf;
-}
-
 }  // namespace
 
 void add_model_suite(CLI::App& app) {
@@ -210,10 +205,6 @@ void add_model_suite(CLI::App& app) {
         big_best = std::max(big_best, r.reuse.bound_eff);
       }
     }
-    struct Target {
-      std::string name, measured;
-      bool met;
-    };
     const std::vector<Target> targets = {
         {"graph mode >= 1.3x eager on tiny (reuse)", fmt("%.2fx .. %.2fx (worst .. best of f16/q8_0, 1t/2t)", tiny_worst, tiny_best), tiny_worst >= 1.3},
         {"graph mode >= 1.3x eager on tiny (rebuild)", fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best), rebuild_worst >= 1.3},
@@ -221,21 +212,17 @@ void add_model_suite(CLI::App& app) {
     };
 
     if (quiet) {
-      json j_rows = json::array(), j_targets = json::array();
+      json j_rows = json::array();
       for (const Row& r : rows) {
         j_rows.push_back({{"model", r.model}, {"weight_type", r.type}, {"threads", r.threads}, {"nodes", r.nodes},
                           {"decode_weight_mib", r.weight_mib}, {"rebuild", pair_json(r.rebuild)}, {"reuse", pair_json(r.reuse)},
                           {"read_bandwidth_gbs", r.bandwidth / 1e9}, {"bandwidth_bound_s", r.bound_s}});
       }
-      for (const Target& t : targets) j_targets.push_back({{"target", t.name}, {"measured", t.measured}, {"met", t.met}});
       json out = {{"suite", "model"}, {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}}, {"n_kv", 2 * kPrompt},
-                  {"rows", j_rows}, {"targets", j_targets}};
+                  {"rows", j_rows}, {"targets", targets_json(targets)}};
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      std::printf("\ntargets\n");
-      for (const Target& t : targets) {
-        std::printf("  %-48s %-50s %s\n", t.name.c_str(), t.measured.c_str(), t.met ? "met" : "NOT MET");
-      }
+      print_targets(targets);
     }
   });
 }
