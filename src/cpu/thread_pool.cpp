@@ -75,9 +75,12 @@ int ThreadPool::claim(uint64_t generation, int nth) {
   }
 }
 
-void ThreadPool::finish_task() {
-  if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_sleeping_.load(std::memory_order_seq_cst)) {
-    pending_.notify_one();
+void ThreadPool::run_claimed_tasks(uint64_t generation, int nth) {
+  for (int task; (task = claim(generation, nth)) >= 0;) {
+    run_task(task, nth);
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_sleeping_.load(std::memory_order_seq_cst)) {
+      pending_.notify_one();
+    }
   }
 }
 
@@ -97,10 +100,7 @@ void ThreadPool::run(int n_tasks, TaskFn fn, void* ctx) {
     publish(nth);
     if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) region_.notify_all();
     run_task(0, nth);
-    for (int task; (task = claim(generation, nth)) >= 0;) {
-      run_task(task, nth);
-      finish_task();
-    }
+    run_claimed_tasks(generation, nth);
     int left = pending_.load(std::memory_order_acquire);
     for (int i = 0; left != 0 && i < kSpinIterations; ++i) {
       cpu_relax();
@@ -122,10 +122,7 @@ void ThreadPool::worker_main(int ith) {
     const int nth = region_tasks(seen);
     if (nth == 0) return;
     if (ith >= nth) continue;  // this region needs fewer threads
-    for (int task; (task = claim(seen >> kCountBits, nth)) >= 0;) {
-      run_task(task, nth);
-      finish_task();
-    }
+    run_claimed_tasks(seen >> kCountBits, nth);
   }
 }
 

@@ -42,7 +42,8 @@ class ThreadPool {
   void run_task(int ith, int nth);
   // The next unclaimed task of region `generation`, or -1 when none is left.
   int claim(uint64_t generation, int nth);
-  void finish_task();
+  // Claims and runs tasks of region `generation` until none is left.
+  void run_claimed_tasks(uint64_t generation, int nth);
   void publish(int n_tasks);
 
   const int n_threads_;

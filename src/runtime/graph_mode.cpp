@@ -88,12 +88,13 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   ++stats_.computes;
   if (!config_.enabled) return run_eager(EagerReason::kDisabled, eager);
   if (graph.empty()) return eager();
-  // Prefill detection scans every node, so a hit takes it from the entry instead: graphs that
-  // match share their ops and shapes, hence their phase.
-  const auto is_prefill = [&](bool prefill_shaped) {
-    return phase_ != Phase::kAuto ? phase_ == Phase::kPrefill : prefill_shaped;
+  // Prefill steps run eagerly unless prefill_use_graph. Detection scans every node, so a hit
+  // takes it from the entry instead: graphs that match share their ops and shapes, hence their phase.
+  const auto eager_prefill = [&](bool prefill_shaped) {
+    const bool prefill = phase_ != Phase::kAuto ? phase_ == Phase::kPrefill : prefill_shaped;
+    return prefill && !config_.prefill_use_graph;
   };
-  if (phase_ == Phase::kPrefill && !config_.prefill_use_graph) return run_eager(EagerReason::kPrefill, eager);
+  if (phase_ == Phase::kPrefill && eager_prefill(true)) return run_eager(EagerReason::kPrefill, eager);
 
   // A decode loop replays one graph step after step: the most recent entry is checked first,
   // which costs one pass over the graph and no hashing. Everything else needs the key.
@@ -101,9 +102,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   GraphKey key;
   if (!found.entry) key = GraphSignature::key(graph);
   if (suspended_) {
-    if (!config_.prefill_use_graph && is_prefill(is_prefill_graph(graph))) {
-      return run_eager(EagerReason::kPrefill, eager);
-    }
+    if (eager_prefill(is_prefill_graph(graph))) return run_eager(EagerReason::kPrefill, eager);
     // Seed 003 switches graphs off for good; we come back once the same graph repeats as many
     // times in a row as it took misses to switch off.
     stable_steps_ = key.structure == last_key_ ? stable_steps_ + 1 : 1;
@@ -115,9 +114,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   }
 
   if (!found.entry) found = cache_.find(graph, key);
-  if (found.entry && !config_.prefill_use_graph && is_prefill(found.entry->prefill_shaped)) {
-    return run_eager(EagerReason::kPrefill, eager);
-  }
+  if (found.entry && eager_prefill(found.entry->prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
   if (found.entry && found.match == SignatureMatch::kAddressesOnly) {
     if (backend.rebind(*found.entry->captured, graph)) {
       found.entry->signature.record(graph);  // same sizes: reuses its storage
@@ -143,7 +140,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   }
 
   const bool prefill_shaped = is_prefill_graph(graph);
-  if (!config_.prefill_use_graph && is_prefill(prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
+  if (eager_prefill(prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
   ++stats_.misses;
   if (!backend.can_capture(graph)) {
     consecutive_updates_ = 0;
