@@ -3,8 +3,10 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cpu/cpu_backend_internal.h"
+#include "cpu/fusion.h"
 #include "cpu/kernels.h"
 #include "cpu/replay_plan.h"
 #include "cpu/row_ops.h"
@@ -176,7 +178,7 @@ std::string unsupported_reason(const Tensor& node) {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int n_threads, Isa isa) : pool_(n_threads), exec_(pool_, vec_kernels(isa)) {}
+  CpuBackend(int n_threads, Isa isa, bool fuse) : pool_(n_threads), exec_(pool_, vec_kernels(isa)), fuse_(fuse) {}
 
   std::string_view name() const override { return "cpu"; }
 
@@ -204,7 +206,7 @@ class CpuBackend final : public Backend {
   // Builds the replay plan and executes it: the capture's results are the first replay's.
   std::unique_ptr<CapturedGraph> capture(const Graph& graph) override {
     check_graph_runnable(*this, graph);
-    auto plan = std::make_unique<ReplayPlan>(graph, kernel_for);
+    auto plan = std::make_unique<ReplayPlan>(graph, kernel_for, exec_, fuse_);
     plan->run(exec_);
     return plan;
   }
@@ -225,15 +227,39 @@ class CpuBackend final : public Backend {
   GraphMode* graph_mode() override { return &mode_; }
 
  private:
+  // Node by node, with the fusions of a replay plan (fusion.h): eager saves the intermediate
+  // passes too, and both modes give the same bits.
   void compute_eager(const Graph& graph) {
     check_graph_runnable(*this, graph);
-    for (const Tensor* node : graph.nodes()) {
-      if (node->is_noop()) continue;
+    count_consumers(graph, consumers_);
+    executed_.clear();
+    executed_consumers_.clear();
+    for (size_t i = 0; i < graph.size(); ++i) {
+      if (graph.nodes()[i]->is_noop()) continue;
+      executed_.push_back(graph.nodes()[i]);
+      executed_consumers_.push_back(consumers_[i]);
+    }
+    for (size_t e = 0; e < executed_.size(); ++e) {
+      const Tensor& node = *executed_[e];
       try {
-        kernel_for(node->op)(*node, exec_);
+        const ChainKind kind =
+            fuse_ ? chain_kind(node, node.op == Op::MUL_MAT && mul_mat_uses_gemm(node)) : ChainKind::kNone;
+        if (kind == ChainKind::kNone) {
+          kernel_for(node.op)(node, exec_);
+          continue;
+        }
+        grow_chain(executed_, executed_consumers_, e, kind, chain_);
+        if (chain_.size() == 1) {
+          kernel_for(node.op)(node, exec_);
+        } else if (kind == ChainKind::kMatmul) {
+          run_mul_mat_chain(chain_, exec_);
+        } else {
+          run_row_op_chain(chain_, exec_);
+        }
+        e += chain_.size() - 1;
       } catch (const std::exception& e) {
-        std::string label(op_name(node->op));
-        if (node->name[0]) label += std::string(" ") + node->name;
+        std::string label(op_name(node.op));
+        if (node.name[0]) label += std::string(" ") + node.name;
         throw Error("cpu: " + label + ": " + e.what());
       }
     }
@@ -242,7 +268,11 @@ class CpuBackend final : public Backend {
   std::mutex mutex_;
   ThreadPool pool_;
   ExecContext exec_;
+  const bool fuse_;
   GraphMode mode_;
+  // compute_eager's working memory, kept between graphs so that steady steps allocate nothing.
+  std::vector<int> consumers_, executed_consumers_;
+  std::vector<const Tensor*> executed_, chain_;
 };
 
 }  // namespace
@@ -254,7 +284,7 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa
   }
   const int n_threads =
       options.num_threads > 0 ? options.num_threads : config::default_num_threads();
-  return std::make_unique<CpuBackend>(n_threads, isa);
+  return std::make_unique<CpuBackend>(n_threads, isa, options.fuse);
 }
 
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {

@@ -33,10 +33,10 @@ void* Scratch::bytes(size_t size) {
 ExecContext::ExecContext(ThreadPool& pool, const VecKernels& vec)
     : pool_(pool), vec_(vec), scratch_(size_t(pool.size())) {}
 
-int ExecContext::tasks_for(int64_t n, int64_t cost) const {
+int task_count(int64_t n, int64_t cost, int max_threads) {
   const int64_t work = n * std::max<int64_t>(cost, 1);
   const int64_t by_work = std::max<int64_t>(work / kMinWorkPerTask, 1);
-  return int(std::min<int64_t>({by_work, n, int64_t(pool_.size())}));
+  return int(std::min<int64_t>({by_work, n, int64_t(max_threads)}));
 }
 
 }  // namespace tg::cpu

@@ -14,6 +14,16 @@
 
 namespace tg::cpu {
 
+// What one ISA's GEMM works out from a problem's shapes, B's layout and the thread count
+// (evg::kernel::MatmulPlan), kept opaque so that callers hold plans of any ISA in one type. A
+// replay plan makes it once at capture; eager calls make it once per call.
+struct GemmPlan {
+  static constexpr size_t kStorageBytes = 192;
+  Isa isa = Isa::SCALAR;
+  size_t workspace_bytes = 0;  // 64-byte aligned workspace the GEMM needs
+  alignas(16) unsigned char storage[kStorageBytes];
+};
+
 struct GemmKernels {
   Isa isa;
   // The micro tile (rows x cols) and its kernel, for a panel of `rows` rows (1 .. tile_rows):
@@ -22,16 +32,16 @@ struct GemmKernels {
   void (*micro_kernel)(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                        bool accumulate);
 
-  // Bytes of (64-byte aligned) workspace this GEMM needs on `num_threads` threads (the operands'
-  // data pointers are not read).
-  size_t (*workspace_bytes)(const evg::GemmOperands& operands, int num_threads);
-  // D = A · B into an f32 matrix with row stride ldd.
-  void (*gemm)(const evg::GemmShape& problem, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
-               float* d, int64_t ldd, const evg::Launcher& launcher, void* workspace);
+  // The plan for `operands` (their data pointers are not read) on `num_threads` threads.
+  GemmPlan (*plan)(const evg::GemmOperands& operands, int num_threads);
+  // D = A · B into an f32 matrix with row stride ldd, with a plan of this table made for the
+  // problem, B's layout and the launcher's thread count.
+  void (*gemm)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b, float* d,
+               int64_t ldd, const evg::Launcher& launcher, void* workspace);
   // A · B through an epilogue given as callbacks.
-  void (*gemm_with_epilogue)(const evg::GemmShape& problem, const evg::MatrixOperand& a,
-                             const evg::MatrixOperand& b, const evg::EpilogueCallbacks& epilogue,
-                             const evg::Launcher& launcher, void* workspace);
+  void (*gemm_with_epilogue)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
+                             const evg::EpilogueCallbacks& epilogue, const evg::Launcher& launcher,
+                             void* workspace);
 };
 
 // The table of `isa`, which the caller must have checked the CPU supports (best_isa()).

@@ -8,7 +8,7 @@
 namespace tg::cpu {
 
 const GemmKernels& avx2_gemm_kernels() {
-  static const GemmKernels kernels = make_gemm_kernels(Isa::AVX2);
+  static const GemmKernels kernels = make_gemm_kernels<Isa::AVX2>();
   return kernels;
 }
 

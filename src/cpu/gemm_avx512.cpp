@@ -8,7 +8,7 @@
 namespace tg::cpu {
 
 const GemmKernels& avx512_gemm_kernels() {
-  static const GemmKernels kernels = make_gemm_kernels(Isa::AVX512);
+  static const GemmKernels kernels = make_gemm_kernels<Isa::AVX512>();
   return kernels;
 }
 

@@ -3,7 +3,11 @@
 // Not a normal header: gemm_scalar.cpp, gemm_avx2.cpp and gemm_avx512.cpp each include it once.
 // Everything here has internal linkage and the templates it instantiates live in the ISA's own
 // namespace (tilegraph/evg/kernel/target.h), so the three copies never meet at link time.
+#include <new>
+#include <type_traits>
+
 #include "cpu/gemm.h"
+#include "tilegraph/core/error.h"
 #include "tilegraph/evg/cpu/block_mmad.h"
 #include "tilegraph/evg/cpu/block_scheduler.h"
 #include "tilegraph/evg/kernel/callback_epilogue.h"
@@ -23,24 +27,46 @@ void micro_kernel(int rows, int64_t kc, const float* a, const float* b, float* c
   evg::cpu::micro_kernel_for(rows)(kc, a, b, c, ldc, accumulate);
 }
 
-size_t workspace_bytes(const evg::GemmOperands& operands, int num_threads) {
-  return StoreGemm::workspace_bytes(operands, num_threads);
+// Both GEMMs share one plan type: it does not depend on the epilogue.
+using Plan = StoreGemm::Plan;
+static_assert(std::is_same_v<Plan, CallbackGemm::Plan>);
+static_assert(std::is_trivially_copyable_v<Plan> && std::is_trivially_destructible_v<Plan>,
+              "a GemmPlan is copied as bytes");
+static_assert(sizeof(Plan) <= GemmPlan::kStorageBytes && alignof(Plan) <= alignof(GemmPlan),
+              "GemmPlan::kStorageBytes is too small for this ISA's plan");
+
+const Plan& unwrap(const GemmPlan& plan, Isa isa) {
+  if (plan.isa != isa) throw Error("cpu: a GEMM plan of another instruction set");
+  return *std::launder(reinterpret_cast<const Plan*>(plan.storage));
 }
 
-void gemm(const evg::GemmShape& problem, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
-          float* d, int64_t ldd, const evg::Launcher& launcher, void* workspace) {
-  StoreGemm::run({problem, a, b, {d, ldd}}, launcher, workspace);
+template <Isa kIsa>
+GemmPlan plan(const evg::GemmOperands& operands, int num_threads) {
+  GemmPlan out;
+  out.isa = kIsa;
+  const Plan* made = ::new (out.storage) Plan(operands, num_threads);
+  out.workspace_bytes = made->workspace_bytes();
+  return out;
 }
 
-void gemm_with_epilogue(const evg::GemmShape& problem, const evg::MatrixOperand& a,
-                        const evg::MatrixOperand& b, const evg::EpilogueCallbacks& epilogue,
-                        const evg::Launcher& launcher, void* workspace) {
-  CallbackGemm::run({problem, a, b, epilogue}, launcher, workspace);
+template <Isa kIsa>
+void gemm(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b, float* d, int64_t ldd,
+          const evg::Launcher& launcher, void* workspace) {
+  const Plan& p = unwrap(plan, kIsa);
+  StoreGemm::run(p, {p.problem, a, b, {d, ldd}}, launcher, workspace);
 }
 
-GemmKernels make_gemm_kernels(Isa isa) {
-  return {isa, evg::cpu::kTileRows, evg::cpu::kTileCols, micro_kernel, workspace_bytes, gemm,
-          gemm_with_epilogue};
+template <Isa kIsa>
+void gemm_with_epilogue(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
+                        const evg::EpilogueCallbacks& epilogue, const evg::Launcher& launcher, void* workspace) {
+  const Plan& p = unwrap(plan, kIsa);
+  CallbackGemm::run(p, {p.problem, a, b, epilogue}, launcher, workspace);
+}
+
+template <Isa kIsa>
+GemmKernels make_gemm_kernels() {
+  return {kIsa, evg::cpu::kTileRows, evg::cpu::kTileCols, micro_kernel, plan<kIsa>, gemm<kIsa>,
+          gemm_with_epilogue<kIsa>};
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace tg::cpu {
 
 const GemmKernels& scalar_gemm_kernels() {
-  static const GemmKernels kernels = make_gemm_kernels(Isa::SCALAR);
+  static const GemmKernels kernels = make_gemm_kernels<Isa::SCALAR>();
   return kernels;
 }
 

@@ -41,6 +41,10 @@ struct ThreadContext {
   Scratch& scratch;
 };
 
+// The task count worth using for n items of `cost` elements each on `max_threads` threads:
+// regions too small to be worth waking workers for run on fewer threads.
+int task_count(int64_t n, int64_t cost, int max_threads);
+
 class ExecContext {
  public:
   ExecContext(ThreadPool& pool, const VecKernels& vec);
@@ -79,7 +83,7 @@ class ExecContext {
   }
 
   // The task count worth using for n items of `cost` elements each.
-  int tasks_for(int64_t n, int64_t cost) const;
+  int tasks_for(int64_t n, int64_t cost) const { return task_count(n, cost, pool_.size()); }
 
  private:
   static std::pair<int64_t, int64_t> split_range(int64_t n, int ith, int nth) {

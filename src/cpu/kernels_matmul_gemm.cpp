@@ -18,6 +18,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
+#include "cpu/matmul_call.h"
 #include "cpu/row_io.h"
 #include "cpu/row_ops.h"
 #include "tilegraph/core/error.h"
@@ -100,67 +101,79 @@ std::optional<OperandLayouts> operand_layouts(const Tensor& node) {
   return OperandLayouts{*a_layout, *b_layout};
 }
 
-// mul_mat `node` on the GEMM, storing into node, or through `epilogue_ops` when there are any.
-void run_gemm(const Tensor& node, const OperandLayouts& layouts, std::span<const Tensor* const> epilogue_ops,
-              ExecContext& exec) {
+}  // namespace
+
+std::optional<MatmulCall> prepare_matmul(const Tensor& node, Isa isa, int threads) {
+  const std::optional<OperandLayouts> layouts = operand_layouts(node);
+  if (!layouts) return std::nullopt;
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
-  const GemmKernels& kernels = gemm_kernels(exec.vec().isa);
+  MatmulCall call;
+  call.kernels = &gemm_kernels(isa);
+  call.a = layouts->a;
+  call.b = layouts->b;
+  call.ldd = int64_t(node.nb[1] / sizeof(float));
+  call.r2 = b.ne[2] / a.ne[2];
+  call.r3 = b.ne[3] / a.ne[3];
+  call.batches = node.ne[2] * node.ne[3];
   const evg::GemmShape shape{b.ne[1], a.ne[1], a.ne[0]};
-  const int64_t ldd = int64_t(node.nb[1] / sizeof(float));
-  const int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
-  const int64_t batches = node.ne[2] * node.ne[3];
+  const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
+  call.batches_in_parallel = call.batches > 1 && (call.batches >= threads || work < kMinSplitWork);
+  call.tasks = call.batches_in_parallel ? task_count(call.batches, std::max<int64_t>(1, work / 16), threads) : 1;
+  call.plan = call.kernels->plan({shape, call.a, call.b}, call.batches_in_parallel ? 1 : threads);
+  return call;
+}
+
+void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tensor* const> epilogue_ops,
+                ExecContext& exec) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  const GemmKernels& kernels = *call.kernels;
   auto run_batch = [&](int64_t batch, const evg::Launcher& launcher, void* workspace) {
     const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
-    const evg::MatrixOperand a_batch = at_batch(layouts.a, b, i2, i3);
-    const evg::MatrixOperand b_batch = at_batch(layouts.b, a, i2 / r2, i3 / r3);
+    const evg::MatrixOperand a_batch = at_batch(call.a, b, i2, i3);
+    const evg::MatrixOperand b_batch = at_batch(call.b, a, i2 / call.r2, i3 / call.r3);
     if (epilogue_ops.empty()) {
       float* d = reinterpret_cast<float*>(row_ptr(node, 0, i2, i3));
-      kernels.gemm(shape, a_batch, b_batch, d, ldd, launcher, workspace);
+      kernels.gemm(call.plan, a_batch, b_batch, d, call.ldd, launcher, workspace);
       return;
     }
     ChainEpilogue chain{epilogue_ops, &exec.vec(), i2, i3};
     evg::EpilogueCallbacks callbacks;
     callbacks.context = &chain;
     callbacks.visit = ChainEpilogue::visit;
-    kernels.gemm_with_epilogue(shape, a_batch, b_batch, callbacks, launcher, workspace);
+    kernels.gemm_with_epilogue(call.plan, a_batch, b_batch, callbacks, launcher, workspace);
   };
 
-  const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
-  const int threads = exec.max_threads();
-  if (batches > 1 && (batches >= threads || work < kMinSplitWork)) {
-    const size_t workspace_bytes = kernels.workspace_bytes({shape, layouts.a, layouts.b}, 1);
+  if (call.batches_in_parallel) {
     const evg::Launcher serial = evg::Launcher::serial();
     std::atomic<int64_t> next{0};
-    const int tasks = exec.tasks_for(batches, std::max<int64_t>(1, work / 16));
-    exec.parallel(tasks, [&](const ThreadContext& tc) {
-      void* workspace = tc.scratch.bytes(workspace_bytes);
-      for (int64_t batch; (batch = next.fetch_add(1, std::memory_order_relaxed)) < batches;) {
+    exec.parallel(call.tasks, [&](const ThreadContext& tc) {
+      void* workspace = tc.scratch.bytes(call.plan.workspace_bytes);
+      for (int64_t batch; (batch = next.fetch_add(1, std::memory_order_relaxed)) < call.batches;) {
         run_batch(batch, serial, workspace);
       }
     });
     return;
   }
-  void* workspace = exec.shared_scratch(kernels.workspace_bytes({shape, layouts.a, layouts.b}, threads));
+  void* workspace = exec.shared_scratch(call.plan.workspace_bytes);
   const evg::Launcher launcher = exec.launcher();
-  for (int64_t batch = 0; batch < batches; ++batch) run_batch(batch, launcher, workspace);
+  for (int64_t batch = 0; batch < call.batches; ++batch) run_batch(batch, launcher, workspace);
 }
-
-}  // namespace
 
 bool mul_mat_uses_gemm(const Tensor& node) { return operand_layouts(node).has_value(); }
 
 void run_mul_mat(const Tensor& node, ExecContext& exec) {
-  const std::optional<OperandLayouts> layouts = operand_layouts(node);
-  if (!layouts) return run_mul_mat_fallback(node, exec);
-  run_gemm(node, *layouts, {}, exec);
+  const std::optional<MatmulCall> call = prepare_matmul(node, exec.vec().isa, exec.max_threads());
+  if (!call) return run_mul_mat_fallback(node, exec);
+  run_matmul(*call, node, {}, exec);
 }
 
 void run_mul_mat_chain(std::span<const Tensor* const> chain, ExecContext& exec) {
   const Tensor& node = *chain.front();
-  const std::optional<OperandLayouts> layouts = operand_layouts(node);
-  if (!layouts) throw Error("cpu: a fused mul_mat chain needs operands the GEMM takes");
-  run_gemm(node, *layouts, chain.subspan(1), exec);
+  const std::optional<MatmulCall> call = prepare_matmul(node, exec.vec().isa, exec.max_threads());
+  if (!call) throw Error("cpu: a fused mul_mat chain needs operands the GEMM takes");
+  run_matmul(*call, node, chain.subspan(1), exec);
 }
 
 }  // namespace tg::cpu

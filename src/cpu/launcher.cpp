@@ -11,8 +11,12 @@ void pool_parallel_for(void* pool, int64_t n_items, void (*fn)(void* arg, int64_
                        void* arg) {
   if (n_items <= 0) return;
   ThreadPool& threads = *static_cast<ThreadPool*>(pool);
-  std::atomic<int64_t> next{0};
   const int tasks = int(std::min<int64_t>(n_items, threads.size()));
+  if (tasks == 1) {  // a decode-sized GEMM is often one block: no region, no shared counter
+    for (int64_t item = 0; item < n_items; ++item) fn(arg, item, 0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
   threads.parallel_for(tasks, [&](int ith, int) {
     for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(arg, item, ith);
   });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu/kernels.h"
+#include "cpu/matmul_call.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/runtime/backend.h"
 
@@ -16,8 +17,10 @@ namespace tg::cpu {
 
 class ReplayPlan final : public CapturedGraph {
  public:
-  // `kernel_for` maps an op to its kernel (the backend's own table).
-  ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op));
+  // `kernel_for` maps an op to its kernel (the backend's own table); `exec` is the context the
+  // plan will run in (its ISA and thread count are resolved into the steps); `fuse` allows the
+  // chains of fusion.h.
+  ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecContext& exec, bool fuse);
 
   // Runs every step; errors name the failing node like the eager path does.
   void run(ExecContext& exec) const;
@@ -34,14 +37,16 @@ class ReplayPlan final : public CapturedGraph {
   enum class StepKind : uint8_t {
     kKernel,       // one node through its kernel
     kRowChain,     // row ops in one pass over the rows (run_row_op_chain)
-    kMatmulChain,  // a mul_mat with row ops as the GEMM's epilogue (run_mul_mat_chain)
+    kMatmul,       // a mul_mat on the GEMM through its prepared call, with the rest of its
+                   // chain (row ops, maybe none) as the GEMM's epilogue
   };
   struct Step {
     StepKind kind;
     Kernel kernel;          // for kKernel
     const Tensor* node;     // the shadow to run (the chain's last node for a chain)
-    uint32_t chain_begin;   // [chain_begin, chain_end) in chain_nodes_ for a chain
+    uint32_t chain_begin;   // [chain_begin, chain_end) in chain_nodes_ for a chain or kMatmul
     uint32_t chain_end;
+    uint32_t matmul_call;   // index in matmul_calls_ for kMatmul
   };
 
   std::span<const Tensor* const> chain(const Step& step) const {
@@ -51,6 +56,8 @@ class ReplayPlan final : public CapturedGraph {
   std::vector<Tensor> shadows_;  // graph nodes, then leafs, in graph order
   std::vector<Step> steps_;
   std::vector<const Tensor*> chain_nodes_;
+  std::vector<MatmulCall> matmul_calls_;
+  int threads_;  // the thread count the matmul calls were prepared for
   size_t fused_nodes_ = 0;
 };
 

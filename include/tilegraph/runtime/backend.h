@@ -36,6 +36,9 @@ class CapturedGraph {
 
 struct BackendOptions {
   int num_threads = 0;  // 0: $TG_NUM_THREADS, else the number of cores
+  // Run a mul_mat or row op and the elementwise ops after it as one kernel where the backend can
+  // (same bits either way). Off: node by node, to check or debug a fusion.
+  bool fuse = true;
 };
 
 class Backend {

@@ -110,8 +110,9 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
   std::vector<float> d(size_t(std::max<int64_t>(1, p.m * ldd)), sentinel);
   ThreadPool pool(c.threads);
   const GemmKernels& kernels = gemm_kernels(isa);
-  AlignedBuffer workspace(kernels.workspace_bytes({p, ops.a.operand(), ops.b.operand()}, c.threads));
-  kernels.gemm(p, ops.a.operand(), ops.b.operand(), d.data(), ldd, make_launcher(pool), workspace.get());
+  const GemmPlan plan = kernels.plan({p, ops.a.operand(), ops.b.operand()}, c.threads);
+  AlignedBuffer workspace(plan.workspace_bytes);
+  kernels.gemm(plan, ops.a.operand(), ops.b.operand(), d.data(), ldd, make_launcher(pool), workspace.get());
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < ldd; ++j) {
       const float got = d[size_t(i * ldd + j)];
@@ -240,8 +241,9 @@ TEST(GemmEpilogue, EveryBlockVisitedOnceAfterTheWholeSum) {
         rec.k = p.k;
         ThreadPool pool(threads);
         const GemmKernels& kernels = gemm_kernels(isa);
-        AlignedBuffer workspace(kernels.workspace_bytes({p, a.operand(), b.operand()}, threads));
-        kernels.gemm_with_epilogue(p, a.operand(), b.operand(), Recorder::callbacks(rec), make_launcher(pool),
+        const GemmPlan plan = kernels.plan({p, a.operand(), b.operand()}, threads);
+        AlignedBuffer workspace(plan.workspace_bytes);
+        kernels.gemm_with_epilogue(plan, a.operand(), b.operand(), Recorder::callbacks(rec), make_launcher(pool),
                                    workspace.get());
         const std::string where = std::string(isa_name(isa)) + " threads=" + std::to_string(threads) +
                                   " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
@@ -285,7 +287,8 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
   const evg::MatrixOperand op_a{a.data(), ElementType::F32, 8, false};
   const evg::MatrixOperand op_b{b.data(), ElementType::F32, 8, false};
   const evg::GemmShape p{8, 8, 8};
-  AlignedBuffer workspace(kernels.workspace_bytes({p, op_a, op_b}, 2) + 64);
+  const GemmPlan plan = kernels.plan({p, op_a, op_b}, 2);
+  AlignedBuffer workspace(plan.workspace_bytes + 64);
   auto expect_error = [&](const std::string& needle, auto&& call) {
     try {
       call();
@@ -295,27 +298,42 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
     }
   };
   expect_error("negative problem size", [&] {
-    kernels.gemm({-1, 8, 8}, op_a, op_b, d.data(), 8, launcher, workspace.get());
+    const GemmPlan negative = kernels.plan({{-1, 8, 8}, op_a, op_b}, 2);
+    kernels.gemm(negative, op_a, op_b, d.data(), 8, launcher, workspace.get());
   });
   expect_error("operand A has no data", [&] {
-    kernels.gemm(p, {nullptr, ElementType::F32, 8, false}, op_b, d.data(), 8, launcher, workspace.get());
+    kernels.gemm(plan, {nullptr, ElementType::F32, 8, false}, op_b, d.data(), 8, launcher, workspace.get());
   });
   expect_error("operand B has a negative leading dimension", [&] {
-    kernels.gemm(p, op_a, {b.data(), ElementType::F32, -8, false}, d.data(), 8, launcher, workspace.get());
+    kernels.gemm(plan, op_a, {b.data(), ElementType::F32, -8, false}, d.data(), 8, launcher, workspace.get());
   });
   expect_error("aligned", [&] {
-    kernels.gemm(p, op_a, op_b, d.data(), 8, launcher, static_cast<char*>(workspace.get()) + 4);
+    kernels.gemm(plan, op_a, op_b, d.data(), 8, launcher, static_cast<char*>(workspace.get()) + 4);
   });
-  expect_error("row stride", [&] { kernels.gemm(p, op_a, op_b, d.data(), 7, launcher, workspace.get()); });
-  expect_error("no output", [&] { kernels.gemm(p, op_a, op_b, nullptr, 8, launcher, workspace.get()); });
+  expect_error("row stride", [&] { kernels.gemm(plan, op_a, op_b, d.data(), 7, launcher, workspace.get()); });
+  expect_error("no output", [&] { kernels.gemm(plan, op_a, op_b, nullptr, 8, launcher, workspace.get()); });
   expect_error("no visit function", [&] {
-    kernels.gemm_with_epilogue(p, op_a, op_b, evg::EpilogueCallbacks{}, launcher, workspace.get());
+    kernels.gemm_with_epilogue(plan, op_a, op_b, evg::EpilogueCallbacks{}, launcher, workspace.get());
   });
   evg::Launcher broken = launcher;
   broken.num_threads = 0;
   expect_error("at least one thread", [&] {
-    kernels.gemm(p, op_a, op_b, d.data(), 8, broken, workspace.get());
+    kernels.gemm(plan, op_a, op_b, d.data(), 8, broken, workspace.get());
   });
+  // A plan fits one problem, one layout of B and one thread count.
+  evg::Launcher one_thread = launcher;
+  one_thread.num_threads = 1;
+  expect_error("another problem or thread count", [&] {
+    kernels.gemm(plan, op_a, op_b, d.data(), 8, one_thread, workspace.get());
+  });
+  expect_error("another problem or thread count", [&] {
+    kernels.gemm(plan, op_a, {b.data(), ElementType::F32, 8, true}, d.data(), 8, launcher, workspace.get());
+  });
+  if (best_isa() != Isa::SCALAR) {
+    expect_error("another instruction set", [&] {
+      gemm_kernels(Isa::SCALAR).gemm(plan, op_a, op_b, d.data(), 8, launcher, workspace.get());
+    });
+  }
 }
 
 }  // namespace

@@ -32,6 +32,15 @@ std::unique_ptr<Backend> eager_backend(int threads = 2) {
   return graph_backend(off, threads);
 }
 
+// Eager and node by node: what every fusion must reproduce bit for bit.
+std::unique_ptr<Backend> unfused_backend(int threads = 2) {
+  auto backend = make_backend("cpu", {.num_threads = threads, .fuse = false});
+  GraphModeConfig off;
+  off.enabled = false;
+  backend->graph_mode()->set_config(off);
+  return backend;
+}
+
 std::vector<char> bytes_of(const Tensor& t) {
   std::vector<char> out(t.nbytes());
   std::memcpy(out.data(), t.data, out.size());
@@ -139,6 +148,7 @@ TEST(GraphReplay, RandomisedStepsAreBitIdenticalToEager) {
   config.max_consecutive_updates = 1 << 30;  // exercise capture and eviction without pausing
   auto replaying = graph_backend(config);
   auto eager = eager_backend();
+  auto unfused = unfused_backend();
   GraphAllocator allocator;
   std::vector<Program> pool;
   for (int i = 0; i < 8; ++i) pool.push_back(random_program(rng));
@@ -156,10 +166,14 @@ TEST(GraphReplay, RandomisedStepsAreBitIdenticalToEager) {
     replaying->compute(s->graph);
     std::vector<std::vector<char>> got;
     for (const Tensor* out : s->graph.outputs()) got.push_back(bytes_of(*out));
-    eager->compute(s->graph);
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(got[i], bytes_of(*s->graph.outputs()[i]))
-          << "step " << step << " output " << i << " differs from eager (" << format_stats(replaying->graph_mode()->stats()) << ")";
+    for (Backend* other : {eager.get(), unfused.get()}) {
+      other->compute(s->graph);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], bytes_of(*s->graph.outputs()[i]))
+            << "step " << step << " output " << i << " differs from "
+            << (other == eager.get() ? "eager" : "unfused eager") << " ("
+            << format_stats(replaying->graph_mode()->stats()) << ")";
+      }
     }
   }
   const GraphModeStats& stats = replaying->graph_mode()->stats();
@@ -196,9 +210,10 @@ TEST(GraphReplay, FusesRowOpChainsAndDropsNoOps) {
   EXPECT_EQ(plan->fused_node_count(), 4u);
   backend->compute(g);
   EXPECT_EQ(bytes_of(*out), captured);
-  auto eager = eager_backend();
-  eager->compute(g);
-  EXPECT_EQ(bytes_of(*out), captured);
+  for (bool fused : {true, false}) {
+    (fused ? eager_backend() : unfused_backend())->compute(g);
+    EXPECT_EQ(bytes_of(*out), captured);
+  }
 }
 
 // mul_mat -> add bias -> scale -> gelu -> mul gate runs as one GEMM with the row ops as its
@@ -238,9 +253,10 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
         }
         backend->compute(g);  // the replay
         const std::vector<char> replayed = bytes_of(*y);
-        auto eager = eager_backend(threads);
-        eager->compute(g);
-        EXPECT_EQ(bytes_of(*y), replayed);
+        for (bool fused : {true, false}) {
+          (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
+          EXPECT_EQ(bytes_of(*y), replayed);
+        }
       }
     }
   }
@@ -263,9 +279,48 @@ TEST(GraphReplay, IntermediateReadTwiceIsNotFused) {
     backend->compute(g);
     return bytes_of(*out);
   }();
-  auto eager = eager_backend();
-  eager->compute(g);
-  EXPECT_EQ(bytes_of(*out), replayed);
+  for (bool fused : {true, false}) {
+    (fused ? eager_backend() : unfused_backend())->compute(g);
+    EXPECT_EQ(bytes_of(*out), replayed);
+  }
+}
+
+// Eager execution fuses the same chains as a replay plan: the absorbed intermediates are never
+// written, and the result has the bits of the node-by-node run, which does write them.
+TEST(EagerFusion, MatmulAndRowChainsSkipTheirIntermediates) {
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    std::mt19937 rng(21);
+    Context ctx;  // every tensor has memory of its own, so untouched intermediates show
+    Tensor* w = ctx.new_tensor(DType::F16, {31, 17});
+    Tensor* x = ctx.new_tensor(DType::F32, {31, 3});
+    Tensor* bias = ctx.new_tensor(DType::F32, {17});
+    for (Tensor* t : {w, x, bias}) test::fill_uniform(*t, rng);
+    Tensor* product = mul_mat(ctx, w, x);
+    Tensor* biased = add(ctx, product, bias);
+    Tensor* activated = gelu(ctx, biased);  // mul_mat -> add -> gelu: one GEMM
+    Tensor* normed = rms_norm(ctx, activated, 1e-5f);
+    Tensor* scaled = scale(ctx, normed, 0.5f);  // rms_norm -> scale: one row pass
+    Tensor* out = sum_rows(ctx, scaled);
+    Graph g = Graph::build(out);
+    const float sentinel = 12345.0f;
+    auto reset = [&] {
+      for (Tensor* t : {product, biased, normed}) {
+        for (int64_t i = 0; i < t->nelements(); ++i) static_cast<float*>(t->data)[i] = sentinel;
+      }
+    };
+    reset();
+    eager_backend(threads)->compute(g);
+    for (Tensor* t : {product, biased, normed}) {
+      EXPECT_EQ(static_cast<float*>(t->data)[0], sentinel) << t->name << ": a fused intermediate was written";
+    }
+    const std::vector<char> fused = bytes_of(*out), fused_scaled = bytes_of(*scaled);
+    reset();
+    unfused_backend(threads)->compute(g);
+    EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
+    EXPECT_EQ(bytes_of(*out), fused);
+    EXPECT_EQ(bytes_of(*scaled), fused_scaled);
+  }
 }
 
 }  // namespace

@@ -49,9 +49,55 @@ void launch(const Launcher& launcher, int64_t n, Fn& fn) {
       [](void* arg, int64_t item, int thread) { (*static_cast<Fn*>(arg))(item, thread); }, &fn);
 }
 
+// What a GEMM works out from the shapes and the thread count alone, never from the data: the
+// block grid and the workspace layout. Callers that run the same shapes again (a replay plan)
+// make it once; it does not depend on the epilogue.
+template <class BlockMmad, class BlockScheduler>
+struct MatmulPlan {
+  // Workspace alignment run() requires.
+  static constexpr size_t kAlignment = 64;
+  // Floats of padding at the end of each accumulator row, so that rows a power of two apart in
+  // memory do not all map to the same L1 sets.
+  static constexpr int64_t kAccRowPadding = 16;
+
+  // The workspace: the BlockMmad's shared data, then per thread an accumulator block and the
+  // BlockMmad's scratch, each part aligned.
+  struct Layout {
+    size_t shared_bytes = 0, acc_bytes = 0, thread_bytes = 0, bytes = 0;
+    int64_t acc_ld = 0;
+  };
+
+  GemmShape problem;
+  bool b_transposed;  // the layout of B decides whether B is streamed or packed
+  int num_threads;
+  BlockScheduler scheduler;
+  Layout layout;
+
+  MatmulPlan(const GemmOperands& g, int threads)
+      : problem(g.problem), b_transposed(g.b.transposed), num_threads(threads), scheduler(g.problem, BlockMmad::limits(g), threads) {
+    const GemmShape& p = g.problem;
+    if (p.m <= 0 || p.n <= 0) return;
+    const BlockLimits limits = BlockMmad::limits(g);
+    const BlockGrid& grid = scheduler.grid();
+    const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
+    layout.acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
+    layout.shared_bytes = round_up(BlockMmad::shared_bytes(g, grid), kAlignment);
+    layout.acc_bytes = round_up(size_t(acc_rows * layout.acc_ld) * sizeof(float), kAlignment);
+    layout.thread_bytes =
+        layout.acc_bytes + round_up(size_t(BlockMmad::scratch_floats(g, grid)) * sizeof(float), kAlignment);
+    layout.bytes = layout.shared_bytes + size_t(threads) * layout.thread_bytes;
+  }
+
+  size_t workspace_bytes() const { return layout.bytes; }
+
+ private:
+  static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+};
+
 template <class BlockMmad, class BlockEpilogue, class BlockScheduler>
 class MatmulVisitor {
  public:
+  using Plan = MatmulPlan<BlockMmad, BlockScheduler>;
   struct Arguments {
     GemmShape problem;
     MatrixOperand a;  // M x K
@@ -59,33 +105,40 @@ class MatmulVisitor {
     typename BlockEpilogue::Arguments epilogue;
   };
 
-  // Workspace alignment run() requires.
-  static constexpr size_t kAlignment = 64;
+  static constexpr size_t kAlignment = Plan::kAlignment;
 
   // Bytes of workspace run() needs for this problem on `num_threads` threads.
   static size_t workspace_bytes(const GemmOperands& operands, int num_threads) {
-    return Layout(operands, num_threads).bytes;
+    return Plan(operands, num_threads).workspace_bytes();
   }
 
   // Runs with a workspace of its own (allocated here, freed on return).
   static void run(const Arguments& args, const Launcher& launcher) {
-    const size_t bytes = workspace_bytes(operands(args), launcher.num_threads);
+    check_launch(args.problem, launcher);
+    const Plan plan(operands(args), launcher.num_threads);
+    const size_t bytes = plan.workspace_bytes();
     std::unique_ptr<void, decltype(&std::free)> workspace(
         bytes ? std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)) : nullptr, &std::free);
     if (bytes && !workspace) throw Error("matmul: cannot allocate " + std::to_string(bytes) + " bytes of workspace");
-    run(args, launcher, workspace.get());
+    run(plan, args, launcher, workspace.get());
   }
 
   // `workspace`: at least workspace_bytes() bytes, kAlignment-aligned, not used by anyone else
   // during the call.
   static void run(const Arguments& args, const Launcher& launcher, void* workspace) {
-    check(args, launcher, workspace);
+    check_launch(args.problem, launcher);
+    run(Plan(operands(args), launcher.num_threads), args, launcher, workspace);
+  }
+
+  // With a plan made for args' problem, B's layout and the launcher's thread count.
+  static void run(const Plan& plan, const Arguments& args, const Launcher& launcher, void* workspace) {
+    check(plan, args, launcher, workspace);
     const GemmOperands g = operands(args);
     const GemmShape& p = g.problem;
-    const BlockScheduler scheduler(p, BlockMmad::limits(g), launcher.num_threads);
+    const BlockScheduler& scheduler = plan.scheduler;
     BlockEpilogue epilogue(args.epilogue, p, scheduler.grid(), launcher.num_threads);
     if (scheduler.blocks() > 0) {
-      const Layout layout(g, launcher.num_threads);
+      const typename Plan::Layout& layout = plan.layout;
       char* base = static_cast<char*>(workspace);
       const BlockGrid& grid = scheduler.grid();
       BlockMmad::start(g, grid, base);
@@ -103,40 +156,16 @@ class MatmulVisitor {
   }
 
  private:
-  // Floats of padding at the end of each accumulator row, so that rows a power of two apart in
-  // memory do not all map to the same L1 sets.
-  static constexpr int64_t kAccRowPadding = 16;
-
   static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
   static GemmOperands operands(const Arguments& args) { return {args.problem, args.a, args.b}; }
-
-  // The workspace: the BlockMmad's shared data, then per thread an accumulator block and the
-  // BlockMmad's scratch, each part aligned.
-  struct Layout {
-    size_t shared_bytes = 0, acc_bytes = 0, thread_bytes = 0, bytes = 0;
-    int64_t acc_ld = 0;
-
-    Layout(const GemmOperands& g, int num_threads) {
-      const GemmShape& p = g.problem;
-      if (p.m <= 0 || p.n <= 0) return;
-      const BlockLimits limits = BlockMmad::limits(g);
-      const BlockGrid grid = BlockScheduler(p, limits, num_threads).grid();
-      const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
-      acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
-      shared_bytes = round_up(BlockMmad::shared_bytes(g, grid), kAlignment);
-      acc_bytes = round_up(size_t(acc_rows * acc_ld) * sizeof(float), kAlignment);
-      thread_bytes = acc_bytes + round_up(size_t(BlockMmad::scratch_floats(g, grid)) * sizeof(float), kAlignment);
-      bytes = shared_bytes + size_t(num_threads) * thread_bytes;
-    }
-  };
 
   static void check_operand(const char* name, const MatrixOperand& m, int64_t rows, int64_t cols) {
     if (m.ld < 0) throw Error(std::string("matmul: operand ") + name + " has a negative leading dimension");
     if (rows > 0 && cols > 0 && !m.data) throw Error(std::string("matmul: operand ") + name + " has no data");
   }
 
-  static void check(const Arguments& args, const Launcher& launcher, void* workspace) {
-    const GemmShape& p = args.problem;
+  // What a plan needs to be made.
+  static void check_launch(const GemmShape& p, const Launcher& launcher) {
     if (p.m < 0 || p.n < 0 || p.k < 0) {
       throw Error("matmul: negative problem size m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
                   " k=" + std::to_string(p.k));
@@ -144,10 +173,18 @@ class MatmulVisitor {
     if (launcher.num_threads < 1 || !launcher.parallel_for) {
       throw Error("matmul: the launcher needs a parallel_for and at least one thread");
     }
+  }
+
+  static void check(const Plan& plan, const Arguments& args, const Launcher& launcher, void* workspace) {
+    const GemmShape& p = args.problem;
+    check_launch(p, launcher);
+    if (plan.problem.m != p.m || plan.problem.n != p.n || plan.problem.k != p.k ||
+        plan.b_transposed != args.b.transposed || plan.num_threads != launcher.num_threads) {
+      throw Error("matmul: the plan was made for another problem or thread count");
+    }
     check_operand("A", args.a, p.m, p.k);
     check_operand("B", args.b, p.k, p.n);
-    if (workspace_bytes(operands(args), launcher.num_threads) > 0 &&
-        (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0)) {
+    if (plan.workspace_bytes() > 0 && (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0)) {
       throw Error("matmul: the workspace must be a " + std::to_string(kAlignment) + "-byte aligned buffer");
     }
   }

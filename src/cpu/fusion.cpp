@@ -1,0 +1,82 @@
+#include "cpu/fusion.h"
+
+#include "cpu/row_io.h"
+#include "cpu/row_ops.h"
+
+namespace tg::cpu {
+
+namespace {
+
+// The storage a tensor's bytes live in and their extent, for overlap tests.
+struct Extent {
+  const char* begin;
+  const char* end;
+  bool overlaps(const Extent& o) const { return begin < o.end && o.begin < end; }
+};
+Extent extent_of(const Tensor& t) {
+  const char* p = static_cast<const char*>(t.data);
+  return {p, p + t.nbytes()};
+}
+
+// Whether `next` can take `current`'s result as its first operand inside a fused chain:
+// both f32 row ops of one shape, `current` read by nobody else, and no other operand of `next`
+// being `current`.
+bool extends_row_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
+  if (!is_row_op(next.op) || next.type != DType::F32 || next.src[0] != &current) return false;
+  if (consumers_of_current != 1 || (current.flags & (kFlagOutput | kFlagInput))) return false;
+  if (!same_shape(current, next) || next.is_empty()) return false;
+  if (next.op == Op::GLU && !next.src[1]) return false;  // the halves form needs a 2n-wide input
+  for (int j = 1; j < kMaxSrc; ++j) {
+    if (next.src[j] == &current) return false;
+  }
+  return true;
+}
+
+// Whether `next` can be part of a mul_mat's epilogue after `current`: a row-chain link applied
+// to each accumulator block's segment of the rows.
+bool extends_matmul_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
+  return extends_row_chain(current, next, consumers_of_current) && is_segment_op(next) &&
+         is_f32_row_contiguous(next) && next.ne[0] > 0;
+}
+
+}  // namespace
+
+ChainKind chain_kind(const Tensor& node, bool gemm_takes_matmul) {
+  if (is_row_op(node.op) && node.type == DType::F32) return ChainKind::kRow;
+  if (node.op == Op::MUL_MAT && gemm_takes_matmul) return ChainKind::kMatmul;
+  return ChainKind::kNone;
+}
+
+void count_consumers(const Graph& graph, std::vector<int>& consumers) {
+  consumers.assign(graph.size(), 0);
+  for (const auto& refs : graph.src_refs()) {
+    for (SourceRef ref : refs) {
+      if (ref >= 0) ++consumers[size_t(ref)];
+    }
+  }
+}
+
+void grow_chain(std::span<const Tensor* const> executed, std::span<const int> consumers, size_t e, ChainKind kind,
+                std::vector<const Tensor*>& chain) {
+  const auto extends = kind == ChainKind::kMatmul ? extends_matmul_chain : extends_row_chain;
+  chain.assign(1, executed[e]);
+  while (e + chain.size() < executed.size()) {
+    const size_t current = e + chain.size() - 1;
+    if (!extends(*executed[current], *executed[current + 1], consumers[current])) break;
+    chain.push_back(executed[current + 1]);
+  }
+  while (chain.size() > 1 && !chain_output_is_clear(chain)) chain.pop_back();
+}
+
+bool chain_output_is_clear(std::span<const Tensor* const> chain) {
+  const Extent out = extent_of(*chain.back());
+  for (size_t k = 0; k < chain.size(); ++k) {
+    for (const Tensor* src : chain[k]->src) {
+      const bool is_chain_value = k > 0 && src == chain[k - 1];
+      if (src && !is_chain_value && !src->is_empty() && out.overlaps(extent_of(*src))) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tg::cpu
