@@ -135,7 +135,6 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     ++found.entry->replays;
     found.entry->replay_seconds += t;
     stats_.replay_seconds += t;
-    stats_.saved_seconds += found.entry->capture_seconds - t;
     return;
   }
 
@@ -192,8 +191,8 @@ std::string format_stats(const GraphModeStats& s) {
     sep = ", ";
   }
   if (sep[0] == ',') out += ")";
-  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms, saved ~%.3f ms",
-                s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3, s.saved_seconds * 1e3);
+  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms",
+                s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3);
   return out + line;
 }
 

@@ -56,7 +56,6 @@ struct GraphModeStats {
   double capture_seconds = 0;
   double replay_seconds = 0;
   double eager_seconds = 0;
-  double saved_seconds = 0;  // estimate: per replay, the graph's capture time minus the replay time
 };
 
 // True when `graph` processes more than one query token: FLASH_ATTN_EXT with q.ne[1] > 1, or
