@@ -1,6 +1,7 @@
 #include "tilegraph/cpu/cpu_backend.h"
 
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -178,7 +179,16 @@ std::string unsupported_reason(const Tensor& node) {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int n_threads, Isa isa, bool fuse) : pool_(n_threads), exec_(pool_, vec_kernels(isa)), fuse_(fuse) {}
+  CpuBackend(int n_threads, Isa isa, bool fuse) : pool_(n_threads), exec_(pool_, vec_kernels(isa)), fuse_(fuse) {
+    if (n_threads > 1) {
+      solo_pools_.reserve(size_t(n_threads));
+      solo_exec_.reserve(size_t(n_threads));
+      for (int t = 0; t < n_threads; ++t) {
+        solo_pools_.push_back(std::make_unique<ThreadPool>(1));
+        solo_exec_.emplace_back(*solo_pools_.back(), vec_kernels(isa));
+      }
+    }
+  }
 
   std::string_view name() const override { return "cpu"; }
 
@@ -207,11 +217,11 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CapturedGraph> capture(const Graph& graph) override {
     check_graph_runnable(*this, graph);
     auto plan = std::make_unique<ReplayPlan>(graph, kernel_for, exec_, fuse_);
-    plan->run(exec_);
+    plan->run(exec_, solo_exec_);
     return plan;
   }
 
-  void launch(CapturedGraph& captured) override { static_cast<ReplayPlan&>(captured).run(exec_); }
+  void launch(CapturedGraph& captured) override { static_cast<ReplayPlan&>(captured).run(exec_, solo_exec_); }
 
   bool rebind(CapturedGraph& captured, const Graph& graph) override {
     // A tensor left without memory makes the graph unrunnable: capturing again reports it.
@@ -268,6 +278,9 @@ class CpuBackend final : public Backend {
   std::mutex mutex_;
   ThreadPool pool_;
   ExecContext exec_;
+  // One single-thread context per thread, for replay steps that run whole on one thread.
+  std::vector<std::unique_ptr<ThreadPool>> solo_pools_;
+  std::vector<ExecContext> solo_exec_;
   const bool fuse_;
   GraphMode mode_;
   // compute_eager's working memory, kept between graphs so that steady steps allocate nothing.

@@ -1,22 +1,12 @@
 #include "cpu/fusion.h"
 
+#include "cpu/extent.h"
 #include "cpu/row_io.h"
 #include "cpu/row_ops.h"
 
 namespace tg::cpu {
 
 namespace {
-
-// The storage a tensor's bytes live in and their extent, for overlap tests.
-struct Extent {
-  const char* begin;
-  const char* end;
-  bool overlaps(const Extent& o) const { return begin < o.end && o.begin < end; }
-};
-Extent extent_of(const Tensor& t) {
-  const char* p = static_cast<const char*>(t.data);
-  return {p, p + t.nbytes()};
-}
 
 // Whether `next` can take `current`'s result as its first operand inside a fused chain:
 // both f32 row ops of one shape, `current` read by nobody else, and no other operand of `next`

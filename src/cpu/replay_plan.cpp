@@ -1,10 +1,12 @@
 #include "cpu/replay_plan.h"
 
+#include <algorithm>
+#include <atomic>
 #include <exception>
-#include <optional>
 #include <span>
 #include <string>
 
+#include "cpu/extent.h"
 #include "cpu/fusion.h"
 #include "cpu/row_ops.h"
 #include "tilegraph/core/error.h"
@@ -16,6 +18,40 @@ namespace {
 size_t shadow_index(SourceRef ref, size_t n_nodes) {
   return ref >= 0 ? size_t(ref) : n_nodes + size_t(-1 - ref);
 }
+
+// Below these amounts of work a step would run as one task anyway: ExecContext::tasks_for gives
+// one task under twice its 16 Ki elements, and the GEMM cuts no second block under twice
+// BlockScheduler::kMinBlockWork multiply-adds.
+constexpr int64_t kSoloElements = 32 * 1024;
+constexpr int64_t kSoloMultiplyAdds = 256 * 1024;
+
+bool runs_as_one_task(std::span<const Tensor* const> nodes) {
+  const Tensor& first = *nodes.front();
+  if (first.op == Op::MUL_MAT) return first.src[0]->ne[0] * first.nelements() < kSoloMultiplyAdds;
+  if (first.op == Op::FLASH_ATTN_EXT) return first.src[0]->nelements() * first.src[1]->ne[1] < kSoloElements;
+  int64_t elements = 0;
+  for (const Tensor* node : nodes) {
+    elements += std::max(node->nelements(), node->src[0] ? node->src[0]->nelements() : 0);
+  }
+  return elements < kSoloElements;
+}
+
+// The memory a step writes: its last node's result (a chain stores nothing else).
+Extent written_by(std::span<const Tensor* const> nodes) { return extent_of(*nodes.back()); }
+
+// Whether the step reads memory within `extent` through any operand other than a chain value.
+bool reads_from(std::span<const Tensor* const> nodes, const Extent& extent) {
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    for (const Tensor* src : nodes[k]->src) {
+      const bool is_chain_value = k > 0 && src == nodes[k - 1];
+      if (src && !is_chain_value && !src->is_empty() && extent.overlaps(extent_of(*src))) return true;
+    }
+  }
+  return false;
+}
+
+// Steps grouped with each other at most; grouping compares every pair.
+constexpr uint32_t kMaxGroupSteps = 16;
 
 }  // namespace
 
@@ -50,57 +86,99 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
   std::vector<const Tensor*> chain;
   for (size_t e = 0; e < executed.size(); ++e) {
     const Tensor& node = *executed[e];
-    std::optional<MatmulCall> matmul;
-    if (node.op == Op::MUL_MAT) matmul = prepare_matmul(node, exec.vec().isa, threads_);
-    const ChainKind kind = chain_kind(node, matmul.has_value());
-    if (kind == ChainKind::kNone) {
-      steps_.push_back({StepKind::kKernel, kernel_for(node.op), &node, 0, 0, 0});
-      continue;
-    }
-    if (fuse) {
+    const bool gemm_takes = node.op == Op::MUL_MAT && mul_mat_uses_gemm(node);
+    const ChainKind kind = chain_kind(node, gemm_takes);
+    if (fuse && kind != ChainKind::kNone) {
       grow_chain(executed, executed_consumers, e, kind, chain);
     } else {
       chain.assign(1, &node);
     }
-    if (chain.size() == 1 && kind == ChainKind::kRow) {
-      steps_.push_back({StepKind::kKernel, kernel_for(node.op), &node, 0, 0, 0});
-      continue;
-    }
-    const auto begin = uint32_t(chain_nodes_.size());
+    Step step{};
+    step.solo = threads_ > 1 && runs_as_one_task(chain);
+    step.chain_begin = uint32_t(chain_nodes_.size());
     chain_nodes_.insert(chain_nodes_.end(), chain.begin(), chain.end());
-    const auto end = uint32_t(chain_nodes_.size());
-    if (kind == ChainKind::kMatmul) {
-      steps_.push_back({StepKind::kMatmul, nullptr, chain.back(), begin, end, uint32_t(matmul_calls_.size())});
-      matmul_calls_.push_back(*matmul);
+    step.chain_end = uint32_t(chain_nodes_.size());
+    if (gemm_takes) {
+      step.kind = StepKind::kMatmul;
+      step.matmul_call = uint32_t(matmul_calls_.size());
+      matmul_calls_.push_back(*prepare_matmul(node, exec.vec().isa, step.solo ? 1 : threads_));
+    } else if (chain.size() > 1) {
+      step.kind = StepKind::kRowChain;
     } else {
-      steps_.push_back({StepKind::kRowChain, nullptr, chain.back(), begin, end, 0});
+      step.kind = StepKind::kKernel;
+      step.kernel = kernel_for(node.op);
     }
+    steps_.push_back(step);
     if (chain.size() > 1) fused_nodes_ += chain.size();
     e += chain.size() - 1;
   }
+  groups_.reserve(steps_.size());  // re-grouping after a rebind allocates nothing
+  group_steps();
 }
 
-void ReplayPlan::run(ExecContext& exec) const {
-  if (exec.max_threads() != threads_) {
+bool ReplayPlan::independent(const Step& a, const Step& b) const {
+  const std::span<const Tensor* const> na = chain(a), nb = chain(b);
+  const Extent wa = written_by(na), wb = written_by(nb);
+  return !wa.overlaps(wb) && !reads_from(nb, wa) && !reads_from(na, wb);
+}
+
+void ReplayPlan::group_steps() {
+  groups_.clear();
+  for (uint32_t first = 0; first < steps_.size();) {
+    uint32_t end = first + 1;
+    if (steps_[first].solo) {
+      for (; end < steps_.size() && end - first < kMaxGroupSteps && steps_[end].solo; ++end) {
+        bool clear = true;
+        for (uint32_t k = first; k < end && clear; ++k) clear = independent(steps_[k], steps_[end]);
+        if (!clear) break;
+      }
+    }
+    groups_.push_back({first, end - first});
+    first = end;
+  }
+}
+
+size_t ReplayPlan::grouped_step_count() const {
+  size_t steps = 0;
+  for (const Group& g : groups_) steps += g.count > 1 ? g.count : 0;
+  return steps;
+}
+
+void ReplayPlan::run_step(const Step& step, ExecContext& exec) const {
+  const std::span<const Tensor* const> nodes = chain(step);
+  try {
+    switch (step.kind) {
+      case StepKind::kKernel: step.kernel(*nodes.front(), exec); break;
+      case StepKind::kRowChain: run_row_op_chain(nodes, exec); break;
+      case StepKind::kMatmul: run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec); break;
+    }
+  } catch (const std::exception& e) {
+    const Tensor& node = *nodes.back();
+    std::string label(op_name(node.op));
+    if (node.name[0]) label += std::string(" ") + node.name;
+    throw Error("cpu: replay: " + label + ": " + e.what());
+  }
+}
+
+void ReplayPlan::run(ExecContext& exec, std::span<ExecContext> solo) const {
+  if (exec.max_threads() != threads_ || (threads_ > 1 && solo.size() < size_t(threads_))) {
     throw Error("cpu: replay: the plan was captured for " + std::to_string(threads_) + " threads, not " +
                 std::to_string(exec.max_threads()));
   }
-  for (const Step& step : steps_) {
-    try {
-      switch (step.kind) {
-        case StepKind::kKernel: step.kernel(*step.node, exec); break;
-        case StepKind::kRowChain: run_row_op_chain(chain(step), exec); break;
-        case StepKind::kMatmul: {
-          const std::span<const Tensor* const> nodes = chain(step);
-          run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec);
-          break;
-        }
-      }
-    } catch (const std::exception& e) {
-      std::string label(op_name(step.node->op));
-      if (step.node->name[0]) label += std::string(" ") + step.node->name;
-      throw Error("cpu: replay: " + label + ": " + e.what());
+  for (const Group& group : groups_) {
+    const Step& first = steps_[group.first];
+    if (group.count == 1) {
+      run_step(first, first.solo ? solo[0] : exec);
+      continue;
     }
+    // Each task takes whole steps on its own single-thread context; tasks run concurrently only
+    // under distinct indices, so no two threads share a context.
+    std::atomic<uint32_t> next{0};
+    exec.parallel(int(std::min<uint32_t>(group.count, uint32_t(threads_))), [&](const ThreadContext& tc) {
+      for (uint32_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < group.count;) {
+        run_step(steps_[group.first + k], solo[size_t(tc.ith)]);
+      }
+    });
   }
 }
 
@@ -108,16 +186,18 @@ bool ReplayPlan::rebind(const Graph& graph) {
   const size_t n_nodes = graph.size();
   for (size_t i = 0; i < n_nodes; ++i) shadows_[i].data = graph.nodes()[i]->data;
   for (size_t i = 0; i < graph.leafs().size(); ++i) shadows_[n_nodes + i].data = graph.leafs()[i]->data;
-  // Fusion decisions depend on where the results live.
+  // Fusion decisions and step groups depend on where the results live.
   for (const Step& step : steps_) {
     if (step.chain_end - step.chain_begin > 1 && !chain_output_is_clear(chain(step))) return false;
   }
+  group_steps();
   return true;
 }
 
 size_t ReplayPlan::bytes() const {
   return sizeof(*this) + shadows_.capacity() * sizeof(Tensor) + steps_.capacity() * sizeof(Step) +
-         chain_nodes_.capacity() * sizeof(const Tensor*) + matmul_calls_.capacity() * sizeof(MatmulCall);
+         groups_.capacity() * sizeof(Group) + chain_nodes_.capacity() * sizeof(const Tensor*) +
+         matmul_calls_.capacity() * sizeof(MatmulCall);
 }
 
 }  // namespace tg::cpu

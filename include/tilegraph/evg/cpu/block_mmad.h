@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "tilegraph/evg/block.h"
@@ -62,8 +63,13 @@ class BlockMmad {
       float* x = s.a(shared);
       const MatrixOperand& a = g.a;
       for (int64_t i = 0; i < g.problem.m; ++i) {
+        float* row = x + i * g.problem.k;
+        if (a.type == ElementType::F32 && !a.transposed) {  // the usual decode activation: one copy
+          std::memcpy(row, static_cast<const float*>(a.data) + i * a.ld, size_t(g.problem.k) * sizeof(float));
+          continue;
+        }
         for (int64_t k = 0; k < g.problem.k; ++k) {
-          x[i * g.problem.k + k] = load_element(a.data, a.type, a.transposed ? k * a.ld + i : i * a.ld + k);
+          row[k] = load_element(a.data, a.type, a.transposed ? k * a.ld + i : i * a.ld + k);
         }
       }
       return;
