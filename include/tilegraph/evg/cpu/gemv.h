@@ -69,10 +69,15 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
     }
   }
   for (int r = 0; r < kRows; ++r) {
+    Vec::F sum[kColumns];
     for (int c = 0; c < kColumns; ++c) {
-      Vec::F sum = acc[0][r][c];
-      for (int s = 1; s < kSets; ++s) sum = Vec::add(sum, acc[s][r][c]);
-      out[r * ld + c] = Vec::reduce(sum);
+      sum[c] = acc[0][r][c];
+      for (int s = 1; s < kSets; ++s) sum[c] = Vec::add(sum[c], acc[s][r][c]);
+    }
+    if constexpr (kColumns == 4) {
+      Vec::reduce4(sum[0], sum[1], sum[2], sum[3], out + r * ld);
+    } else {
+      for (int c = 0; c < kColumns; ++c) out[r * ld + c] = Vec::reduce(sum[c]);
     }
   }
 }

@@ -76,6 +76,17 @@ struct Vec {
   static TG_EVG_INLINE F add(F a, F b) { return _mm512_add_ps(a, b); }
   static TG_EVG_INLINE F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static TG_EVG_INLINE float reduce(F x) { return _mm512_reduce_add_ps(x); }
+  // out[0..3] = the lane sums of a, b, c and d: the four reductions share their shuffles (half
+  // the instructions of four reduce() calls; the sums are formed in another order).
+  static TG_EVG_INLINE void reduce4(F a, F b, F c, F d, float* out) {
+    const F ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xee));
+    const F cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xee));
+    // 128-bit chunk i now holds four partial sums of a, b, c, d in turn.
+    F abcd = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xdd));
+    abcd = _mm512_add_ps(abcd, _mm512_permute_ps(abcd, 0x4e));
+    abcd = _mm512_add_ps(abcd, _mm512_permute_ps(abcd, 0xb1));
+    _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, abcd)));
+  }
   static TG_EVG_INLINE void store_n(float* p, F x, int n) {
     _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x);
   }
@@ -153,6 +164,11 @@ struct Vec {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  // out[0..3] = the lane sums of a, b, c and d, sharing the horizontal adds.
+  static TG_EVG_INLINE void reduce4(F a, F b, F c, F d, float* out) {
+    const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+  }
   static TG_EVG_INLINE void store_n(float* p, F x, int n) {
     alignas(32) float lanes[kLanes];
     _mm256_store_ps(lanes, x);
@@ -214,6 +230,12 @@ struct Vec {
   static TG_EVG_INLINE F add(F a, F b) { return a + b; }
   static TG_EVG_INLINE F fmadd(F a, F b, F c) { return a * b + c; }
   static TG_EVG_INLINE float reduce(F x) { return x; }
+  static TG_EVG_INLINE void reduce4(F a, F b, F c, F d, float* out) {
+    out[0] = a;
+    out[1] = b;
+    out[2] = c;
+    out[3] = d;
+  }
   static TG_EVG_INLINE void store_n(float* p, F x, int) { *p = x; }
   static TG_EVG_INLINE F load(const void* p, ElementType type) { return load_element(p, type, 0); }
   static TG_EVG_INLINE F load_n(const void* p, ElementType type, int) {
