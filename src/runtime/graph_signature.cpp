@@ -171,9 +171,9 @@ inline uint64_t step(uint64_t h, uint64_t w) { return (h ^ w) * 0x9e3779b97f4a7c
 // addresses moved gets its hash from the recorded one by swapping the terms of the addresses that
 // differ. It only picks the entry to verify first among entries of one structure.
 constexpr uint64_t kAddressSeed = 0x452821e638d01377ull;
-inline uint64_t address_term(uint64_t address, uint64_t position) {
-  return (address ^ position * 0x13198a2e03707344ull) * 0xff51afd7ed558ccdull;
-}
+constexpr uint64_t kPositionSalt = 0x13198a2e03707344ull;
+// `salt` is position * kPositionSalt (key() keeps it as a running sum: no multiply per node).
+inline uint64_t address_term(uint64_t address, uint64_t salt) { return (address ^ salt) * 0xff51afd7ed558ccdull; }
 
 // Compares `t` with the record at `e` and advances `e` past it; a node if refs != nullptr, else
 // a leaf. Differences are OR-ed together and tested once.
@@ -219,7 +219,8 @@ inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t positi
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
       if (address != recorded) [[unlikely]] {
-        address_sum += address_term(address, position) - address_term(recorded, position);
+        const uint64_t salt = position * kPositionSalt;
+        address_sum += address_term(address, salt) - address_term(recorded, salt);
       }
     }
   }
@@ -254,7 +255,7 @@ inline void prefetch_compared_lines(const Tensor* t) {
 GraphKey GraphSignature::key(const Graph& graph, uint64_t* address_sum) {
   // Four independent lanes so the multiplies pipeline; this runs on every graph-mode compute.
   uint64_t lane[4] = {graph.size(), graph.leafs().size(), 0x243f6a8885a308d3ull, 0x13198a2e03707344ull};
-  uint64_t addresses = kAddressSeed;
+  uint64_t addresses = kAddressSeed, salt = 0;
   const std::vector<Tensor*>& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* t = nodes[i];
@@ -263,10 +264,12 @@ GraphKey GraphSignature::key(const Graph& graph, uint64_t* address_sum) {
     lane[1] = step(lane[1], uint64_t(t->ne[0]) ^ uint64_t(t->ne[3]) << 40);
     lane[2] = step(lane[2], uint64_t(t->ne[1]));
     lane[3] = step(lane[3], uint64_t(t->ne[2]));
-    if (!t->view_src) addresses += address_term(reinterpret_cast<uintptr_t>(t->data), i);
+    if (!t->view_src) addresses += address_term(reinterpret_cast<uintptr_t>(t->data), salt);
+    salt += kPositionSalt;
   }
-  for (size_t j = 0; j < graph.leafs().size(); ++j) {
-    addresses += address_term(reinterpret_cast<uintptr_t>(graph.leafs()[j]->data), nodes.size() + j);
+  for (const Tensor* leaf : graph.leafs()) {
+    addresses += address_term(reinterpret_cast<uintptr_t>(leaf->data), salt);
+    salt += kPositionSalt;
   }
   if (address_sum) *address_sum = addresses;
   return {mix(mix(lane[0], lane[1]), mix(lane[2], lane[3])), mix(addresses, 0)};
