@@ -28,9 +28,13 @@ GraphCache::Lookup GraphCache::find(const Graph& graph, const GraphKey& key) {
   return best;
 }
 
-GraphCache::Lookup GraphCache::find_recent(const Graph& graph) const {
-  if (lru_.empty() || lru_.front()->signature.matches(graph) != SignatureMatch::kExact) return {};
-  return {lru_.front().get(), SignatureMatch::kExact};
+GraphCache::Lookup GraphCache::find_recent(const Graph& graph, std::optional<GraphKey>* key) const {
+  if (lru_.empty()) return {};
+  GraphKey same_structure_key;
+  const SignatureMatch match = lru_.front()->signature.matches(graph, &same_structure_key);
+  if (match == SignatureMatch::kExact) return {lru_.front().get(), match};
+  if (match == SignatureMatch::kAddressesOnly && key) *key = same_structure_key;
+  return {};
 }
 
 size_t GraphCache::insert(std::unique_ptr<CachedGraph> entry) {

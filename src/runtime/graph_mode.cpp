@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/runtime/config.h"
@@ -97,10 +98,12 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   if (phase_ == Phase::kPrefill && eager_prefill(true)) return run_eager(EagerReason::kPrefill, eager);
 
   // A decode loop replays one graph step after step: the most recent entry is checked first,
-  // which costs one pass over the graph and no hashing. Everything else needs the key.
-  GraphCache::Lookup found = suspended_ ? GraphCache::Lookup{} : cache_.find_recent(graph);
+  // which costs one pass over the graph. Everything else needs the key, which that pass already
+  // has if the graph differs from the entry in addresses only.
+  std::optional<GraphKey> known_key;
+  GraphCache::Lookup found = suspended_ ? GraphCache::Lookup{} : cache_.find_recent(graph, &known_key);
   GraphKey key;
-  if (!found.entry) key = GraphSignature::key(graph);
+  if (!found.entry) key = known_key ? *known_key : GraphSignature::key(graph);
   if (suspended_) {
     if (eager_prefill(is_prefill_graph(graph))) return run_eager(EagerReason::kPrefill, eager);
     // Seed 003 switches graphs off for good; we come back once the same graph repeats as many

@@ -68,18 +68,21 @@ enum TensorFlag : uint32_t {
   kFlagOutput = 1u << 2,  // read by the caller after compute: never reused by the allocator
 };
 
-struct Tensor {
+// Field order is for graph-mode lookup (runtime/graph_signature.cpp), which reads every graph
+// node on each compute: line 0 holds what the lookup key hashes (op, type, ne, data, view_src),
+// lines 0-2 everything the exact verification compares; sources and the name come after.
+struct alignas(64) Tensor {
   DType type = DType::F32;
   Op op = Op::NONE;
   int64_t ne[kMaxDims] = {1, 1, 1, 1};  // elements per dimension
-  size_t nb[kMaxDims] = {0, 0, 0, 0};   // bytes between consecutive elements (blocks for q8_0)
-  int32_t op_params[kMaxOpParams] = {};
-  Tensor* src[kMaxSrc] = {};
+  void* data = nullptr;
   Tensor* view_src = nullptr;  // the tensor whose memory a view aliases
   size_t view_offs = 0;        // byte offset into view_src's data
-  void* data = nullptr;
-  char name[kMaxName] = {};
+  size_t nb[kMaxDims] = {0, 0, 0, 0};   // bytes between consecutive elements (blocks for q8_0)
+  int32_t op_params[kMaxOpParams] = {};
   uint32_t flags = 0;
+  Tensor* src[kMaxSrc] = {};
+  char name[kMaxName] = {};
 
   int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
   int64_t nrows() const { return ne[1] * ne[2] * ne[3]; }

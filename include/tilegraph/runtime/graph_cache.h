@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "tilegraph/runtime/backend.h"
@@ -42,8 +43,9 @@ class GraphCache {
   // address hashes collide.
   Lookup find(const Graph& graph, const GraphKey& key);
   // The most recently used entry if `graph` matches it exactly, else nothing: one verification
-  // pass and no key, for the steady state of a decode loop.
-  Lookup find_recent(const Graph& graph) const;
+  // pass and no key, for the steady state of a decode loop. If `graph` has that entry's
+  // structure but other addresses, *key is set to its key, found in the same pass.
+  Lookup find_recent(const Graph& graph, std::optional<GraphKey>* key = nullptr) const;
   // Adds an entry at the front; returns how many entries were evicted to make room.
   size_t insert(std::unique_ptr<CachedGraph> entry);
   // Removes one entry (e.g. a re-bind failed); `entry` must be in the cache.

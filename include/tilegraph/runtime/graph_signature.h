@@ -1,11 +1,11 @@
 #pragma once
 // The properties of a graph that decide whether a captured graph can be replayed for it (seed
 // 000 §6.1/§7.2, seed 003's ggml_graph_node_properties), stored compactly:
-//   structure  - per node: op, type, ne, nb, op_params, view offset, and where each source comes
-//                from (a node or leaf index, see Graph::src_refs); per leaf: type, ne, nb.
-//   addresses  - data pointers of every node that owns memory and of every leaf. Views, no-op
-//                nodes and in-place writes (SET_ROWS, CPY) are exempt: their addresses follow
-//                from their base's address and their view offset, which the structure holds.
+//   per node   op, type, ne, nb, op_params, view offset, whether it is a view, and where each
+//              source comes from (a node or leaf index, see Graph::src_refs); per leaf: type, ne, nb.
+//   addresses  data pointers of every node that owns memory and of every leaf. Views, no-op
+//              nodes and in-place writes (SET_ROWS, CPY) are exempt: their addresses follow
+//              from their base's address and their view offset, which are recorded.
 // Sources' addresses, shapes and strides are covered through the node or leaf they refer to.
 // key() hashes a cheap subset to find candidates in O(1); matches() then verifies exactly.
 #include <cstdint>
@@ -25,25 +25,36 @@ enum class SignatureMatch {
 struct GraphKey {
   uint64_t structure = 0;  // node count and each node's op, type and shape: equal for graphs that can match
   uint64_t addresses = 0;  // the address list: among same-structure entries, which one is likely exact
+
+  bool operator==(const GraphKey&) const = default;
 };
 
 class GraphSignature {
  public:
-  static GraphKey key(const Graph& graph);
+  // `address_sum`, if given, receives the raw sum behind GraphKey::addresses.
+  static GraphKey key(const Graph& graph, uint64_t* address_sum = nullptr);
 
   void record(const Graph& graph);
-  SignatureMatch matches(const Graph& graph) const;
+  // Exact verification. Unless the result is kDifferent, `key` (if given) receives the graph's
+  // key, found in the same pass: the structure is this signature's, and the address hash is the
+  // recorded one updated for the addresses that differ — so a graph that only moved needs no
+  // key() pass of its own.
+  SignatureMatch matches(const Graph& graph, GraphKey* key = nullptr) const;
   const GraphKey& recorded_key() const { return key_; }
   size_t node_count() const { return node_count_; }
-  size_t bytes() const {
-    return structure_.size() * sizeof(uint64_t) + addresses_.size() * sizeof(const void*);
-  }
+  size_t bytes() const { return words_.size() * sizeof(uint64_t); }
 
  private:
+  template <bool kUpdateAddressSum>
+  SignatureMatch verify(const Graph& graph, uint64_t* address_sum) const;
+
   GraphKey key_;
+  uint64_t address_sum_ = 0;
   size_t node_count_ = 0;
-  std::vector<uint64_t> structure_;
-  std::vector<const void*> addresses_;
+  size_t leaf_count_ = 0;
+  // Per node, then per leaf, a variable-length record (see graph_signature.cpp), then padding
+  // that lets the verification read a fixed number of words past a record's end.
+  std::vector<uint64_t> words_;
 };
 
 }  // namespace tg
