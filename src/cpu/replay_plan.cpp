@@ -19,21 +19,30 @@ size_t shadow_index(SourceRef ref, size_t n_nodes) {
   return ref >= 0 ? size_t(ref) : n_nodes + size_t(-1 - ref);
 }
 
-// Below these amounts of work a step would run as one task anyway: ExecContext::tasks_for gives
-// one task under twice its 16 Ki elements, and the GEMM cuts no second block under twice
-// BlockScheduler::kMinBlockWork multiply-adds.
-constexpr int64_t kSoloElements = 32 * 1024;
+// A step's work: multiply-adds for a MUL_MAT, query elements x keys for attention, else
+// elements read or written. Below kSoloWork (kSoloMultiplyAdds for a MUL_MAT) a step would run as
+// one task anyway: ExecContext::tasks_for gives one task under twice its 16 Ki elements, and the
+// GEMM cuts no second block under twice BlockScheduler::kMinBlockWork multiply-adds.
+constexpr int64_t kSoloWork = 32 * 1024;
 constexpr int64_t kSoloMultiplyAdds = 256 * 1024;
+// A group shares a pool region only with at least this much work in total: waking a second thread
+// costs about as much as a few thousand multiply-adds (measured at d_model 64, where grouping
+// Q/K/V projections of 4 Ki multiply-adds each made decode steps slower).
+constexpr int64_t kMinGroupWork = 32 * 1024;
 
-bool runs_as_one_task(std::span<const Tensor* const> nodes) {
+int64_t step_work(std::span<const Tensor* const> nodes) {
   const Tensor& first = *nodes.front();
-  if (first.op == Op::MUL_MAT) return first.src[0]->ne[0] * first.nelements() < kSoloMultiplyAdds;
-  if (first.op == Op::FLASH_ATTN_EXT) return first.src[0]->nelements() * first.src[1]->ne[1] < kSoloElements;
+  if (first.op == Op::MUL_MAT) return first.src[0]->ne[0] * first.nelements();
+  if (first.op == Op::FLASH_ATTN_EXT) return first.src[0]->nelements() * first.src[1]->ne[1];
   int64_t elements = 0;
   for (const Tensor* node : nodes) {
     elements += std::max(node->nelements(), node->src[0] ? node->src[0]->nelements() : 0);
   }
-  return elements < kSoloElements;
+  return elements;
+}
+
+bool runs_as_one_task(std::span<const Tensor* const> nodes) {
+  return step_work(nodes) < (nodes.front()->op == Op::MUL_MAT ? kSoloMultiplyAdds : kSoloWork);
 }
 
 // The memory a step writes: its last node's result (a chain stores nothing else).
@@ -133,7 +142,13 @@ void ReplayPlan::group_steps() {
         if (!clear) break;
       }
     }
-    groups_.push_back({first, end - first});
+    int64_t work = 0;
+    for (uint32_t k = first; k < end; ++k) work += step_work(chain(steps_[k]));
+    if (work < kMinGroupWork) {
+      for (uint32_t k = first; k < end; ++k) groups_.push_back({k, 1});
+    } else {
+      groups_.push_back({first, end - first});
+    }
     first = end;
   }
 }

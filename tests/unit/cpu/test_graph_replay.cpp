@@ -323,50 +323,48 @@ TEST(EagerFusion, MatmulAndRowChainsSkipTheirIntermediates) {
   }
 }
 
-}  // namespace
-}  // namespace tg
-
-namespace tg {
-namespace {
-
 // Steps too small to split run whole on one thread each, and independent neighbours share one
 // region: here the three projections of one input (a group), then steps that each need the last.
 TEST(GraphReplay, IndependentSmallStepsRunSideBySide) {
-  std::mt19937 rng(31);
-  Context weights;
-  Tensor* wq = weights.new_tensor(DType::F16, {48, 48});
-  Tensor* wk = weights.new_tensor(DType::F16, {48, 16});
-  Tensor* wv = weights.new_tensor(DType::F32, {48, 16});
-  for (Tensor* t : {wq, wk, wv}) test::fill_uniform(*t, rng);
-  for (const int threads : {1, 2, 3}) {
-    SCOPED_TRACE(testing::Message() << threads << " threads");
-    auto backend = graph_backend(GraphModeConfig{}, threads);
-    Context ctx({.no_alloc = true});
-    Tensor* x = ctx.new_tensor(DType::F32, {48, 1});
-    x->flags |= kFlagInput;
-    Tensor* h = rms_norm(ctx, x, 1e-5f);
-    Tensor* q = mul_mat(ctx, wq, h);
-    Tensor* k = mul_mat(ctx, wk, h);
-    Tensor* v = mul_mat(ctx, wv, h);
-    // Each of these reads the one before: no group.
-    Tensor* kv = add(ctx, k, v);
-    Tensor* out = concat(ctx, q, sum_rows(ctx, kv), 0);
-    Graph g = Graph::build(out);
-    GraphAllocator allocator;
-    allocator.allocate(g, *backend);
-    test::fill_uniform(*x, rng);
-    backend->compute(g);
-    const auto* plan =
-        dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
-    ASSERT_NE(plan, nullptr);
-    EXPECT_EQ(plan->grouped_step_count(), threads > 1 ? 3u : 0u) << "q, k and v form the only group";
-    for (int replay = 0; replay < 3; ++replay) {
+  // width 128: 20 Ki + 2 x 12 Ki multiply-adds, each small enough to run alone, together worth a
+  // second thread. width 32: too little work to wake one, so no group.
+  for (const int64_t width : {128, 32}) {
+    std::mt19937 rng(31);
+    Context weights;
+    Tensor* wq = weights.new_tensor(DType::F16, {width, width + width / 4});
+    Tensor* wk = weights.new_tensor(DType::F16, {width, width * 3 / 4});
+    Tensor* wv = weights.new_tensor(DType::F32, {width, width * 3 / 4});
+    for (Tensor* t : {wq, wk, wv}) test::fill_uniform(*t, rng);
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(testing::Message() << "width " << width << ", " << threads << " threads");
+      auto backend = graph_backend(GraphModeConfig{}, threads);
+      Context ctx({.no_alloc = true});
+      Tensor* x = ctx.new_tensor(DType::F32, {width, 1});
+      x->flags |= kFlagInput;
+      Tensor* h = rms_norm(ctx, x, 1e-5f);
+      Tensor* q = mul_mat(ctx, wq, h);
+      Tensor* k = mul_mat(ctx, wk, h);
+      Tensor* v = mul_mat(ctx, wv, h);
+      // Each of these reads the one before: no group.
+      Tensor* kv = add(ctx, k, v);
+      Tensor* out = concat(ctx, q, sum_rows(ctx, kv), 0);
+      Graph g = Graph::build(out);
+      GraphAllocator allocator;
+      allocator.allocate(g, *backend);
       test::fill_uniform(*x, rng);
       backend->compute(g);
-      const std::vector<char> replayed = bytes_of(*out);
-      for (bool fused : {true, false}) {
-        (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
-        EXPECT_EQ(bytes_of(*out), replayed);
+      const auto* plan =
+          dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
+      ASSERT_NE(plan, nullptr);
+      EXPECT_EQ(plan->grouped_step_count(), threads > 1 && width == 128 ? 3u : 0u) << "q, k and v form the only group";
+      for (int replay = 0; replay < 3; ++replay) {
+        test::fill_uniform(*x, rng);
+        backend->compute(g);
+        const std::vector<char> replayed = bytes_of(*out);
+        for (bool fused : {true, false}) {
+          (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
+          EXPECT_EQ(bytes_of(*out), replayed);
+        }
       }
     }
   }
