@@ -15,8 +15,9 @@
 //
 // Each AccBlock is cut into sub-tiles of at most ComputeLength elements (whole rows of up to
 // ComputeLength columns); scratch for all of the graph's buffers is allocated per thread once,
-// at construction.
+// at construction, or taken from a workspace the caller keeps across runs.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -40,6 +41,21 @@ class BlockEpilogue {
         num_threads_(num_threads),
         executor_(flatten_arguments<EVG>(args), problem, grid),
         scratch_(Executor::arena_bytes(), num_threads) {}
+
+  // The same with the scratch in `workspace`: workspace_bytes(num_threads) bytes, 64-byte
+  // aligned, zeroed before its first use and afterwards used only by epilogues of this type,
+  // so that repeated runs (a JIT kernel's) allocate nothing.
+  BlockEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid& grid, int num_threads,
+                std::byte* workspace)
+      : problem_(check_problem(problem, grid, num_threads)),
+        grid_(grid),
+        num_threads_(num_threads),
+        executor_(flatten_arguments<EVG>(args), problem, grid),
+        scratch_(check_workspace(workspace), Executor::arena_bytes()) {}
+
+  static constexpr size_t workspace_bytes(int num_threads) {
+    return Arch::Scratch::bytes(Executor::arena_bytes(), num_threads);
+  }
 
   void visit(const AccBlock& acc, int thread) {
     if (thread < 0 || thread >= num_threads_) {
@@ -79,6 +95,13 @@ class BlockEpilogue {
     }
     if (num_threads < 1) throw Error("evg: num_threads=" + std::to_string(num_threads) + " must be at least 1");
     return problem;
+  }
+
+  static std::byte* check_workspace(std::byte* workspace) {
+    if (!workspace || reinterpret_cast<uintptr_t>(workspace) % 64 != 0) {
+      throw Error("evg: the epilogue's workspace must be a 64-byte aligned buffer");
+    }
+    return workspace;
   }
 
   GemmShape problem_;
