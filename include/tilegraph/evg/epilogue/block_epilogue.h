@@ -57,6 +57,10 @@ class BlockEpilogue {
     return Arch::Scratch::bytes(Executor::arena_bytes(), num_threads);
   }
 
+  // Row strips of a block (block.h) fold into the block's reduction partials in row order, as
+  // the whole block would: results do not change.
+  static constexpr bool kVisitsRowStrips = true;
+
   void visit(const AccBlock& acc, int thread) {
     if (thread < 0 || thread >= num_threads_) {
       throw Error("evg: visit from thread " + std::to_string(thread) + " of an epilogue built for " +
@@ -64,14 +68,15 @@ class BlockEpilogue {
     }
     const int64_t block_row = acc.row0 / grid_.block_rows;
     const int64_t block_col = acc.col0 / grid_.block_cols;
-    const int64_t expected_rows = std::min(grid_.block_rows, problem_.m - acc.row0);
+    const int64_t block_end = std::min((block_row + 1) * grid_.block_rows, problem_.m);
     const int64_t expected_cols = std::min(grid_.block_cols, problem_.n - acc.col0);
     if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 >= problem_.m || acc.col0 >= problem_.n ||
-        acc.row0 % grid_.block_rows != 0 || acc.col0 % grid_.block_cols != 0 ||
-        acc.rows != expected_rows || acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
+        acc.col0 % grid_.block_cols != 0 || acc.rows < 1 || acc.row0 + acc.rows > block_end ||
+        acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
       throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) +
-                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) +
-                  " (ld " + std::to_string(acc.ld) + ") is not a block of the " + std::to_string(grid_.block_rows) +
+                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) + " (ld " +
+                  std::to_string(acc.ld) + ") is not a block, or a row strip of one, of the " +
+                  std::to_string(grid_.block_rows) +
                   "x" + std::to_string(grid_.block_cols) + " grid over " + std::to_string(problem_.m) + "x" +
                   std::to_string(problem_.n));
     }
