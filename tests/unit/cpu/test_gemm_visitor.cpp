@@ -146,7 +146,9 @@ TEST(MatmulVisitor, RowStripsCoverEachBlockInOrderFromOneThread) {
         EXPECT_EQ(v.thread, owner[block]);
         EXPECT_TRUE(v.final_sums) << "strip at row " << v.acc.row0 << " before the last K block";
         // The packed path hands over one A panel at a time, while it is in cache.
-        if (p.m > 1 && p.k > 0) EXPECT_LE(v.acc.rows, cpu::kTileRows);
+        if (p.m > 1 && p.k > 0) {
+          EXPECT_LE(v.acc.rows, cpu::kTileRows);
+        }
         next_row[block] = v.acc.row0 + v.acc.rows;
       }
       for (size_t block = 0; block < next_row.size(); ++block) {
