@@ -44,7 +44,7 @@ void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std:
 
 void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
                            const Bindings& bindings, const Launcher& launcher, KernelWorkspace& workspace) const {
-  const std::vector<driver::Binding> ordered = order_bindings(dag_, signature_, bindings);
+  const OrderedBindings ordered(dag_, signature_, bindings);
   if (problem.m < 0 || problem.n < 0) throw Error("evg: negative problem size");
   if (grid.block_rows <= 0 || grid.block_cols <= 0) throw Error("evg: block grid sizes must be positive");
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg: the launcher has no threads");
@@ -66,7 +66,7 @@ void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std:
   params.blocks = blocks.data();
   params.num_blocks = int64_t(blocks.size());
   params.bindings = ordered.data();
-  params.num_bindings = int64_t(ordered.size());
+  params.num_bindings = ordered.size();
   run_kernel(entry_, uint32_t(blocks.size()), launcher, params, workspace);
 }
 

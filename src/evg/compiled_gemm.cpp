@@ -17,24 +17,25 @@ std::string shape_text(const GemmInput& m) {
 
 // The kernel layer's view of `m`, after checking what it cannot: sizes, strides, data, type.
 MatrixOperand checked_operand(const char* name, const GemmInput& m) {
-  const std::string what = std::string("evg gemm: ") + name + " (" + shape_text(m) + ")";
-  if (m.rows < 0 || m.cols < 0) throw Error(what + " has a negative size");
+  // Built only on error: a steady run allocates nothing.
+  const auto what = [&] { return std::string("evg gemm: ") + name + " (" + shape_text(m) + ")"; };
+  if (m.rows < 0 || m.cols < 0) throw Error(what() + " has a negative size");
   MatrixOperand op;
   switch (m.type) {
     case ElementType::kF32: op.type = evg::ElementType::F32; break;
     case ElementType::kF16: op.type = evg::ElementType::F16; break;
     case ElementType::kBF16: op.type = evg::ElementType::BF16; break;
     default:
-      throw Error(what + " is " + std::string(element_name(m.type)) + "; the GEMM takes f32, f16 or bf16");
+      throw Error(what() + " is " + std::string(element_name(m.type)) + "; the GEMM takes f32, f16 or bf16");
   }
   // Consecutive elements along a row (column-major: a column) are contiguous, the other way ld apart.
   const int64_t contiguous = m.column_major ? m.rows : m.cols;
-  if (m.ld < 0) throw Error(what + " has a negative leading dimension");
+  if (m.ld < 0) throw Error(what() + " has a negative leading dimension");
   if (m.ld != 0 && m.ld < contiguous) {
-    throw Error(what + " has a leading dimension of " + std::to_string(m.ld) + ", below the " +
+    throw Error(what() + " has a leading dimension of " + std::to_string(m.ld) + ", below the " +
                 std::to_string(contiguous) + " elements it must hold");
   }
-  if (m.rows > 0 && m.cols > 0 && !m.data) throw Error(what + " has no data");
+  if (m.rows > 0 && m.cols > 0 && !m.data) throw Error(what() + " has no data");
   op.data = m.data;
   op.ld = m.ld != 0 ? m.ld : contiguous;
   op.transposed = m.column_major;
@@ -75,9 +76,9 @@ void CompiledGemm::run(const GemmInput& a, const GemmInput& b, const Bindings& b
                 ": A's columns must equal B's rows (K)");
   }
   params.problem = GemmShape{a.rows, b.cols, a.cols};
-  const std::vector<driver::Binding> ordered = order_bindings(dag_, signature_, bindings);
+  const OrderedBindings ordered(dag_, signature_, bindings);
   params.bindings = ordered.data();
-  params.num_bindings = int64_t(ordered.size());
+  params.num_bindings = ordered.size();
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg gemm: the launcher has no threads");
   run_kernel(entry_, uint32_t(launcher.num_threads), launcher, params, workspace);
 }

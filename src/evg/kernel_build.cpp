@@ -30,21 +30,21 @@ BuiltKernel build_kernel(const EpilogueDag& dag, std::string_view source, const 
   return built;
 }
 
-std::vector<driver::Binding> order_bindings(const EpilogueDag& dag, const Signature& signature,
-                                            const Bindings& bindings) {
-  std::vector<driver::Binding> ordered;
-  ordered.reserve(dag.operands.size());
-  for (const OperandDecl& d : dag.operands) {
+OrderedBindings::OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings)
+    : size_(dag.operands.size()) {
+  if (size_ > kInline) spilled_.resize(size_);
+  driver::Binding* out = size_ <= kInline ? inline_.data() : spilled_.data();
+  for (size_t i = 0; i < size_; ++i) {
+    const OperandDecl& d = dag.operands[i];
     const auto it = bindings.find(d.name);
     if (it == bindings.end()) throw Error("evg: no binding for " + std::string(kind_name(d.kind)) + " '" + d.name + "'");
-    ordered.push_back(it->second);
+    out[i] = it->second;
   }
   for (const auto& [name, binding] : bindings) {
     if (!signature.find_input(name) && !signature.find_output(name)) {
       throw Error("evg: binding for '" + name + "', which the epilogue does not declare");
     }
   }
-  return ordered;
 }
 
 }  // namespace tg::evg::frontend

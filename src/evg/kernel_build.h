@@ -1,6 +1,8 @@
 #pragma once
 // What CompiledEpilogue and CompiledGemm share: lowering a checked DAG for the CPU's ISA and
 // compiling it through the JIT, and putting the caller's named bindings in the kernel's order.
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +28,21 @@ struct BuiltKernel {
 BuiltKernel build_kernel(const EpilogueDag& dag, std::string_view source, const CompileOptions& options,
                          KernelKind kind);
 
-// One binding per DAG operand, in EpilogueDag::operands order. Throws tg::Error for a missing
-// binding or one the signature does not declare.
-std::vector<driver::Binding> order_bindings(const EpilogueDag& dag, const Signature& signature,
-                                            const Bindings& bindings);
+// One binding per DAG operand, in EpilogueDag::operands order, held inline for the usual few
+// operands so that a steady run allocates nothing. Throws tg::Error for a missing binding or one
+// the signature does not declare.
+class OrderedBindings {
+ public:
+  OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings);
+  const driver::Binding* data() const { return size_ <= kInline ? inline_.data() : spilled_.data(); }
+  int64_t size() const { return int64_t(size_); }
+
+ private:
+  static constexpr size_t kInline = 16;
+  std::array<driver::Binding, kInline> inline_;
+  std::vector<driver::Binding> spilled_;
+  size_t size_ = 0;
+};
 
 // Runs `entry` on `params` (driver::EpilogueParams or driver::GemmParams) in `workspace`: asks
 // the kernel what it needs, prepares that, runs. Throws tg::Error with what the kernel reports.

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "evg/allocation_counter.h"
 #include "evg/evg_test_utils.h"
 #include "tilegraph/core/dtype.h"
+#include "tilegraph/evg/frontend/compiled_epilogue.h"
 #include "tilegraph/evg/frontend/compiled_gemm.h"
 
 namespace tg::evg::test {
@@ -341,6 +343,32 @@ TEST(EvgFusedGemm, CallerWorkspace) {
            {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 70)}},
            Launcher::serial(), workspace);
   EXPECT_EQ(workspace.capacity(), capacity) << "a steady run reallocated its workspace";
+}
+
+// After the first run has sized the kernel's workspace, runs allocate nothing: not the GEMM's
+// packing space, not the epilogue's scratch, not the bindings (both kernel kinds).
+TEST(EvgFusedGemm, SteadyRunsAllocateNothing) {
+  const CompiledGemm gemm(kGeluBias, gelu_bias_signature(), options());
+  Rng rng(9);
+  const Operand a(40, 300, ElementType::kF16, false, 0, rng), b(300, 50, ElementType::kF32, true, 0, rng);
+  const std::vector<float> bias = random_vector(50, rng);
+  std::vector<float> d(40 * 50);
+  const Bindings bindings{{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())},
+                          {"D", Binding::matrix(d.data(), 50)}};
+  gemm.run(a.input(), b.input(), bindings);
+  {
+    const CountAllocations counter;
+    gemm.run(a.input(), b.input(), bindings);
+    EXPECT_EQ(counter.count(), 0) << "fused GEMM";
+  }
+  const frontend::CompiledEpilogue epilogue(kGeluBias, gelu_bias_signature(), options());
+  const std::vector<AccBlock> blocks = {{d.data(), 50, 0, 0, 40, 50}};
+  epilogue.run({40, 50, 1}, {40, 50}, blocks, bindings);
+  {
+    const CountAllocations counter;
+    epilogue.run({40, 50, 1}, {40, 50}, blocks, bindings);
+    EXPECT_EQ(counter.count(), 0) << "epilogue";
+  }
 }
 
 TEST(EvgKernelWorkspace, ZeroesTheEpiloguePartOnlyWhenItIsNewToTheKernel) {
