@@ -28,7 +28,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,7 +42,6 @@
 #include "measure.h"
 #include "suites.h"
 #include "targets.h"
-#include "tilegraph/core/context.h"
 #include "tilegraph/cpu/cpu_backend.h"
 
 namespace tg::bench {
