@@ -14,9 +14,8 @@
 // libraries on 2 threads the program pauses long enough for the previous library's idle workers
 // (OpenBLAS's spin for up to ~0.1 s) to go to sleep. Every result is checked against OpenBLAS's.
 //
-// Fused epilogues (GEMM + bias + gelu against the unfused passes, oneDNN post-ops and torch
-// addmm + gelu) belong here once a JIT-compiled EVG epilogue runs inside MatmulVisitor; they are
-// not measured yet.
+// The fused section (GEMM + bias + gelu against separate passes, oneDNN post-ops and torch) is
+// gemm_fused.cpp.
 #include <cblas.h>
 #include <omp.h>
 
@@ -29,7 +28,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,10 +37,11 @@
 #include "cpu/thread_pool.h"
 #include "cpu/vec.h"
 #include "bandwidth.h"
+#include "gemm_buffers.h"
+#include "gemm_fused.h"
 #include "measure.h"
 #include "suites.h"
 #include "targets.h"
-#include "tilegraph/core/context.h"
 #include "tilegraph/cpu/cpu_backend.h"
 
 namespace tg::bench {
@@ -68,30 +67,6 @@ struct Row {
   double bandwidth = 0, bound_s = 0, bound_eff = 0;  // M = 1 only
   double diff_openblas = 0, diff_onednn = 0;          // max |difference| / max |OpenBLAS|
 };
-
-struct AlignedFloats {
-  explicit AlignedFloats(size_t n) : size(n), data(static_cast<float*>(aligned_alloc_bytes(std::max<size_t>(n, 1) * sizeof(float), 64))) {}
-  ~AlignedFloats() { aligned_free_bytes(data); }
-  AlignedFloats(const AlignedFloats&) = delete;
-  AlignedFloats& operator=(const AlignedFloats&) = delete;
-  size_t size;
-  float* data;
-};
-
-void fill_random(AlignedFloats& v, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (size_t i = 0; i < v.size; ++i) v.data[i] = dist(rng);
-}
-
-double max_relative_difference(const AlignedFloats& got, const AlignedFloats& want) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < want.size; ++i) {
-    diff = std::max(diff, double(std::fabs(got.data[i] - want.data[i])));
-    scale = std::max(scale, double(std::fabs(want.data[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
 
 // oneDNN's f32 matmul on the same buffers, its primitive created for the current thread count.
 class OneDnnMatmul {
@@ -120,8 +95,6 @@ class OneDnnMatmul {
   dnnl::matmul matmul_;
   dnnl::memory a_, b_, d_;
 };
-
-constexpr double kIdleWorkersSettle_s = 0.15;
 
 Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& bandwidth_probe) {
   AlignedFloats a(size_t(p.m * p.k)), b(size_t(p.k * p.n));
@@ -238,9 +211,11 @@ void add_gemm_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
   auto rounds = std::make_shared<int>(5);
-  auto* cmd = app.add_subcommand("gemm", "f32 GEMM against OpenBLAS and oneDNN: square sizes and LLM shapes");
+  auto* cmd = app.add_subcommand(
+      "gemm", "f32 GEMM against OpenBLAS and oneDNN: square sizes, LLM shapes, GEMM + bias + gelu fused");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the tables"));
-  cmd->add_option("--only", *only, "Run one section: square or llm")->check(CLI::IsMember({"square", "llm"}));
+  cmd->add_option("--only", *only, "Run one section: square, llm or fused")
+      ->check(CLI::IsMember({"square", "llm", "fused"}));
   cmd->add_option("--rounds", *rounds, "Rounds per figure (medians; 4096-sized problems run at most 3)")
       ->check(CLI::Range(1, 100));
   cmd->callback([json_out, only, rounds] {
@@ -298,6 +273,9 @@ void add_gemm_suite(CLI::App& app) {
       section = "";
     }
 
+    FusedSection fused;
+    if (only->empty() || *only == "fused") fused = run_fused_gemm_section(*rounds, quiet);
+
     std::vector<Target> targets;
     double worst_square = 1e9, worst_square_cpu = 1e9, worst_gemv = 1e9;
     bool any_square = false, any_gemv = false;
@@ -322,6 +300,8 @@ void add_gemm_suite(CLI::App& app) {
       targets.push_back({"M = 1 within 90% of the bandwidth bound", fmt("worst %.0f%% of the bound", 100 * worst_gemv),
                          worst_gemv >= 0.9});
     }
+
+    targets.insert(targets.end(), fused.targets.begin(), fused.targets.end());
 
     if (quiet) {
       json j_rows = json::array();
@@ -353,10 +333,10 @@ void add_gemm_suite(CLI::App& app) {
       }
       out["rows"] = j_rows;
       out["targets"] = targets_json(targets);
-      out["fused_epilogues"] = "not measured: needs a compiled EVG epilogue inside MatmulVisitor (issue 5)";
+      if (!fused.json.is_null()) out["fused"] = fused.json;
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      std::printf("\nfused epilogues (GEMM + bias + gelu): not measured yet, they need a compiled EVG epilogue inside MatmulVisitor\n");
+      std::printf("\n");
       print_targets(targets);
     }
   });

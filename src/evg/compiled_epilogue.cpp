@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "evg/cpu_target.h"
+#include "evg/kernel_build.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/jit/compiler.h"
 
 namespace tg::evg::frontend {
 
@@ -31,39 +30,21 @@ Binding Binding::value(float value) {
 
 CompiledEpilogue::CompiledEpilogue(std::string_view source, Signature signature, const CompileOptions& options)
     : signature_(std::move(signature)), dag_(build_dag(source, signature_)) {
-  if (options.compute_length < 16 || options.compute_length % 16 != 0 || options.compute_length > (1 << 20)) {
-    throw Error("evg: compute_length=" + std::to_string(options.compute_length) +
-                " (expected a multiple of 16 from 16 to 1048576)");
-  }
-  const CpuTarget target = options.lanes == 0 ? native_cpu_target() : cpu_target_for_lanes(options.lanes);
-  lanes_ = target.lanes;
-  LowerOptions lower;
-  lower.lanes = target.lanes;
-  lower.target = target.pragma_target;
-  lower.fuse_compute = options.fuse_compute;
-  lower.compute_length = options.compute_length;
-  lower.source_text = std::string(source);
-  cpp_ = lower_to_cpp(dag_, lower);
-  jit::Compiler& compiler = options.compiler ? *options.compiler : jit::Compiler::instance();
-  const jit::Kernel kernel = compiler.load_source(cpp_, {}, jit::KernelType::kCpu);
-  entry_ = kernel.entry;
-  kernel_id_ = kernel.id;
+  BuiltKernel built = build_kernel(dag_, source, options, KernelKind::kEpilogueDriver);
+  lanes_ = built.lanes;
+  cpp_ = std::move(built.cpp);
+  kernel_id_ = std::move(built.id);
+  entry_ = built.entry;
 }
 
 void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
-                           const std::map<std::string, Binding, std::less<>>& bindings,
-                           const Launcher& launcher) const {
-  std::vector<driver::Binding> ordered;
-  for (const OperandDecl& d : dag_.operands) {
-    const auto it = bindings.find(d.name);
-    if (it == bindings.end()) throw Error("evg: no binding for " + std::string(kind_name(d.kind)) + " '" + d.name + "'");
-    ordered.push_back(it->second);
-  }
-  for (const auto& [name, binding] : bindings) {
-    if (!signature_.find_input(name) && !signature_.find_output(name)) {
-      throw Error("evg: binding for '" + name + "', which the epilogue does not declare");
-    }
-  }
+                           const Bindings& bindings, const Launcher& launcher) const {
+  own_workspace_.use([&](KernelWorkspace& workspace) { run(problem, grid, blocks, bindings, launcher, workspace); });
+}
+
+void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
+                           const Bindings& bindings, const Launcher& launcher, KernelWorkspace& workspace) const {
+  const OrderedBindings ordered(dag_, signature_, bindings);
   if (problem.m < 0 || problem.n < 0) throw Error("evg: negative problem size");
   if (grid.block_rows <= 0 || grid.block_cols <= 0) throw Error("evg: block grid sizes must be positive");
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg: the launcher has no threads");
@@ -79,18 +60,14 @@ void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std:
                   std::to_string(b.rows) + "x" + std::to_string(b.cols) + " is not a block of the grid");
     }
   }
-  char error[512] = "";
   driver::EpilogueParams params;
   params.problem = problem;
   params.grid = grid;
   params.blocks = blocks.data();
   params.num_blocks = int64_t(blocks.size());
   params.bindings = ordered.data();
-  params.num_bindings = int64_t(ordered.size());
-  params.error = error;
-  params.error_capacity = sizeof error;
-  entry_(uint32_t(blocks.size()), const_cast<Launcher*>(&launcher), &params);
-  if (error[0]) throw Error(error);
+  params.num_bindings = ordered.size();
+  run_kernel(entry_, uint32_t(blocks.size()), launcher, params, workspace);
 }
 
 }  // namespace tg::evg::frontend

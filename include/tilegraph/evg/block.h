@@ -13,6 +13,10 @@
 //   void visit(const AccBlock& acc, int thread);
 //       LOAD / COMPUTE / STORE for one block. Called concurrently from different threads on
 //       disjoint blocks, in no particular order; `thread` < num_threads selects per-thread scratch.
+//   static constexpr bool kVisitsRowStrips (optional, default false);
+//       true: the GEMM may instead hand over each block as row strips (all columns of the block,
+//       consecutive rows), as soon as they are final: every strip of a block exactly once, in
+//       row order, from one thread. The strips are then still in L1/L2.
 //   void finish(const Launcher& launcher);
 //       Called once after every block has been visited. Folds per-block reduction partials in a
 //       fixed order, so results do not depend on the thread count or the schedule.

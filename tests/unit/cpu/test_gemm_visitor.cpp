@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -76,6 +77,83 @@ TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
           ASSERT_TRUE(ref.close(i, j, acc, p.k + 2)) << "m=" << p.m << " threads=" << threads << " at (" << i
                                                      << ", " << j << "): " << got;
         }
+      }
+    }
+  }
+}
+
+// Records the row strips a kVisitsRowStrips epilogue receives, checking each against the
+// reference when it arrives (so every K block has been summed by then).
+class StripRecorder {
+ public:
+  static constexpr bool kVisitsRowStrips = true;
+  struct Visit {
+    AccBlock acc;
+    int thread;
+    bool final_sums;
+  };
+  struct Arguments {
+    const Reference* ref;
+    int64_t k;
+    std::mutex* mutex;
+    std::vector<Visit>* visits;
+    BlockGrid* grid;
+  };
+  StripRecorder(const Arguments& args, const GemmShape&, const BlockGrid& grid, int) : args_(args) {
+    *args_.grid = grid;
+  }
+  void visit(const AccBlock& acc, int thread) const {
+    bool final_sums = true;
+    for (int64_t i = 0; i < acc.rows; ++i) {
+      for (int64_t j = 0; j < acc.cols; ++j) {
+        final_sums = final_sums && args_.ref->close(acc.row0 + i, acc.col0 + j, acc.data[i * acc.ld + j], args_.k + 2);
+      }
+    }
+    const std::lock_guard lock(*args_.mutex);
+    args_.visits->push_back({acc, thread, final_sums});
+  }
+  void finish(const Launcher&) const {}
+
+ private:
+  Arguments args_;
+};
+
+TEST(MatmulVisitor, RowStripsCoverEachBlockInOrderFromOneThread) {
+  using Gemm = kernel::MatmulVisitor<cpu::BlockMmad, StripRecorder, cpu::BlockScheduler>;
+  std::mt19937 rng(3);
+  // Several K blocks; two block rows; the streaming path (whole blocks); K = 0.
+  for (const GemmShape& p : {GemmShape{37, 90, 260}, GemmShape{731, 41, 17}, GemmShape{1, 70, 33}, GemmShape{5, 9, 0}}) {
+    const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
+    const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 0);
+    const Reference ref(a, b, p);
+    for (int threads : {1, 2}) {
+      tg::cpu::ThreadPool pool(threads);
+      std::mutex mutex;
+      std::vector<StripRecorder::Visit> visits;
+      BlockGrid grid;
+      Gemm::run({p, a.operand(), b.operand(), {&ref, p.k, &mutex, &visits, &grid}}, tg::cpu::make_launcher(pool));
+      // Per block (in the order its strips arrived): consecutive rows from the block's top to its
+      // bottom, all columns, one thread, final sums.
+      std::vector<int64_t> next_row(size_t(grid.row_blocks(p.m) * grid.col_blocks(p.n)), -1);
+      std::vector<int> owner(next_row.size(), -1);
+      for (const StripRecorder::Visit& v : visits) {
+        const int64_t bi = v.acc.row0 / grid.block_rows, bj = v.acc.col0 / grid.block_cols;
+        const size_t block = size_t(bi * grid.col_blocks(p.n) + bj);
+        if (next_row[block] < 0) next_row[block] = bi * grid.block_rows, owner[block] = v.thread;
+        EXPECT_EQ(v.acc.row0, next_row[block]) << "m=" << p.m << " threads=" << threads;
+        EXPECT_EQ(v.acc.col0, bj * grid.block_cols);
+        EXPECT_EQ(v.acc.cols, std::min(grid.block_cols, p.n - v.acc.col0));
+        EXPECT_EQ(v.thread, owner[block]);
+        EXPECT_TRUE(v.final_sums) << "strip at row " << v.acc.row0 << " before the last K block";
+        // The packed path hands over one A panel at a time, while it is in cache.
+        if (p.m > 1 && p.k > 0) {
+          EXPECT_LE(v.acc.rows, cpu::kTileRows);
+        }
+        next_row[block] = v.acc.row0 + v.acc.rows;
+      }
+      for (size_t block = 0; block < next_row.size(); ++block) {
+        const int64_t bi = int64_t(block) / grid.col_blocks(p.n);
+        EXPECT_EQ(next_row[block], std::min((bi + 1) * grid.block_rows, p.m)) << "block " << block << " not covered";
       }
     }
   }

@@ -1,13 +1,36 @@
 #include "evg/evg_test_utils.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
 namespace tg::evg::test {
+
+jit::Compiler& test_compiler() {
+  static const std::filesystem::path dir = [] {
+    char pattern[] = "/tmp/tg_evg_jit_XXXXXX";
+    if (!mkdtemp(pattern)) throw Error("mkdtemp failed");
+    return std::filesystem::path(pattern);
+  }();
+  static jit::Compiler compiler([] {
+    jit::Config config = jit::Config::from_env();
+    config.cache_dir = dir / "cache";
+    return config;
+  }());
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } cleanup;
+  return compiler;
+}
 
 std::vector<float> naive_accumulator(int64_t m, int64_t n, int64_t k, Rng& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tilegraph/evg/evg.h"
+#include "tilegraph/jit/compiler.h"
 
 namespace tg::evg::test {
 
@@ -16,6 +17,10 @@ using Rng = std::mt19937;
 // An M x N f32 accumulator: A (M x K) times B (K x N), summed in double, from random A and B.
 std::vector<float> naive_accumulator(int64_t m, int64_t n, int64_t k, Rng& rng);
 std::vector<float> random_vector(size_t size, Rng& rng, float lo = -2.0f, float hi = 2.0f);
+
+// A JIT compiler whose cache lives in a fresh temporary directory (removed at exit), shared by
+// the tests of front end kernels: a cold compile costs seconds, so they share what they can.
+jit::Compiler& test_compiler();
 
 // How blocks are handed to the epilogue.
 enum class Schedule { kSerial, kReversed, kShuffled, kThreads };

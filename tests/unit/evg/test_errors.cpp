@@ -91,17 +91,18 @@ TEST(EvgErrors, BlocksThatAreNotOfTheGrid) {
   };
   EXPECT_EQ(error({acc.data(), 5, 0, 0, 2, 3}, 0), "");
   EXPECT_EQ(error({acc.data(), 5, 2, 3, 2, 2}, 1), "");  // the partial corner block
+  EXPECT_EQ(error({acc.data() + 5, 5, 1, 0, 1, 3}, 0), "");  // a row strip of a block
   EXPECT_EQ(error({acc.data(), 5, 0, 0, 2, 3}, 2), "evg: visit from thread 2 of an epilogue built for 2");
   EXPECT_EQ(error({acc.data(), 5, 1, 0, 2, 3}, 0),
-            "evg: accumulator block at (1, 0) of 2x3 (ld 5) is not a block of the 2x3 grid over 4x5");
+            "evg: accumulator block at (1, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
   EXPECT_EQ(error({acc.data(), 5, 2, 3, 2, 3}, 0),
-            "evg: accumulator block at (2, 3) of 2x3 (ld 5) is not a block of the 2x3 grid over 4x5");
+            "evg: accumulator block at (2, 3) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
   EXPECT_EQ(error({acc.data(), 2, 0, 0, 2, 3}, 0),
-            "evg: accumulator block at (0, 0) of 2x3 (ld 2) is not a block of the 2x3 grid over 4x5");
+            "evg: accumulator block at (0, 0) of 2x3 (ld 2) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
   EXPECT_EQ(error({nullptr, 5, 0, 0, 2, 3}, 0),
-            "evg: accumulator block at (0, 0) of 2x3 (ld 5) is not a block of the 2x3 grid over 4x5");
+            "evg: accumulator block at (0, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
   EXPECT_EQ(error({acc.data(), 5, 4, 0, 0, 3}, 0),
-            "evg: accumulator block at (4, 0) of 0x3 (ld 5) is not a block of the 2x3 grid over 4x5");
+            "evg: accumulator block at (4, 0) of 0x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
 }
 
 }  // namespace

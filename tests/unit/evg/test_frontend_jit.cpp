@@ -2,17 +2,13 @@
 // kernels into a private cache (a cold compile costs ~1-2 s), so there are few distinct ones.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "evg/evg_test_utils.h"
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/evg/frontend/compiled_epilogue.h"
-#include "tilegraph/jit/compiler.h"
 
 namespace tg::evg::test {
 namespace {
@@ -23,27 +19,6 @@ using frontend::CompileOptions;
 using frontend::ElementType;
 using frontend::OperandKind;
 using frontend::Signature;
-
-// A JIT compiler whose cache lives in a fresh temporary directory, shared by this file's tests.
-jit::Compiler& test_compiler() {
-  static const std::filesystem::path dir = [] {
-    char pattern[] = "/tmp/tg_evg_jit_XXXXXX";
-    if (!mkdtemp(pattern)) throw Error("mkdtemp failed");
-    return std::filesystem::path(pattern);
-  }();
-  static jit::Compiler compiler([] {
-    jit::Config config = jit::Config::from_env();
-    config.cache_dir = dir / "cache";
-    return config;
-  }());
-  static const struct Cleanup {
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } cleanup;
-  return compiler;
-}
 
 CompileOptions options(int lanes = 0, bool fuse = true, int length = 2048) {
   CompileOptions o;

@@ -12,7 +12,8 @@
 //                  false: node at a time over scratch buffers, as a vector unit with a scratchpad
 //                  runs (CpuStaged; also the model of the simulator's schedule).
 //   Scratch        per-thread arenas: cache-resident buffers, allocated and zeroed once per
-//                  epilogue (never per block), 64-byte aligned and apart.
+//                  epilogue (never per block), or placed in memory the caller keeps across
+//                  runs; 64-byte aligned and apart.
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -32,24 +33,39 @@ class CpuScratch {
  public:
   static constexpr size_t kAlignment = 64;
 
-  CpuScratch(size_t bytes_per_thread, int threads)
-      : stride_((bytes_per_thread + kAlignment - 1) / kAlignment * kAlignment + kAlignment),
-        bytes_(stride_ * size_t(threads > 0 ? threads : 1)),
-        data_(static_cast<std::byte*>(::operator new[](bytes_, std::align_val_t(kAlignment)))) {
-    // Padding lanes of scratch tiles are computed on but never stored: zero them once so they
-    // hold ordinary numbers.
-    std::memset(data_.get(), 0, bytes_);
+  // Bytes the arenas of `threads` threads take in memory supplied by the caller.
+  static constexpr size_t bytes(size_t bytes_per_thread, int threads) {
+    return stride(bytes_per_thread) * size_t(threads > 0 ? threads : 1);
   }
 
-  std::byte* thread(int t) const { return data_.get() + size_t(t) * stride_; }
+  // Allocates the arenas.
+  CpuScratch(size_t bytes_per_thread, int threads)
+      : stride_(stride(bytes_per_thread)),
+        owned_(static_cast<std::byte*>(::operator new[](bytes(bytes_per_thread, threads), std::align_val_t(kAlignment)))),
+        data_(owned_.get()) {
+    // Padding lanes of scratch tiles are computed on but never stored: zero them once so they
+    // hold ordinary numbers.
+    std::memset(data_, 0, bytes(bytes_per_thread, threads));
+  }
+
+  // The arenas in `memory` (bytes(bytes_per_thread, threads) of it, kAlignment-aligned), which
+  // the caller keeps for repeated runs: zeroed before the first, afterwards holding what earlier
+  // runs of the same epilogue left (ordinary numbers), so nothing is allocated or cleared here.
+  CpuScratch(std::byte* memory, size_t bytes_per_thread)
+      : stride_(stride(bytes_per_thread)), data_(memory) {}
+
+  std::byte* thread(int t) const { return data_ + size_t(t) * stride_; }
 
  private:
   struct Free {
     void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
   };
+  static constexpr size_t stride(size_t bytes_per_thread) {
+    return (bytes_per_thread + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
+  }
   size_t stride_;
-  size_t bytes_;
-  std::unique_ptr<std::byte[], Free> data_;
+  std::unique_ptr<std::byte[], Free> owned_;
+  std::byte* data_;
 };
 
 template <int Lanes = TG_EVG_NATIVE_LANES, bool FuseCompute = true>

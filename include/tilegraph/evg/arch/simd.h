@@ -10,7 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#define TG_EVG_INLINE [[gnu::always_inline]] inline
+// Spelled as in cpu/vector.h, which fused GEMM kernels include too.
+#define TG_EVG_INLINE __attribute__((always_inline)) inline
 
 #define TG_EVG_DIAGNOSTICS_PUSH \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpsabi\"")

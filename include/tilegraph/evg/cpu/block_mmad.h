@@ -91,15 +91,26 @@ class BlockMmad {
   // different blocks.
   static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, void* shared,
                       float* scratch, float* acc, int64_t ld) {
+    compute(g, grid, block, shared, scratch, acc, ld, [](int64_t, int64_t) {});
+  }
+
+  // The same, calling rows_done(first, count) as soon as rows [first, first + count) of the block
+  // hold their final sums, in row order (in the last K block, one strip of kTileRows rows at a
+  // time): an epilogue run there finds the strip in L1/L2 instead of a whole block in L3.
+  template <class RowsDone>
+  static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, void* shared,
+                      float* scratch, float* acc, int64_t ld, RowsDone&& rows_done) {
     const GemmShape& p = g.problem;
     const MatrixOperand &a = g.a, &b = g.b;
     const Shared s(g, grid);
     if (p.k == 0) {
       for (int64_t i = 0; i < block.rows; ++i) std::fill_n(acc + i * ld, block.cols, 0.0f);
+      rows_done(0, block.rows);
       return;
     }
     if (s.streams_b) {
       gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld);
+      rows_done(0, block.rows);
       return;
     }
     const int64_t first_a_panel = block.row0 / kTileRows;
@@ -134,6 +145,7 @@ class BlockMmad {
         for (int64_t jp = 0; jp < col_panels; ++jp) {
           micro(kc, a_panel, b_panels + jp * kc * kTileCols, c + jp * kTileCols, ld, kb > 0);
         }
+        if (kb + 1 == s.k_blocks) rows_done(ip * kTileRows, rows);
       }
     }
   }

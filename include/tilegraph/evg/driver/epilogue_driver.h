@@ -1,7 +1,8 @@
 #pragma once
 // The body of a generated epilogue kernel's `run` (lower.h): builds the BlockEpilogue from the
-// bindings, visits the given accumulator blocks on the Launcher's threads, and finishes the
-// reductions. Errors are reported through EpilogueParams::error, never thrown across `run`.
+// bindings, its scratch in the caller's workspace, visits the given accumulator blocks on the
+// Launcher's threads, and finishes the reductions. Errors are reported through EpilogueParams::error, never thrown across `run`.
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 
@@ -22,7 +23,22 @@ void run_epilogue(MakeArguments make_arguments, uint32_t block_num, void* stream
       return;
     }
     const Launcher launcher = stream ? *static_cast<const Launcher*>(stream) : Launcher::serial();
-    Epilogue epilogue(make_arguments(p->bindings), p->problem, p->grid, launcher.num_threads);
+    WorkspaceSizes sizes;
+    sizes.epilogue_bytes = (Epilogue::workspace_bytes(launcher.num_threads) + 63) / 64 * 64;
+    if (p->mode == KernelMode::kQuery) {
+      if (!p->sizes) {
+        fail("evg kernel: a query without EpilogueParams::sizes");
+        return;
+      }
+      *p->sizes = sizes;
+      return;
+    }
+    if (!p->workspace || p->workspace_bytes < sizes.total()) {
+      fail("evg kernel: the workspace is smaller than the query said");
+      return;
+    }
+    Epilogue epilogue(make_arguments(p->bindings), p->problem, p->grid, launcher.num_threads,
+                      static_cast<std::byte*>(p->workspace));
     struct Job {
       Epilogue* epilogue;
       const AccBlock* blocks;

@@ -3,7 +3,9 @@
 //   run(block_num, stream, params)   block_num = number of AccBlocks (must equal num_blocks),
 //                                    stream = const Launcher* (nullptr: run serially),
 //                                    params = const EpilogueParams*.
-// Plain C types only, so it crosses the dlopen boundary.
+// The kernel either reports the workspace a run needs (kQuery) or runs in the caller's
+// workspace (kRun), so that steady runs allocate nothing. Plain C types only, so it crosses the
+// dlopen boundary.
 #include <cstddef>
 #include <cstdint>
 
@@ -21,13 +23,29 @@ struct Binding {
   float scalar = 0.0f;
 };
 
+// A kernel's workspace: [epilogue scratch | GEMM workspace (fused GEMM kernels)], each 64-byte
+// aligned. The epilogue's part depends only on the thread count; it must be zeroed before its
+// first use and is then kept across runs of the same kernel (epilogue/block_epilogue.h).
+struct WorkspaceSizes {
+  size_t epilogue_bytes = 0;
+  size_t gemm_bytes = 0;
+  size_t total() const { return epilogue_bytes + gemm_bytes; }
+};
+
+enum class KernelMode : uint32_t { kQuery, kRun };
+
 struct EpilogueParams {
+  KernelMode mode = KernelMode::kRun;
   GemmShape problem;
   BlockGrid grid;
   const AccBlock* blocks = nullptr;
   int64_t num_blocks = 0;
   const Binding* bindings = nullptr;  // in EpilogueDag::operands order
   int64_t num_bindings = 0;
+  // kRun: workspace_bytes >= sizes->total(), 64-byte aligned. kQuery: the kernel writes *sizes.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  WorkspaceSizes* sizes = nullptr;
   // If the kernel fails (an argument a node rejects), it writes the message here.
   char* error = nullptr;
   size_t error_capacity = 0;

@@ -15,8 +15,9 @@
 //
 // Each AccBlock is cut into sub-tiles of at most ComputeLength elements (whole rows of up to
 // ComputeLength columns); scratch for all of the graph's buffers is allocated per thread once,
-// at construction.
+// at construction, or taken from a workspace the caller keeps across runs.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -41,6 +42,25 @@ class BlockEpilogue {
         executor_(flatten_arguments<EVG>(args), problem, grid),
         scratch_(Executor::arena_bytes(), num_threads) {}
 
+  // The same with the scratch in `workspace`: workspace_bytes(num_threads) bytes, 64-byte
+  // aligned, zeroed before its first use and afterwards used only by epilogues of this type,
+  // so that repeated runs (a JIT kernel's) allocate nothing.
+  BlockEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid& grid, int num_threads,
+                std::byte* workspace)
+      : problem_(check_problem(problem, grid, num_threads)),
+        grid_(grid),
+        num_threads_(num_threads),
+        executor_(flatten_arguments<EVG>(args), problem, grid),
+        scratch_(check_workspace(workspace), Executor::arena_bytes()) {}
+
+  static constexpr size_t workspace_bytes(int num_threads) {
+    return Arch::Scratch::bytes(Executor::arena_bytes(), num_threads);
+  }
+
+  // Row strips of a block (block.h) fold into the block's reduction partials in row order, as
+  // the whole block would: results do not change.
+  static constexpr bool kVisitsRowStrips = true;
+
   void visit(const AccBlock& acc, int thread) {
     if (thread < 0 || thread >= num_threads_) {
       throw Error("evg: visit from thread " + std::to_string(thread) + " of an epilogue built for " +
@@ -48,14 +68,15 @@ class BlockEpilogue {
     }
     const int64_t block_row = acc.row0 / grid_.block_rows;
     const int64_t block_col = acc.col0 / grid_.block_cols;
-    const int64_t expected_rows = std::min(grid_.block_rows, problem_.m - acc.row0);
+    const int64_t block_end = std::min((block_row + 1) * grid_.block_rows, problem_.m);
     const int64_t expected_cols = std::min(grid_.block_cols, problem_.n - acc.col0);
     if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 >= problem_.m || acc.col0 >= problem_.n ||
-        acc.row0 % grid_.block_rows != 0 || acc.col0 % grid_.block_cols != 0 ||
-        acc.rows != expected_rows || acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
+        acc.col0 % grid_.block_cols != 0 || acc.rows < 1 || acc.row0 + acc.rows > block_end ||
+        acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
       throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) +
-                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) +
-                  " (ld " + std::to_string(acc.ld) + ") is not a block of the " + std::to_string(grid_.block_rows) +
+                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) + " (ld " +
+                  std::to_string(acc.ld) + ") is not a block, or a row strip of one, of the " +
+                  std::to_string(grid_.block_rows) +
                   "x" + std::to_string(grid_.block_cols) + " grid over " + std::to_string(problem_.m) + "x" +
                   std::to_string(problem_.n));
     }
@@ -79,6 +100,13 @@ class BlockEpilogue {
     }
     if (num_threads < 1) throw Error("evg: num_threads=" + std::to_string(num_threads) + " must be at least 1");
     return problem;
+  }
+
+  static std::byte* check_workspace(std::byte* workspace) {
+    if (!workspace || reinterpret_cast<uintptr_t>(workspace) % 64 != 0) {
+      throw Error("evg: the epilogue's workspace must be a 64-byte aligned buffer");
+    }
+    return workspace;
   }
 
   GemmShape problem_;

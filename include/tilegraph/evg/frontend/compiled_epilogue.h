@@ -17,6 +17,7 @@
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/driver/epilogue_params.h"
 #include "tilegraph/evg/frontend/dag.h"
+#include "tilegraph/evg/frontend/kernel_workspace.h"
 #include "tilegraph/evg/frontend/lower.h"
 #include "tilegraph/evg/frontend/signature.h"
 #include "tilegraph/jit/kernel.h"
@@ -38,6 +39,9 @@ struct Binding : driver::Binding {
   static Binding vector(const void* data, int64_t stride = 1);
   static Binding value(float value);  // a scalar input
 };
+
+// Every declared operand by name.
+using Bindings = std::map<std::string, Binding, std::less<>>;
 
 struct CompileOptions {
   // 0: the widest the CPU runs (16 with AVX-512, 8 with AVX2, else 4); otherwise 1, 2, 4, 8 or
@@ -62,10 +66,13 @@ class CompiledEpilogue {
   // Applies the epilogue to the accumulator blocks of `grid` over `problem` (all of them, or
   // any subset once each). `bindings` names every declared operand. Throws tg::Error for
   // missing or unknown bindings, blocks that are not blocks of the grid, and whatever a node
-  // rejects (null pointers, strides).
+  // rejects (null pointers, strides). Runs in this kernel's own workspace; a caller that finds it
+  // busy (another thread running this kernel) runs in a temporary one.
   void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
-           const std::map<std::string, Binding, std::less<>>& bindings,
-           const Launcher& launcher = Launcher::serial()) const;
+           const Bindings& bindings, const Launcher& launcher = Launcher::serial()) const;
+  // The same in the caller's workspace.
+  void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
+           const Bindings& bindings, const Launcher& launcher, KernelWorkspace& workspace) const;
 
  private:
   Signature signature_;
@@ -74,6 +81,7 @@ class CompiledEpilogue {
   std::string cpp_;
   std::string kernel_id_;
   jit::EntryFn entry_ = nullptr;
+  mutable SharedWorkspace own_workspace_;
 };
 
 }  // namespace tg::evg::frontend

@@ -3,11 +3,8 @@
 // a TopologicalVisitor over the DAG's nodes, a BlockEpilogue for the target's lanes, the
 // Arguments built from the runtime bindings, and the seed-004 entry point `run`.
 //
-// The seam for the fused GEMM: everything up to `make_arguments` describes the epilogue alone.
-// Today `run` hands the Epilogue to driver::run_epilogue (accumulator blocks given by the
-// caller). A GEMM kernel keeps that part as is and instead wraps the Epilogue as
-//   using Kernel = MatmulVisitor<BlockMmad, Epilogue, BlockScheduler>;
-// calling the kernel layer's driver with the same make_arguments (KernelKind below selects it).
+// Two kinds of kernel share everything up to `make_arguments`, which describes the epilogue
+// alone; they differ in what `run` drives (KernelKind).
 #include <string>
 
 #include "tilegraph/evg/frontend/dag.h"
@@ -17,6 +14,7 @@ namespace tg::evg::frontend {
 // What the generated `run` drives.
 enum class KernelKind {
   kEpilogueDriver,  // driver/epilogue_driver.h: applies the epilogue to given AccBlocks
+  kGemm,            // driver/gemm_driver.h: D = epilogue(A · B), the CPU GEMM of the target's ISA
 };
 
 struct LowerOptions {

@@ -3,6 +3,7 @@
 // row (the seed's bias[col]). Its value has row extent: ld elements per sub-tile, and work on it
 // downstream happens once per column until it meets a tile.
 #include <cstdint>
+#include <cstring>
 
 #include "tilegraph/evg/fusion/node.h"
 #include "tilegraph/evg/fusion/tile.h"
@@ -31,6 +32,10 @@ struct VisitorRowBroadcast {
   template <int W>
   void load(const SubTile& tile, Lane* out) const {
     const Lane* src = ptr_ + tile.col0 * stride_;
+    if (stride_ == 1) {  // the usual bias: one copy instead of an element loop
+      std::memcpy(out, src, size_t(tile.cols) * sizeof(Lane));
+      return;
+    }
     for (int c = 0; c < tile.cols; ++c) out[c] = src[c * stride_];
   }
 

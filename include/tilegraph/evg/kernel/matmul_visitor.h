@@ -22,6 +22,9 @@
 //                float* scratch, float* acc, int64_t ld);
 //       called concurrently for different blocks; acc receives the block rounded up to whole
 //       limits().tile_rows x tile_cols tiles.
+//   void compute(..., float* acc, int64_t ld, RowsDone&& rows_done);
+//       the same, calling rows_done(first, count) as rows of the block become final, in order;
+//       used for a BlockEpilogue that visits row strips (block.h, kVisitsRowStrips).
 // A BlockScheduler type provides:
 //   BlockScheduler(const GemmShape&, const BlockLimits&, int threads);
 //   const BlockGrid& grid() const;  int64_t blocks() const;  BlockRect block(int64_t item) const;
@@ -147,8 +150,15 @@ class MatmulVisitor {
         float* acc = reinterpret_cast<float*>(mine);
         float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
         const BlockRect r = scheduler.block(item);
-        BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld);
-        epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
+        if constexpr (visits_row_strips()) {
+          BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld, [&](int64_t first, int64_t rows) {
+            epilogue.visit(AccBlock{acc + first * layout.acc_ld, layout.acc_ld, r.row0 + first, r.col0, rows, r.cols},
+                           thread);
+          });
+        } else {
+          BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld);
+          epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
+        }
       };
       launch(launcher, scheduler.blocks(), block);
     }
@@ -156,6 +166,11 @@ class MatmulVisitor {
   }
 
  private:
+  static constexpr bool visits_row_strips() {
+    if constexpr (requires { BlockEpilogue::kVisitsRowStrips; }) return BlockEpilogue::kVisitsRowStrips;
+    return false;
+  }
+
   static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
   static GemmOperands operands(const Arguments& args) { return {args.problem, args.a, args.b}; }
 

@@ -24,6 +24,9 @@ class StoreEpilogue {
     if (problem.m > 1 && args.ldd < problem.n) throw Error("matmul: the output's row stride is below N");
   }
 
+  // Row strips (block.h) are copied while they are in L1/L2, not once a whole block has gone to L3.
+  static constexpr bool kVisitsRowStrips = true;
+
   // The block is cache-resident: one row copy each.
   void visit(const AccBlock& acc, int) const {
     for (int64_t i = 0; i < acc.rows; ++i) {

@@ -9,11 +9,16 @@
 // `inline namespace TG_EVG_TARGET_NAMESPACE`, which gives each ISA its own symbols while the
 // source keeps writing tg::evg::... Data-only types shared across ISAs (block.h, operand.h) stay
 // outside it.
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX2__) && \
-    defined(__FMA__) && defined(__F16C__)
+//
+// A JIT kernel compiled under `#pragma GCC target(...)` names its ISA by defining
+// TG_EVG_JIT_TARGET_AVX512 or TG_EVG_JIT_TARGET_AVX2 first: GCC's C++ front end does not define
+// __AVX512F__ and the like for a target pragma.
+#if defined(TG_EVG_JIT_TARGET_AVX512) || \
+    (defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX2__) && \
+     defined(__FMA__) && defined(__F16C__))
 #define TG_EVG_TARGET_AVX512 1
 #define TG_EVG_TARGET_NAMESPACE target_avx512
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#elif defined(TG_EVG_JIT_TARGET_AVX2) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #define TG_EVG_TARGET_AVX2 1
 #define TG_EVG_TARGET_NAMESPACE target_avx2
 #else
