@@ -8,34 +8,8 @@
 
 namespace tg::evg::frontend {
 
-Binding Binding::matrix(const void* data, int64_t ld) { return strided(data, ld, 1); }
-
-Binding Binding::column_major(const void* data, int64_t ld) { return strided(data, 1, ld); }
-
-Binding Binding::strided(const void* data, int64_t row_stride, int64_t col_stride) {
-  Binding b;
-  b.data = const_cast<void*>(data);
-  b.row_stride = row_stride;
-  b.col_stride = col_stride;
-  return b;
-}
-
-Binding Binding::vector(const void* data, int64_t stride) { return strided(data, stride, stride); }
-
-Binding Binding::value(float value) {
-  Binding b;
-  b.scalar = value;
-  return b;
-}
-
 CompiledEpilogue::CompiledEpilogue(std::string_view source, Signature signature, const CompileOptions& options)
-    : signature_(std::move(signature)), dag_(build_dag(source, signature_)) {
-  BuiltKernel built = build_kernel(dag_, source, options, KernelKind::kEpilogueDriver);
-  lanes_ = built.lanes;
-  cpp_ = std::move(built.cpp);
-  kernel_id_ = std::move(built.id);
-  entry_ = built.entry;
-}
+    : CompiledKernel(source, std::move(signature), options, KernelKind::kEpilogueDriver) {}
 
 void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
                            const Bindings& bindings, const Launcher& launcher) const {

@@ -53,13 +53,7 @@ GemmInput GemmInput::col_major(const void* data, int64_t rows, int64_t cols, Ele
 }
 
 CompiledGemm::CompiledGemm(std::string_view source, Signature signature, const CompileOptions& options)
-    : signature_(std::move(signature)), dag_(build_dag(source, signature_)) {
-  BuiltKernel built = build_kernel(dag_, source, options, KernelKind::kGemm);
-  lanes_ = built.lanes;
-  cpp_ = std::move(built.cpp);
-  kernel_id_ = std::move(built.id);
-  entry_ = built.entry;
-}
+    : CompiledKernel(source, std::move(signature), options, KernelKind::kGemm) {}
 
 void CompiledGemm::run(const GemmInput& a, const GemmInput& b, const Bindings& bindings,
                        const Launcher& launcher) const {

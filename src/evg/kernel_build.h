@@ -10,7 +10,7 @@
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/driver/epilogue_params.h"
-#include "tilegraph/evg/frontend/compiled_epilogue.h"
+#include "tilegraph/evg/frontend/compiled_kernel.h"
 #include "tilegraph/evg/frontend/kernel_workspace.h"
 #include "tilegraph/evg/frontend/lower.h"
 #include "tilegraph/jit/kernel.h"

@@ -16,11 +16,7 @@
 #include <string_view>
 
 #include "tilegraph/evg/block.h"
-#include "tilegraph/evg/frontend/compiled_epilogue.h"
-#include "tilegraph/evg/frontend/dag.h"
-#include "tilegraph/evg/frontend/kernel_workspace.h"
-#include "tilegraph/evg/frontend/signature.h"
-#include "tilegraph/jit/kernel.h"
+#include "tilegraph/evg/frontend/compiled_kernel.h"
 
 namespace tg::evg::frontend {
 
@@ -40,15 +36,10 @@ struct GemmInput {
                              int64_t ld = 0);
 };
 
-class CompiledGemm {
+class CompiledGemm : public CompiledKernel {
  public:
   // Throws FrontEndError for a bad epilogue, tg::Error for bad options or a failed compile.
   CompiledGemm(std::string_view source, Signature signature, const CompileOptions& options = {});
-
-  const EpilogueDag& dag() const { return dag_; }
-  const std::string& cpp_source() const { return cpp_; }
-  const std::string& kernel_id() const { return kernel_id_; }
-  int lanes() const { return lanes_; }
 
   // D = epilogue(A · B) on the launcher's threads. `bindings` names every declared operand; matrix
   // operands are M x N, row vectors N long, column vectors M long. Throws tg::Error for shapes
@@ -61,15 +52,6 @@ class CompiledGemm {
   // The same in the caller's workspace.
   void run(const GemmInput& a, const GemmInput& b, const Bindings& bindings, const Launcher& launcher,
            KernelWorkspace& workspace) const;
-
- private:
-  Signature signature_;
-  EpilogueDag dag_;
-  int lanes_ = 0;
-  std::string cpp_;
-  std::string kernel_id_;
-  jit::EntryFn entry_ = nullptr;
-  mutable SharedWorkspace own_workspace_;
 };
 
 }  // namespace tg::evg::frontend
