@@ -39,8 +39,8 @@ void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std:
   params.grid = grid;
   params.blocks = blocks.data();
   params.num_blocks = int64_t(blocks.size());
-  params.bindings = ordered.data();
-  params.num_bindings = ordered.size();
+  params.call.bindings = ordered.data();
+  params.call.num_bindings = ordered.size();
   run_kernel(entry_, uint32_t(blocks.size()), launcher, params, workspace);
 }
 

@@ -71,8 +71,8 @@ void CompiledGemm::run(const GemmInput& a, const GemmInput& b, const Bindings& b
   }
   params.problem = GemmShape{a.rows, b.cols, a.cols};
   const OrderedBindings ordered(dag_, signature_, bindings);
-  params.bindings = ordered.data();
-  params.num_bindings = ordered.size();
+  params.call.bindings = ordered.data();
+  params.call.num_bindings = ordered.size();
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg gemm: the launcher has no threads");
   run_kernel(entry_, uint32_t(launcher.num_threads), launcher, params, workspace);
 }

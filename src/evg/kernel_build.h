@@ -50,17 +50,17 @@ template <class Params>
 void run_kernel(jit::EntryFn entry, uint32_t block_num, const Launcher& launcher, Params& params,
                 KernelWorkspace& workspace) {
   char error[512] = "";
-  params.error = error;
-  params.error_capacity = sizeof error;
+  params.call.error = error;
+  params.call.error_capacity = sizeof error;
   void* stream = const_cast<Launcher*>(&launcher);
   driver::WorkspaceSizes sizes;
-  params.mode = driver::KernelMode::kQuery;
-  params.sizes = &sizes;
+  params.call.mode = driver::KernelMode::kQuery;
+  params.call.sizes = &sizes;
   entry(block_num, stream, &params);
   if (error[0]) throw Error(error);
-  params.mode = driver::KernelMode::kRun;
-  params.workspace = workspace.prepare(sizes, reinterpret_cast<const void*>(entry));
-  params.workspace_bytes = workspace.capacity();
+  params.call.mode = driver::KernelMode::kRun;
+  params.call.workspace = workspace.prepare(sizes, reinterpret_cast<const void*>(entry));
+  params.call.workspace_bytes = workspace.capacity();
   entry(block_num, stream, &params);
   if (error[0]) throw Error(error);
 }

@@ -34,12 +34,10 @@ struct WorkspaceSizes {
 
 enum class KernelMode : uint32_t { kQuery, kRun };
 
-struct EpilogueParams {
+// What the params of every kernel kind carry besides their own operands: the bindings, the
+// query/run protocol and the error buffer.
+struct KernelCall {
   KernelMode mode = KernelMode::kRun;
-  GemmShape problem;
-  BlockGrid grid;
-  const AccBlock* blocks = nullptr;
-  int64_t num_blocks = 0;
   const Binding* bindings = nullptr;  // in EpilogueDag::operands order
   int64_t num_bindings = 0;
   // kRun: workspace_bytes >= sizes->total(), 64-byte aligned. kQuery: the kernel writes *sizes.
@@ -49,6 +47,14 @@ struct EpilogueParams {
   // If the kernel fails (an argument a node rejects), it writes the message here.
   char* error = nullptr;
   size_t error_capacity = 0;
+};
+
+struct EpilogueParams {
+  KernelCall call;
+  GemmShape problem;
+  BlockGrid grid;
+  const AccBlock* blocks = nullptr;
+  int64_t num_blocks = 0;
 };
 
 }  // namespace tg::evg::driver

@@ -3,15 +3,14 @@
 // of the ISA the kernel is compiled for, MatmulVisitor<BlockMmad, Epilogue, BlockScheduler>, whose
 // epilogue runs on each accumulator block while it is in cache. The epilogue's scratch and the
 // GEMM's workspace come from the caller (GemmParams), so a steady run allocates nothing. Errors
-// are reported through GemmParams::error, never thrown across `run`.
+// are reported through KernelCall::error, never thrown across `run` (kernel_protocol.h).
 #include <cstddef>
-#include <cstdio>
-#include <exception>
 
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/cpu/block_mmad.h"
 #include "tilegraph/evg/cpu/block_scheduler.h"
 #include "tilegraph/evg/driver/gemm_params.h"
+#include "tilegraph/evg/driver/kernel_protocol.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 
 namespace tg::evg::driver {
@@ -45,34 +44,17 @@ WorkspaceSizes gemm_workspace_sizes(const GemmParams& p, int num_threads) {
 template <class Epilogue, class MakeArguments>
 void run_gemm(MakeArguments make_arguments, uint32_t block_num, void* stream, const void* params) {
   const auto* p = static_cast<const GemmParams*>(params);
-  const auto fail = [&](const char* message) {
-    if (p->error && p->error_capacity > 0) std::snprintf(p->error, p->error_capacity, "%s", message);
-  };
-  try {
-    const Launcher launcher = stream ? *static_cast<const Launcher*>(stream) : Launcher::serial();
-    if (block_num != uint32_t(launcher.num_threads)) {
-      fail("evg gemm kernel: block_num does not match the launcher's thread count");
-      return;
-    }
-    const WorkspaceSizes sizes = gemm_workspace_sizes<Epilogue>(*p, launcher.num_threads);
-    if (p->mode == KernelMode::kQuery) {
-      if (!p->sizes) {
-        fail("evg gemm kernel: a query without GemmParams::sizes");
-        return;
-      }
-      *p->sizes = sizes;
-      return;
-    }
-    if (!p->workspace || p->workspace_bytes < sizes.total()) {
-      fail("evg gemm kernel: the workspace is smaller than the query said");
-      return;
-    }
-    auto* workspace = static_cast<std::byte*>(p->workspace);
-    FusedGemm<Epilogue>::run({p->problem, p->a, p->b, {make_arguments(p->bindings), workspace}}, launcher,
-                             workspace + sizes.epilogue_bytes);
-  } catch (const std::exception& e) {
-    fail(e.what());
+  const Launcher launcher = stream ? *static_cast<const Launcher*>(stream) : Launcher::serial();
+  if (block_num != uint32_t(launcher.num_threads)) {
+    report_error(p->call, "evg gemm kernel: block_num does not match the launcher's thread count");
+    return;
   }
+  serve(
+      p->call, [&] { return gemm_workspace_sizes<Epilogue>(*p, launcher.num_threads); },
+      [&](std::byte* workspace, const WorkspaceSizes& sizes) {
+        FusedGemm<Epilogue>::run({p->problem, p->a, p->b, {make_arguments(p->call.bindings), workspace}}, launcher,
+                                 workspace + sizes.epilogue_bytes);
+      });
 }
 
 }  // namespace tg::evg::driver

@@ -17,19 +17,10 @@
 namespace tg::evg::driver {
 
 struct GemmParams {
-  KernelMode mode = KernelMode::kRun;
+  KernelCall call;
   GemmShape problem;
   MatrixOperand a;  // M x K
   MatrixOperand b;  // K x N
-  const Binding* bindings = nullptr;  // in EpilogueDag::operands order
-  int64_t num_bindings = 0;
-  // kRun: workspace_bytes >= sizes->total(), 64-byte aligned. kQuery: the kernel writes *sizes.
-  void* workspace = nullptr;
-  size_t workspace_bytes = 0;
-  WorkspaceSizes* sizes = nullptr;
-  // If the kernel fails (an argument a node rejects), it writes the message here.
-  char* error = nullptr;
-  size_t error_capacity = 0;
 };
 
 }  // namespace tg::evg::driver
