@@ -32,9 +32,10 @@ CpuTarget cpu_target_for_lanes(int lanes) {
     case 8:
       if (!has_avx2()) throw Error("evg: 8 lanes need AVX2, FMA and F16C, which this CPU lacks");
       return {8, "avx2,fma,f16c"};
+    // The math's simd::fma is a libm call per lane without the FMA extension.
     case 1:
     case 2:
-    case 4: return {lanes, ""};
+    case 4: return {lanes, __builtin_cpu_supports("fma") ? "fma" : ""};
     default: throw Error("evg: lanes=" + std::to_string(lanes) + " (expected 1, 2, 4, 8 or 16)");
   }
 }

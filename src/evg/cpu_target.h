@@ -7,7 +7,7 @@ namespace tg::evg::frontend {
 
 struct CpuTarget {
   int lanes = 4;
-  std::string pragma_target;  // "" for the baseline
+  std::string pragma_target;  // "" for the baseline; 1, 2 and 4 lanes add "fma" if the CPU has it
 };
 
 // The widest this CPU runs: 16 lanes with AVX-512 (F, BW, VL, DQ), 8 with AVX2 + FMA + F16C, else 4.

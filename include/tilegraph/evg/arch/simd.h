@@ -9,6 +9,7 @@
 // changes the ABI: everything here is always_inline and -Wpsabi is silenced for that reason.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 // Spelled as in cpu/vector.h, which fused GEMM kernels include too.
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
@@ -85,6 +86,28 @@ TG_EVG_INLINE To bit_cast(From from) {
 template <class To, class From>
 TG_EVG_INLINE To convert(From from) {
   return __builtin_convertvector(from, To);
+}
+
+// x as a V: a V as it is (adding it to V{} would cost an add, as x + 0 is not x for x = -0), a
+// scalar in every lane.
+template <class V, class T>
+TG_EVG_INLINE V broadcast(T x) {
+  if constexpr (std::is_same_v<T, V>) {
+    return x;
+  } else {
+    return V{} + x;
+  }
+}
+
+// a * b + c with a single rounding, lane by lane, so the result does not depend on the lane
+// count or the ISA. GCC turns the lane loop into one vfmadd on targets with FMA; without FMA each
+// lane calls libm's fmaf (exact but slow). b and c may be scalars.
+template <class V, class B, class C>
+TG_EVG_INLINE V fma(V a, B b, C c) {
+  const V vb = broadcast<V>(b), vc = broadcast<V>(c);
+  V r;
+  for (size_t i = 0; i < sizeof(V) / sizeof(a[0]); ++i) r[i] = __builtin_fmaf(a[i], vb[i], vc[i]);
+  return r;
 }
 
 // Lane-wise `mask ? a : b`; `mask` lanes are all ones or all zeros.
