@@ -20,9 +20,10 @@ size_t shadow_index(SourceRef ref, size_t n_nodes) {
 }
 
 // A step's work: multiply-adds for a MUL_MAT, query elements x keys for attention, else
-// elements read or written. Below kSoloWork (kSoloMultiplyAdds for a MUL_MAT) a step would run as
-// one task anyway: ExecContext::tasks_for gives one task under twice its 16 Ki elements, and the
-// GEMM cuts no second block under twice BlockScheduler::kMinBlockWork multiply-adds.
+// elements read or written. Below kSoloWork (kSoloMultiplyAdds for a MUL_MAT on the GEMM) a step
+// would run as one task anyway: ExecContext::tasks_for gives one task under twice its 16 Ki
+// elements, and the GEMM cuts no second block under twice BlockScheduler::kMinBlockWork
+// multiply-adds.
 constexpr int64_t kSoloWork = 32 * 1024;
 constexpr int64_t kSoloMultiplyAdds = 256 * 1024;
 // A group shares a pool region only with at least this much work in total: waking a second thread
@@ -41,8 +42,9 @@ int64_t step_work(std::span<const Tensor* const> nodes) {
   return elements;
 }
 
-bool runs_as_one_task(std::span<const Tensor* const> nodes) {
-  return step_work(nodes) < (nodes.front()->op == Op::MUL_MAT ? kSoloMultiplyAdds : kSoloWork);
+// `on_gemm`: the step is a MUL_MAT on the GEMM (the blocked fallback splits like other kernels).
+bool runs_as_one_task(std::span<const Tensor* const> nodes, bool on_gemm) {
+  return step_work(nodes) < (on_gemm ? kSoloMultiplyAdds : kSoloWork);
 }
 
 // The memory a step writes: its last node's result (a chain stores nothing else).
@@ -103,7 +105,7 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
       chain.assign(1, &node);
     }
     Step step{};
-    step.solo = threads_ > 1 && runs_as_one_task(chain);
+    step.solo = threads_ > 1 && runs_as_one_task(chain, gemm_takes);
     step.chain_begin = uint32_t(chain_nodes_.size());
     chain_nodes_.insert(chain_nodes_.end(), chain.begin(), chain.end());
     step.chain_end = uint32_t(chain_nodes_.size());
