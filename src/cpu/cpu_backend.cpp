@@ -3,12 +3,15 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cpu/cpu_backend_internal.h"
 #include "cpu/fusion.h"
 #include "cpu/kernels.h"
+#include "cpu/matmul_call.h"
 #include "cpu/replay_plan.h"
 #include "cpu/row_ops.h"
 #include "cpu/thread_pool.h"
@@ -241,30 +244,24 @@ class CpuBackend final : public Backend {
   // passes too, and both modes give the same bits.
   void compute_eager(const Graph& graph) {
     check_graph_runnable(*this, graph);
-    count_consumers(graph, consumers_);
-    executed_.clear();
-    executed_consumers_.clear();
-    for (size_t i = 0; i < graph.size(); ++i) {
-      if (graph.nodes()[i]->is_noop()) continue;
-      executed_.push_back(graph.nodes()[i]);
-      executed_consumers_.push_back(consumers_[i]);
-    }
+    executed_.collect(graph, [&](size_t i) { return graph.nodes()[i]; });
     for (size_t e = 0; e < executed_.size(); ++e) {
-      const Tensor& node = *executed_[e];
+      const Tensor& node = executed_[e];
       try {
-        const ChainKind kind =
-            fuse_ ? chain_kind(node, node.op == Op::MUL_MAT && mul_mat_uses_gemm(node)) : ChainKind::kNone;
+        std::optional<MatmulCall> matmul;
+        if (node.op == Op::MUL_MAT) matmul = prepare_matmul(node, exec_.vec().isa, exec_.max_threads());
+        const ChainKind kind = fuse_ ? chain_kind(node, matmul.has_value()) : ChainKind::kNone;
         if (kind == ChainKind::kNone) {
-          kernel_for(node.op)(node, exec_);
-          continue;
-        }
-        grow_chain(executed_, executed_consumers_, e, kind, chain_);
-        if (chain_.size() == 1) {
-          kernel_for(node.op)(node, exec_);
-        } else if (kind == ChainKind::kMatmul) {
-          run_mul_mat_chain(chain_, exec_);
+          chain_.assign(1, &node);
         } else {
+          grow_chain(executed_, e, kind, chain_);
+        }
+        if (matmul) {
+          run_matmul(*matmul, node, std::span<const Tensor* const>(chain_).subspan(1), exec_);
+        } else if (chain_.size() > 1) {
           run_row_op_chain(chain_, exec_);
+        } else {
+          kernel_for(node.op)(node, exec_);
         }
         e += chain_.size() - 1;
       } catch (const std::exception& e) {
@@ -284,8 +281,8 @@ class CpuBackend final : public Backend {
   const bool fuse_;
   GraphMode mode_;
   // compute_eager's working memory, kept between graphs so that steady steps allocate nothing.
-  std::vector<int> consumers_, executed_consumers_;
-  std::vector<const Tensor*> executed_, chain_;
+  ExecutedNodes executed_;
+  std::vector<const Tensor*> chain_;
 };
 
 }  // namespace

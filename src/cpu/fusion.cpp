@@ -37,23 +37,23 @@ ChainKind chain_kind(const Tensor& node, bool gemm_takes_matmul) {
   return ChainKind::kNone;
 }
 
-void count_consumers(const Graph& graph, std::vector<int>& consumers) {
-  consumers.assign(graph.size(), 0);
+void ExecutedNodes::count_consumers(const Graph& graph) {
+  all_consumers_.assign(graph.size(), 0);
   for (const auto& refs : graph.src_refs()) {
     for (SourceRef ref : refs) {
-      if (ref >= 0) ++consumers[size_t(ref)];
+      if (ref >= 0) ++all_consumers_[size_t(ref)];
     }
   }
 }
 
-void grow_chain(std::span<const Tensor* const> executed, std::span<const int> consumers, size_t e, ChainKind kind,
-                std::vector<const Tensor*>& chain) {
+void grow_chain(const ExecutedNodes& executed, size_t e, ChainKind kind, std::vector<const Tensor*>& chain) {
   const auto extends = kind == ChainKind::kMatmul ? extends_matmul_chain : extends_row_chain;
-  chain.assign(1, executed[e]);
-  while (e + chain.size() < executed.size()) {
+  const std::span<const Tensor* const> nodes = executed.nodes();
+  chain.assign(1, nodes[e]);
+  while (e + chain.size() < nodes.size()) {
     const size_t current = e + chain.size() - 1;
-    if (!extends(*executed[current], *executed[current + 1], consumers[current])) break;
-    chain.push_back(executed[current + 1]);
+    if (!extends(*nodes[current], *nodes[current + 1], executed.consumers()[current])) break;
+    chain.push_back(nodes[current + 1]);
   }
   while (chain.size() > 1 && !chain_output_is_clear(chain)) chain.pop_back();
 }

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -108,12 +107,6 @@ void run_mul_mat(const Tensor& node, ExecContext& exec);
 void run_mul_mat_fallback(const Tensor& node, ExecContext& exec);
 // Whether run_mul_mat takes the GEMM for `node` (and so whether it can fuse an epilogue).
 bool mul_mat_uses_gemm(const Tensor& node);
-// chain[0] is a mul_mat the GEMM takes; chain[1..] are row ops with is_segment_op (row_ops.h),
-// each reading the previous result as its first operand, run as the GEMM's epilogue on each
-// accumulator block: only the last result is stored. The caller guarantees that nothing else
-// reads the intermediate results and that the last result's memory overlaps no operand.
-// Bit-identical to running the nodes one by one.
-void run_mul_mat_chain(std::span<const Tensor* const> chain, ExecContext& exec);
 void run_soft_max(const Tensor& node, ExecContext& exec);
 void run_rope(const Tensor& node, ExecContext& exec);
 void run_get_rows(const Tensor& node, ExecContext& exec);

@@ -21,7 +21,6 @@
 #include "cpu/matmul_call.h"
 #include "cpu/row_io.h"
 #include "cpu/row_ops.h"
-#include "tilegraph/core/error.h"
 
 namespace tg::cpu {
 
@@ -167,13 +166,6 @@ void run_mul_mat(const Tensor& node, ExecContext& exec) {
   const std::optional<MatmulCall> call = prepare_matmul(node, exec.vec().isa, exec.max_threads());
   if (!call) return run_mul_mat_fallback(node, exec);
   run_matmul(*call, node, {}, exec);
-}
-
-void run_mul_mat_chain(std::span<const Tensor* const> chain, ExecContext& exec) {
-  const Tensor& node = *chain.front();
-  const std::optional<MatmulCall> call = prepare_matmul(node, exec.vec().isa, exec.max_threads());
-  if (!call) throw Error("cpu: a fused mul_mat chain needs operands the GEMM takes");
-  run_matmul(*call, node, chain.subspan(1), exec);
 }
 
 }  // namespace tg::cpu

@@ -31,7 +31,11 @@ struct MatmulCall {
 std::optional<MatmulCall> prepare_matmul(const Tensor& node, Isa isa, int threads);
 
 // Runs `call` (prepared for node's shapes and exec's thread count) on node's data, storing into
-// node, or through `epilogue_ops` as in run_mul_mat_chain.
+// node; or, with `epilogue_ops` (row ops with is_segment_op, row_ops.h, each reading the previous
+// result as its first operand, the first reading node), applies them to each accumulator block
+// as the GEMM's epilogue and stores only the last result. The caller guarantees that nothing
+// else reads the intermediate results and that the last result's memory overlaps no operand
+// (fusion.h). Bit-identical to running the nodes one by one.
 void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tensor* const> epilogue_ops,
                 ExecContext& exec);
 

@@ -84,23 +84,15 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
     }
   }
 
-  // Fusion decisions on the executed nodes (no-ops dropped), with each one's reader count.
-  std::vector<int> consumers;
-  count_consumers(graph, consumers);
-  std::vector<const Tensor*> executed;
-  std::vector<int> executed_consumers;
-  for (size_t i = 0; i < n_nodes; ++i) {
-    if (shadows_[i].is_noop()) continue;
-    executed.push_back(&shadows_[i]);
-    executed_consumers.push_back(consumers[i]);
-  }
+  ExecutedNodes executed;
+  executed.collect(graph, [&](size_t i) { return &shadows_[i]; });
   std::vector<const Tensor*> chain;
   for (size_t e = 0; e < executed.size(); ++e) {
-    const Tensor& node = *executed[e];
+    const Tensor& node = executed[e];
     const bool gemm_takes = node.op == Op::MUL_MAT && mul_mat_uses_gemm(node);
     const ChainKind kind = chain_kind(node, gemm_takes);
     if (fuse && kind != ChainKind::kNone) {
-      grow_chain(executed, executed_consumers, e, kind, chain);
+      grow_chain(executed, e, kind, chain);
     } else {
       chain.assign(1, &node);
     }
