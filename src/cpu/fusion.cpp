@@ -1,6 +1,5 @@
 #include "cpu/fusion.h"
 
-#include "cpu/extent.h"
 #include "cpu/row_io.h"
 #include "cpu/row_ops.h"
 
@@ -58,15 +57,14 @@ void grow_chain(const ExecutedNodes& executed, size_t e, ChainKind kind, std::ve
   while (chain.size() > 1 && !chain_output_is_clear(chain)) chain.pop_back();
 }
 
-bool chain_output_is_clear(std::span<const Tensor* const> chain) {
-  const Extent out = extent_of(*chain.back());
+bool chain_reads(std::span<const Tensor* const> chain, const Extent& extent) {
   for (size_t k = 0; k < chain.size(); ++k) {
     for (const Tensor* src : chain[k]->src) {
       const bool is_chain_value = k > 0 && src == chain[k - 1];
-      if (src && !is_chain_value && !src->is_empty() && out.overlaps(extent_of(*src))) return false;
+      if (src && !is_chain_value && !src->is_empty() && extent.overlaps(extent_of(*src))) return true;
     }
   }
-  return true;
+  return false;
 }
 
 }  // namespace tg::cpu

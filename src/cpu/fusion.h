@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "cpu/extent.h"
 #include "tilegraph/core/graph.h"
 
 namespace tg::cpu {
@@ -57,9 +58,15 @@ class ExecutedNodes {
 // starts (`kind` from chain_kind, not kNone).
 void grow_chain(const ExecutedNodes& executed, size_t e, ChainKind kind, std::vector<const Tensor*>& chain);
 
+// Whether the chain reads memory within `extent` through any operand other than the chain
+// value each node passes to the next.
+bool chain_reads(std::span<const Tensor* const> chain, const Extent& extent);
+
 // Whether the chain's last result is clear of every operand the chain reads, other than the
 // chain value itself (the allocator may have given it the memory of an operand whose last reader
 // is inside the chain, which an unfused run would have read before the write).
-bool chain_output_is_clear(std::span<const Tensor* const> chain);
+inline bool chain_output_is_clear(std::span<const Tensor* const> chain) {
+  return !chain_reads(chain, extent_of(*chain.back()));
+}
 
 }  // namespace tg::cpu

@@ -6,7 +6,6 @@
 #include <span>
 #include <string>
 
-#include "cpu/extent.h"
 #include "cpu/fusion.h"
 #include "cpu/row_ops.h"
 #include "tilegraph/core/error.h"
@@ -49,17 +48,6 @@ bool runs_as_one_task(std::span<const Tensor* const> nodes, bool on_gemm) {
 
 // The memory a step writes: its last node's result (a chain stores nothing else).
 Extent written_by(std::span<const Tensor* const> nodes) { return extent_of(*nodes.back()); }
-
-// Whether the step reads memory within `extent` through any operand other than a chain value.
-bool reads_from(std::span<const Tensor* const> nodes, const Extent& extent) {
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    for (const Tensor* src : nodes[k]->src) {
-      const bool is_chain_value = k > 0 && src == nodes[k - 1];
-      if (src && !is_chain_value && !src->is_empty() && extent.overlaps(extent_of(*src))) return true;
-    }
-  }
-  return false;
-}
 
 // Steps grouped with each other at most; grouping compares every pair.
 constexpr uint32_t kMaxGroupSteps = 16;
@@ -122,7 +110,7 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
 bool ReplayPlan::independent(const Step& a, const Step& b) const {
   const std::span<const Tensor* const> na = chain(a), nb = chain(b);
   const Extent wa = written_by(na), wb = written_by(nb);
-  return !wa.overlaps(wb) && !reads_from(nb, wa) && !reads_from(na, wb);
+  return !wa.overlaps(wb) && !chain_reads(nb, wa) && !chain_reads(na, wb);
 }
 
 void ReplayPlan::group_steps() {
