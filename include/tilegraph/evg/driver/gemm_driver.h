@@ -5,6 +5,7 @@
 // GEMM's workspace come from the caller (GemmParams), so a steady run allocates nothing. Errors
 // are reported through KernelCall::error, never thrown across `run` (kernel_protocol.h).
 #include <cstddef>
+#include <optional>
 
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/cpu/block_mmad.h"
@@ -33,11 +34,11 @@ template <class Epilogue>
 using FusedGemm = kernel::MatmulVisitor<cpu::BlockMmad, WorkspaceEpilogue<Epilogue>, cpu::BlockScheduler>;
 
 template <class Epilogue>
-WorkspaceSizes gemm_workspace_sizes(const GemmParams& p, int num_threads) {
+WorkspaceSizes gemm_workspace_sizes(const typename FusedGemm<Epilogue>::Plan& plan, int num_threads) {
   constexpr size_t kAlign = 64;
   WorkspaceSizes sizes;
   sizes.epilogue_bytes = (Epilogue::workspace_bytes(num_threads) + kAlign - 1) / kAlign * kAlign;
-  sizes.gemm_bytes = FusedGemm<Epilogue>::workspace_bytes(GemmOperands{p.problem, p.a, p.b}, num_threads);
+  sizes.gemm_bytes = plan.workspace_bytes();
   return sizes;
 }
 
@@ -49,11 +50,17 @@ void run_gemm(MakeArguments make_arguments, uint32_t block_num, void* stream, co
     report_error(p->call, "evg gemm kernel: block_num does not match the launcher's thread count");
     return;
   }
+  // One plan serves the workspace sizes and the run (made inside serve, which reports what it throws).
+  std::optional<typename FusedGemm<Epilogue>::Plan> plan;
   serve(
-      p->call, [&] { return gemm_workspace_sizes<Epilogue>(*p, launcher.num_threads); },
+      p->call,
+      [&] {
+        plan.emplace(GemmOperands{p->problem, p->a, p->b}, launcher.num_threads);
+        return gemm_workspace_sizes<Epilogue>(*plan, launcher.num_threads);
+      },
       [&](std::byte* workspace, const WorkspaceSizes& sizes) {
-        FusedGemm<Epilogue>::run({p->problem, p->a, p->b, {make_arguments(p->call.bindings), workspace}}, launcher,
-                                 workspace + sizes.epilogue_bytes);
+        FusedGemm<Epilogue>::run(*plan, {p->problem, p->a, p->b, {make_arguments(p->call.bindings), workspace}},
+                                 launcher, workspace + sizes.epilogue_bytes);
       });
 }
 
