@@ -21,7 +21,7 @@ void run_epilogue(MakeArguments make_arguments, uint32_t block_num, void* stream
   const Launcher launcher = stream ? *static_cast<const Launcher*>(stream) : Launcher::serial();
   const auto sizes_of = [&] {
     WorkspaceSizes sizes;
-    sizes.epilogue_bytes = (Epilogue::workspace_bytes(launcher.num_threads) + 63) / 64 * 64;
+    sizes.epilogue_bytes = (Epilogue::workspace_bytes(p->problem, p->grid, launcher.num_threads) + 63) / 64 * 64;
     return sizes;
   };
   serve(p->call, sizes_of, [&](std::byte* workspace, const WorkspaceSizes&) {

@@ -37,7 +37,8 @@ template <class Epilogue>
 WorkspaceSizes gemm_workspace_sizes(const typename FusedGemm<Epilogue>::Plan& plan, int num_threads) {
   constexpr size_t kAlign = 64;
   WorkspaceSizes sizes;
-  sizes.epilogue_bytes = (Epilogue::workspace_bytes(num_threads) + kAlign - 1) / kAlign * kAlign;
+  sizes.epilogue_bytes =
+      (Epilogue::workspace_bytes(plan.problem, plan.scheduler.grid(), num_threads) + kAlign - 1) / kAlign * kAlign;
   sizes.gemm_bytes = plan.workspace_bytes();
   return sizes;
 }

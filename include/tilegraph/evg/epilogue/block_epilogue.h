@@ -42,19 +42,21 @@ class BlockEpilogue {
         executor_(flatten_arguments<EVG>(args), problem, grid),
         scratch_(Executor::arena_bytes(), num_threads) {}
 
-  // The same with the scratch in `workspace`: workspace_bytes(num_threads) bytes, 64-byte
-  // aligned, zeroed before its first use and afterwards used only by epilogues of this type,
-  // so that repeated runs (a JIT kernel's) allocate nothing.
+  // The same with everything in `workspace`: workspace_bytes(problem, grid, num_threads) bytes,
+  // 64-byte aligned, zeroed before its first use and afterwards used only by epilogues of this
+  // type, so that repeated runs (a JIT kernel's) allocate nothing.
   BlockEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid& grid, int num_threads,
                 std::byte* workspace)
       : problem_(check_problem(problem, grid, num_threads)),
         grid_(grid),
         num_threads_(num_threads),
-        executor_(flatten_arguments<EVG>(args), problem, grid),
-        scratch_(check_workspace(workspace), Executor::arena_bytes()) {}
+        executor_(flatten_arguments<EVG>(args), problem, grid, check_workspace(workspace) + scratch_bytes(num_threads)),
+        scratch_(workspace, Executor::arena_bytes()) {}
 
-  static constexpr size_t workspace_bytes(int num_threads) {
-    return Arch::Scratch::bytes(Executor::arena_bytes(), num_threads);
+  // The workspace: each thread's scratch arena, then the nodes' run-long memory (reduction
+  // partials), which depends on the problem and the grid.
+  static size_t workspace_bytes(const GemmShape& problem, const BlockGrid& grid, int num_threads) {
+    return scratch_bytes(num_threads) + Executor::workspace_bytes(problem, grid);
   }
 
   // Row strips of a block (block.h) fold into the block's reduction partials in row order, as
@@ -100,6 +102,10 @@ class BlockEpilogue {
     }
     if (num_threads < 1) throw Error("evg: num_threads=" + std::to_string(num_threads) + " must be at least 1");
     return problem;
+  }
+
+  static constexpr size_t scratch_bytes(int num_threads) {
+    return (Arch::Scratch::bytes(Executor::arena_bytes(), num_threads) + 63) / 64 * 64;
   }
 
   static std::byte* check_workspace(std::byte* workspace) {

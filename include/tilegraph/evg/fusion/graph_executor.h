@@ -8,8 +8,11 @@
 // plan), each value's extent, the loops. The inner loops are over whole W-lane vectors of
 // scratch, with no calls, branches on node type or allocation.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <tuple>
 #include <utility>
 
@@ -37,8 +40,24 @@ class GraphExecutor {
 
   static constexpr size_t arena_bytes() { return kPlan.arena_bytes; }
 
+  // Run-long memory the nodes ask for (the reductions' partials): each node's share, in node
+  // order, whole 64-byte lines each.
+  static size_t workspace_bytes(const GemmShape& problem, const BlockGrid& grid) {
+    size_t total = 0;
+    for_each_node([&]<int I>() { total += node_workspace_bytes<typename Info::template Op<I>>(problem, grid); });
+    return total;
+  }
+
+  // The nodes' memory allocated here.
   GraphExecutor(const typename Graph::ArgumentTuple& args, const GemmShape& problem, const BlockGrid& grid)
-      : ops_(make_ops(args, problem, grid, std::make_integer_sequence<int, N>{})) {}
+      : owned_(allocate(workspace_bytes(problem, grid))),
+        ops_(make_ops(args, problem, grid, owned_.get(), std::make_integer_sequence<int, N>{})) {}
+
+  // The nodes' memory in `workspace`: workspace_bytes() of it, 64-byte aligned, kept by the
+  // caller for the run (its contents need not be cleared: the nodes initialise their share).
+  GraphExecutor(const typename Graph::ArgumentTuple& args, const GemmShape& problem, const BlockGrid& grid,
+                std::byte* workspace)
+      : ops_(make_ops(args, problem, grid, workspace, std::make_integer_sequence<int, N>{})) {}
 
   // All sub-tiles of one block; `arena` is this thread's scratch (arena_bytes() of it).
   void visit_block(const AccBlock& acc, int64_t block_row, int64_t block_col, std::byte* arena) {
@@ -93,10 +112,24 @@ class GraphExecutor {
 
   static constexpr int round_up(int n) { return (n + W - 1) / W * W; }
 
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
+  };
+  using OwnedBytes = std::unique_ptr<std::byte[], Free>;
+
+  static OwnedBytes allocate(size_t bytes) {
+    return OwnedBytes(bytes ? static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))) : nullptr);
+  }
+
   template <int... I>
   static OpTuple make_ops(const typename Graph::ArgumentTuple& args, const GemmShape& problem,
-                          const BlockGrid& grid, std::integer_sequence<int, I...>) {
-    return OpTuple(typename Info::template Op<I>(std::get<I>(args), NodeContext{problem, grid, I})...);
+                          const BlockGrid& grid, std::byte* workspace, std::integer_sequence<int, I...>) {
+    std::array<std::byte*, size_t(N)> share{};
+    size_t offset = 0;
+    ((share[size_t(I)] = workspace ? workspace + offset : nullptr,
+      offset += node_workspace_bytes<typename Info::template Op<I>>(problem, grid)),
+     ...);
+    return OpTuple(typename Info::template Op<I>(std::get<I>(args), NodeContext{problem, grid, I, share[size_t(I)]})...);
   }
 
   template <class F>
@@ -248,6 +281,7 @@ class GraphExecutor {
     }
   }
 
+  OwnedBytes owned_;  // declared before ops_, which point into it
   OpTuple ops_;
 };
 

@@ -18,6 +18,7 @@
 //            void store(const SubTile&, const Lane* in) const;                  STORE phase
 // Reduce and store nodes pass their input through: consumers see the value they consumed
 // (Catlass's convention), so a graph can store a value and keep using it.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -35,7 +36,22 @@ struct NodeContext {
   GemmShape problem;
   BlockGrid grid;
   int index = 0;  // position in the flattened graph, for messages
+  // A node type that declares `static size_t workspace_bytes(const GemmShape&, const BlockGrid&)`
+  // (the reductions' partials) gets that many bytes of memory here, 64-byte aligned, for the
+  // duration of the run: carved from the caller's workspace, so a steady run allocates nothing.
+  std::byte* workspace = nullptr;
 };
+
+// Bytes of run-long memory node type Op asks for (0 unless it declares workspace_bytes), rounded
+// up to whole 64-byte lines so that the next node's share stays aligned.
+template <class Op>
+constexpr size_t node_workspace_bytes(const GemmShape& problem, const BlockGrid& grid) {
+  if constexpr (requires { Op::workspace_bytes(problem, grid); }) {
+    return (Op::workspace_bytes(problem, grid) + 63) / 64 * 64;
+  } else {
+    return 0;
+  }
+}
 
 // "evg node 3 (VisitorAuxLoad): <what>" as a tg::Error.
 [[noreturn]] inline void node_error(const NodeContext& ctx, const char* node, const std::string& what) {

@@ -8,9 +8,10 @@
 // column order into the block's partial, and finish() folds the blocks' partials in block-column
 // order. Results depend on the block grid and the compute length (where partial sums break),
 // never on thread count, schedule or SIMD width. Max and min propagate NaN.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "tilegraph/evg/arch/simd.h"
 #include "tilegraph/evg/block.h"
@@ -40,9 +41,17 @@ struct VisitorColReduce {
   VisitorColReduce(const Arguments& args, const NodeContext& ctx)
       : out_(args.ptr), stride_(args.stride), m_(ctx.problem.m),
         col_blocks_(ctx.grid.col_blocks(ctx.problem.n)),
-        partials_(size_t(col_blocks_ * m_), ReduceFn::identity()) {
+        partials_(reinterpret_cast<float*>(ctx.workspace)) {
     if (!out_ && m_ > 0) node_error(ctx, kName, "null pointer");
     if (m_ > 1 && stride_ == 0) node_error(ctx, kName, "stride 0 would store every row's result in one place");
+    const size_t count = size_t(col_blocks_ * m_);
+    if (count > 0 && !partials_) node_error(ctx, kName, "no workspace for the partials");
+    std::fill_n(partials_, count, ReduceFn::identity());
+  }
+
+  // One partial column per block column, in the run's workspace (NodeContext::workspace).
+  static size_t workspace_bytes(const GemmShape& problem, const BlockGrid& grid) {
+    return size_t(grid.col_blocks(problem.n) * problem.m) * sizeof(float);
   }
 
   template <int W, Extent In>
@@ -54,7 +63,7 @@ struct VisitorColReduce {
     for (int j = 0; j < W; ++j) lane_index[j] = j;
     const V identity = simd::splat<W>(ReduceFn::identity());
     const ReduceFn fn;
-    float* partial = partials_.data() + tile.block_col * m_ + tile.row0;
+    float* partial = partials_ + tile.block_col * m_ + tile.row0;
     for (int r = 0; r < tile.rows; ++r) {
       for (int j = 0; j < kVirtualLanes; j += W) simd::store<W>(scratch + j, identity);
       for (int i = 0; i < tile.ld; i += W) {
@@ -93,7 +102,7 @@ struct VisitorColReduce {
  private:
   Element* out_;
   int64_t stride_, m_, col_blocks_;
-  std::vector<float> partials_;  // col_blocks x M
+  float* partials_;  // col_blocks x M
 };
 
 }  // namespace tg::evg

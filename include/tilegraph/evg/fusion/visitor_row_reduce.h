@@ -7,10 +7,11 @@
 // and finish() folds the blocks' partials in block-row order. Results depend on the block grid
 // (where the partial sums break) but never on thread count or schedule. Max and min propagate
 // NaN; the sum of no rows is -0.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "tilegraph/evg/arch/simd.h"
 #include "tilegraph/evg/block.h"
@@ -39,16 +40,24 @@ struct VisitorRowReduce {
   VisitorRowReduce(const Arguments& args, const NodeContext& ctx)
       : out_(args.ptr), stride_(args.stride), n_(ctx.problem.n),
         row_blocks_(ctx.grid.row_blocks(ctx.problem.m)),
-        partials_(size_t(row_blocks_ * n_), ReduceFn::identity()) {
+        partials_(reinterpret_cast<float*>(ctx.workspace)) {
     if (!out_ && n_ > 0) node_error(ctx, kName, "null pointer");
     if (n_ > 1 && stride_ == 0) node_error(ctx, kName, "stride 0 would store every column's result in one place");
+    const size_t count = size_t(row_blocks_ * n_);
+    if (count > 0 && !partials_) node_error(ctx, kName, "no workspace for the partials");
+    std::fill_n(partials_, count, ReduceFn::identity());
+  }
+
+  // One partial row per block row, in the run's workspace (NodeContext::workspace).
+  static size_t workspace_bytes(const GemmShape& problem, const BlockGrid& grid) {
+    return size_t(grid.row_blocks(problem.m) * problem.n) * sizeof(float);
   }
 
   // `scratch` holds ld floats: the block's partial for these columns, folded in registers-sized
   // steps and written back.
   template <int W, Extent In>
   void reduce(const SubTile& tile, const float* in, float* scratch) {
-    float* partial = partials_.data() + tile.block_row * n_ + tile.col0;
+    float* partial = partials_ + tile.block_row * n_ + tile.col0;
     std::memcpy(scratch, partial, size_t(tile.cols) * sizeof(float));
     const ReduceFn fn;
     for (int r = 0; r < tile.rows; ++r) {
@@ -83,7 +92,7 @@ struct VisitorRowReduce {
  private:
   Element* out_;
   int64_t stride_, n_, row_blocks_;
-  std::vector<float> partials_;  // row_blocks x N
+  float* partials_;  // row_blocks x N
 };
 
 }  // namespace tg::evg
