@@ -11,6 +11,10 @@ namespace {
 // saves (a woken spinning worker takes ~1 us to join; a contiguous f32 add does ~4 elements/ns).
 constexpr int64_t kMinWorkPerTask = 16 * 1024;
 
+// Chunks per task of a parallel range: enough for a fast thread to take over a slow one's share,
+// few enough that claiming them (one shared counter) stays negligible.
+constexpr int64_t kChunksPerTask = 4;
+
 // Growth in pages, and at least doubling, so that a slowly growing size reallocates rarely.
 constexpr size_t kScratchGranularity = 4096;
 
@@ -37,6 +41,11 @@ int task_count(int64_t n, int64_t cost, int max_threads) {
   const int64_t work = n * std::max<int64_t>(cost, 1);
   const int64_t by_work = std::max<int64_t>(work / kMinWorkPerTask, 1);
   return int(std::min<int64_t>({by_work, n, int64_t(max_threads)}));
+}
+
+int64_t chunk_count(int64_t n, int64_t cost, int tasks) {
+  const int64_t by_work = n * std::max<int64_t>(cost, 1) / kMinWorkPerTask;
+  return std::max<int64_t>(std::min<int64_t>({by_work, n, int64_t(tasks) * kChunksPerTask}), std::min<int64_t>(tasks, n));
 }
 
 }  // namespace tg::cpu

@@ -4,6 +4,7 @@
 // ISA-selected row primitives (vec.h) for its inner loops. Kernels index every tensor through
 // its nb strides, so views (padded, permuted, transposed) need no copies first.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,10 @@ struct ThreadContext {
 // regions too small to be worth waking workers for run on fewer threads.
 int task_count(int64_t n, int64_t cost, int max_threads);
 
+// How many contiguous chunks `tasks` tasks share n items of `cost` elements each in: a few per
+// task, none smaller than a task's minimum work, at most n.
+int64_t chunk_count(int64_t n, int64_t cost, int tasks);
+
 class ExecContext {
  public:
   ExecContext(ThreadPool& pool, const VecKernels& vec);
@@ -70,14 +75,26 @@ class ExecContext {
     });
   }
 
-  // Splits [0, n) into one contiguous range per task and calls fn(tc, begin, end). `cost` is the
-  // work of one item in elements touched: regions too small to be worth waking workers for run
-  // on fewer threads (one, for most decode-sized nodes).
+  // Calls fn(tc, begin, end) over contiguous ranges that together cover [0, n) once. `cost` is
+  // the work of one item in elements touched: regions too small to be worth waking workers for
+  // run on fewer threads (one, for most decode-sized nodes). With several tasks the range is cut
+  // into a few chunks per task, which the tasks claim in turn, so that a thread slowed by other
+  // work (a shared machine, a slower core) takes fewer of them. fn must treat each range on its
+  // own: results then do not depend on which thread ran which chunk.
   template <class Fn>
   void parallel_range(int64_t n, int64_t cost, Fn&& fn) {
-    parallel(tasks_for(n, cost), [&](const ThreadContext& tc) {
-      const auto [begin, end] = split_range(n, tc.ith, tc.nth);
-      if (begin < end) fn(tc, begin, end);
+    const int tasks = tasks_for(n, cost);
+    if (tasks <= 1) {
+      if (n > 0) fn(ThreadContext{0, 1, scratch_[0]}, int64_t(0), n);
+      return;
+    }
+    const int64_t chunks = chunk_count(n, cost, tasks);
+    std::atomic<int64_t> next{0};
+    parallel(tasks, [&](const ThreadContext& tc) {
+      for (int64_t chunk; (chunk = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+        const auto [begin, end] = split_range(n, chunk, chunks);
+        fn(tc, begin, end);
+      }
     });
   }
 
@@ -85,10 +102,11 @@ class ExecContext {
   int tasks_for(int64_t n, int64_t cost) const { return task_count(n, cost, pool_.size()); }
 
  private:
-  static std::pair<int64_t, int64_t> split_range(int64_t n, int ith, int nth) {
-    const int64_t per = n / nth, extra = n % nth;
-    const int64_t begin = ith * per + std::min<int64_t>(ith, extra);
-    return {begin, begin + per + (ith < extra ? 1 : 0)};
+  // Part `part` of [0, n) cut into `parts` contiguous pieces whose sizes differ by at most one.
+  static std::pair<int64_t, int64_t> split_range(int64_t n, int64_t part, int64_t parts) {
+    const int64_t per = n / parts, extra = n % parts;
+    const int64_t begin = part * per + std::min<int64_t>(part, extra);
+    return {begin, begin + per + (part < extra ? 1 : 0)};
   }
 
   ThreadPool& pool_;
