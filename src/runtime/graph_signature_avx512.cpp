@@ -1,0 +1,100 @@
+// The AVX-512 check of GraphSignature's records (signature_records.h has the format): the same
+// comparisons as the portable match_record in graph_signature.cpp, on 256- and 512-bit vectors
+// with lane masks, in about two thirds of the instructions. Compiled for AVX-512 F/VL/BW/DQ;
+// GraphSignature::matches calls it only on CPUs that have them.
+#include <immintrin.h>
+
+#include "signature_records.h"
+
+namespace tg::signature_records {
+
+namespace {
+
+template <bool kUpdateAddressSum>
+inline bool match_record_avx512(const Tensor& t, const SourceRef* refs, uint64_t position,
+                                const uint64_t*& e, uint64_t& moved, uint64_t& address_sum) {
+  const uint64_t header = *e++;
+  const uint64_t type_op = type_op_word(t);
+  uint64_t diff = (header & ~kMetaBits) ^ type_op;
+  if (header & kWide << kFlagsShift) [[unlikely]] diff = *e++ ^ type_op;
+  const __m256i ne = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.ne));
+  const __m256i nb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.nb));
+  __mmask8 differ;
+  if (header & kSmallNe << kFlagsShift) [[likely]] {
+    differ = _mm256_cmpneq_epu64_mask(_mm256_cvtepu16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e))), ne);
+    ++e;
+  } else {
+    differ = _mm256_cmpneq_epu64_mask(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)), ne);
+    e += kMaxDims;
+  }
+  if (header & kDefaultNb << kFlagsShift) [[likely]] {
+    // default_nb_diff on lanes: [block_bytes, ne0 * row_factor >> kRowShift, nb1 * ne1, nb2 * ne2]
+    // (the tensor's own nb1 and nb2: once they equal the defaults, so do the products).
+    const TypeLayout& layout = kTypeLayouts[uint32_t(t.type) & kTypeLayoutMask];
+    const __m256i factors = _mm256_mask_broadcastq_epi64(_mm256_permutexvar_epi64(_mm256_setr_epi64x(0, 0, 1, 2), ne),
+                                                         0b0010, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.row_factor)));
+    const __m256i multiplicands = _mm256_permutex2var_epi64(nb, _mm256_setr_epi64x(0, 4, 1, 2), ne);
+    __m256i expected = _mm256_srlv_epi64(_mm256_mullo_epi64(multiplicands, factors), _mm256_setr_epi64x(0, kRowShift, 0, 0));
+    expected = _mm256_mask_broadcastq_epi64(expected, 0b0001, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.block_bytes)));
+    differ |= _mm256_cmpneq_epu64_mask(expected, nb);
+  } else {
+    differ |= _mm256_cmpneq_epu64_mask(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)), nb);
+    e += kMaxDims;
+  }
+  bool owner = true;
+  if (refs) {
+    if (header & kViewOffs << kFlagsShift) [[unlikely]] {
+      diff |= *e++ ^ t.view_offs;
+    } else {
+      diff |= t.view_offs;
+    }
+    if (header & kDerived << kFlagsShift) {
+      diff |= t.view_src == nullptr;
+      owner = false;
+    } else {
+      diff |= reinterpret_cast<uintptr_t>(t.view_src);
+    }
+  }
+  if (owner) {
+    const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
+    moved |= address ^ recorded;
+    if constexpr (kUpdateAddressSum) {
+      if (address != recorded) [[unlikely]] {
+        const uint64_t salt = position * kPositionSalt;
+        address_sum += address_term(address, salt) - address_term(recorded, salt);
+      }
+    }
+  }
+  if (refs) {
+    const uint32_t n_params = uint32_t(header >> kParamWordsShift & 15);
+    const __mmask8 params = _mm512_cmpneq_epu64_mask(_mm512_maskz_loadu_epi64(__mmask8((1u << n_params) - 1), e),
+                                                     _mm512_loadu_si512(t.op_params));
+    e += n_params;
+    const uint32_t n_sources = uint32_t(header >> kSourceWordsShift & 15);
+    constexpr __mmask8 kSourceLanes = (1 << kSourceWords) - 1;
+    const __mmask8 sources = _mm512_mask_cmpneq_epu64_mask(
+        kSourceLanes,
+        _mm512_xor_si512(_mm512_maskz_loadu_epi64(__mmask8((1u << n_sources) - 1), e),
+                         _mm512_set1_epi64(int64_t(kNoSourcePair))),
+        _mm512_maskz_loadu_epi64(kSourceLanes, refs));
+    e += n_sources;
+    differ |= params | sources;
+  }
+  return (diff | differ) == 0;
+}
+
+}  // namespace
+
+template <bool kUpdateAddressSum>
+SignatureMatch verify_avx512(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
+  return walk_records<kUpdateAddressSum>(graph, records, address_sum,
+                                           [](const Tensor& t, const SourceRef* refs, uint64_t position, const uint64_t*& e,
+                                              uint64_t& moved, uint64_t& sum) {
+                                             return match_record_avx512<kUpdateAddressSum>(t, refs, position, e, moved, sum);
+                                           });
+}
+
+template SignatureMatch verify_avx512<false>(const Graph&, const RecordView&, uint64_t*);
+template SignatureMatch verify_avx512<true>(const Graph&, const RecordView&, uint64_t*);
+
+}  // namespace tg::signature_records
