@@ -26,24 +26,21 @@ inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_wo
   return diff;
 }
 
-// The record of a node (refs != nullptr) or a leaf.
-void append_record(const Tensor& t, const SourceRef* refs, std::vector<uint64_t>& out) {
+// The record of a node (sources != nullptr) or a leaf.
+void append_record(const Tensor& t, const NodeSources* sources, std::vector<uint64_t>& out) {
   const uint64_t type_op = type_op_word(t);
   const uint64_t ne_bits = uint64_t(t.ne[0]) | uint64_t(t.ne[1]) | uint64_t(t.ne[2]) | uint64_t(t.ne[3]);
   uint64_t flags = (type_op & kMetaBits ? kWide : 0) | (ne_bits >> 16 ? 0 : kSmallNe) |
                    (default_nb_diff(t) ? 0 : kDefaultNb);
-  uint64_t params[kParamWords], sources[kSourceWords];
+  uint64_t params[kParamWords];
   uint64_t n_params = 0, n_sources = 0;
-  if (refs) {
+  if (sources) {
     flags |= (t.view_offs ? kViewOffs : 0) | (t.view_src ? kDerived : 0);
     for (int i = 0; i < kParamWords; ++i) {
       params[i] = load_word(t.op_params + 2 * i);
       if (params[i]) n_params = uint64_t(i) + 1;
     }
-    for (int i = 0; i < kSourceWords; ++i) {
-      sources[i] = load_word(refs + 2 * i) ^ kNoSourcePair;
-      if (sources[i]) n_sources = uint64_t(i) + 1;
-    }
+    n_sources = sources->count;
   }
   const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceWordsShift;
   out.push_back((flags & kWide ? 0 : type_op) | meta);
@@ -59,7 +56,10 @@ void append_record(const Tensor& t, const SourceRef* refs, std::vector<uint64_t>
   if (flags & kViewOffs) out.push_back(t.view_offs);
   if (!(flags & kDerived)) out.push_back(reinterpret_cast<uintptr_t>(t.data));
   out.insert(out.end(), params, params + n_params);
-  out.insert(out.end(), sources, sources + n_sources);
+  for (uint64_t i = 0; i < n_sources; i += 2) {
+    const uint64_t high = i + 1 < n_sources ? uint32_t(sources->refs[i + 1]) : 0;
+    out.push_back(uint64_t(uint32_t(sources->refs[i])) | high << 32);
+  }
 }
 
 inline uint64_t mix(uint64_t h, uint64_t w) {
@@ -71,10 +71,10 @@ inline uint64_t mix(uint64_t h, uint64_t w) {
 // differ in one word leave the lane different; xor-multiply is a 4-cycle chain where mix() is 7.
 inline uint64_t step(uint64_t h, uint64_t w) { return (h ^ w) * 0x9e3779b97f4a7c15ull; }
 
-// Compares `t` with the record at `e` and advances `e` past it; a node if refs != nullptr, else
+// Compares `t` with the record at `e` and advances `e` past it; a node if sources != nullptr, else
 // a leaf. Differences are OR-ed together and tested once.
 template <bool kUpdateAddressSum>
-inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t position, const uint64_t*& e,
+inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
                          uint64_t& moved, uint64_t& address_sum) {
   const uint64_t header = *e++;
   const uint64_t flags = header >> kFlagsShift;
@@ -101,7 +101,7 @@ inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t positi
     e += kMaxDims;
   }
   bool owner = true;
-  if (refs) {
+  if (sources) {
     if (flags & kViewOffs) [[unlikely]] {
       diff |= *e++ ^ t.view_offs;
     } else {
@@ -114,20 +114,21 @@ inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t positi
     const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
-      if (address != recorded) [[unlikely]] {
-        const uint64_t salt = position * kPositionSalt;
-        address_sum += address_term(address, salt) - address_term(recorded, salt);
-      }
+      if (address != recorded) [[unlikely]] address_sum += moved_address_delta(address, recorded, position);
     }
   }
-  if (!refs) return (diff | vdiff[0] | vdiff[1]) == 0;
+  if (!sources) return (diff | vdiff[0] | vdiff[1]) == 0;
   const uint64_t n_params = header >> kParamWordsShift & 15;
   vdiff |= masked_diff<kParamWords / 2>(t.op_params, e, n_params, Vec{0, 0});
   e += n_params;
   const uint64_t n_sources = header >> kSourceWordsShift & 15;
-  vdiff |= masked_diff<kSourceWords / 2>(refs, e, n_sources, Vec{kNoSourcePair, kNoSourcePair});
-  diff |= load_word(refs + kMaxSrc - 2) ^ kNoSourcePair ^ (e[kSourceWords - 1] & kWordMasks.rows[n_sources][kSourceWords - 1]);
-  e += n_sources;
+  if (n_sources != sources->count) return false;
+  for (uint64_t i = 0; i < n_sources; ++i) {
+    uint32_t recorded;
+    std::memcpy(&recorded, reinterpret_cast<const char*>(e) + 4 * i, sizeof recorded);
+    diff |= recorded ^ uint32_t(sources->refs[i]);
+  }
+  e += (n_sources + 1) / 2;
   return (diff | vdiff[0] | vdiff[1]) == 0;
 }
 
@@ -138,9 +139,9 @@ namespace signature_records {
 template <bool kUpdateAddressSum>
 SignatureMatch verify_portable(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
   return walk_records<kUpdateAddressSum>(graph, records, address_sum,
-                                           [](const Tensor& t, const SourceRef* refs, uint64_t position, const uint64_t*& e,
+                                           [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
                                               uint64_t& moved, uint64_t& sum) {
-                                             return match_record<kUpdateAddressSum>(t, refs, position, e, moved, sum);
+                                             return match_record<kUpdateAddressSum>(t, sources, position, e, moved, sum);
                                            });
 }
 
@@ -176,7 +177,11 @@ void GraphSignature::record(const Graph& graph) {
   words_.clear();  // a re-bind records the same structure again: the capacity suffices
   // Last tensor first: see walk_records.
   for (size_t j = leaf_count_; j-- > 0;) append_record(*graph.leafs()[j], nullptr, words_);
-  for (size_t i = node_count_; i-- > 0;) append_record(*graph.nodes()[i], graph.src_refs()[i].data(), words_);
+  for (size_t i = node_count_; i-- > 0;) {
+    const std::span<const SourceRef> refs = graph.sources(i);
+    const NodeSources sources{refs.data(), refs.size()};
+    append_record(*graph.nodes()[i], &sources, words_);
+  }
   words_.insert(words_.end(), kPadWords, 0);
 }
 

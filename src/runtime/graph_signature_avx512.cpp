@@ -2,6 +2,8 @@
 // comparisons as the portable match_record in graph_signature.cpp, on 256- and 512-bit vectors
 // with lane masks, in about two thirds of the instructions. Compiled for AVX-512 F/VL/BW/DQ;
 // GraphSignature::matches calls it only on CPUs that have them.
+#include <algorithm>
+
 #include <immintrin.h>
 
 #include "signature_records.h"
@@ -11,7 +13,7 @@ namespace tg::signature_records {
 namespace {
 
 template <bool kUpdateAddressSum>
-inline bool match_record_avx512(const Tensor& t, const SourceRef* refs, uint64_t position,
+inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uint64_t position,
                                 const uint64_t*& e, uint64_t& moved, uint64_t& address_sum) {
   const uint64_t header = *e++;
   const uint64_t type_op = type_op_word(t);
@@ -42,7 +44,7 @@ inline bool match_record_avx512(const Tensor& t, const SourceRef* refs, uint64_t
     e += kMaxDims;
   }
   bool owner = true;
-  if (refs) {
+  if (sources) {
     if (header & kViewOffs << kFlagsShift) [[unlikely]] {
       diff |= *e++ ^ t.view_offs;
     } else {
@@ -59,26 +61,23 @@ inline bool match_record_avx512(const Tensor& t, const SourceRef* refs, uint64_t
     const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
-      if (address != recorded) [[unlikely]] {
-        const uint64_t salt = position * kPositionSalt;
-        address_sum += address_term(address, salt) - address_term(recorded, salt);
-      }
+      if (address != recorded) [[unlikely]] address_sum += moved_address_delta(address, recorded, position);
     }
   }
-  if (refs) {
+  if (sources) {
     const uint32_t n_params = uint32_t(header >> kParamWordsShift & 15);
     const __mmask8 params = _mm512_cmpneq_epu64_mask(_mm512_maskz_loadu_epi64(__mmask8((1u << n_params) - 1), e),
                                                      _mm512_loadu_si512(t.op_params));
     e += n_params;
     const uint32_t n_sources = uint32_t(header >> kSourceWordsShift & 15);
-    constexpr __mmask8 kSourceLanes = (1 << kSourceWords) - 1;
-    const __mmask8 sources = _mm512_mask_cmpneq_epu64_mask(
-        kSourceLanes,
-        _mm512_xor_si512(_mm512_maskz_loadu_epi64(__mmask8((1u << n_sources) - 1), e),
-                         _mm512_set1_epi64(int64_t(kNoSourcePair))),
-        _mm512_maskz_loadu_epi64(kSourceLanes, refs));
-    e += n_sources;
-    differ |= params | sources;
+    diff |= n_sources ^ sources->count;
+    // Lanes both have (a count that differs is a difference already).
+    const __mmask16 source_lanes = __mmask16((1u << std::min<uint64_t>(n_sources, sources->count)) - 1);
+    const __mmask16 source_differ = _mm512_mask_cmpneq_epi32_mask(
+        source_lanes, _mm512_maskz_loadu_epi32(source_lanes, e), _mm512_maskz_loadu_epi32(source_lanes, sources->refs));
+    e += (n_sources + 1) / 2;
+    diff |= source_differ;
+    differ |= params;
   }
   return (diff | differ) == 0;
 }
@@ -88,9 +87,9 @@ inline bool match_record_avx512(const Tensor& t, const SourceRef* refs, uint64_t
 template <bool kUpdateAddressSum>
 SignatureMatch verify_avx512(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
   return walk_records<kUpdateAddressSum>(graph, records, address_sum,
-                                           [](const Tensor& t, const SourceRef* refs, uint64_t position, const uint64_t*& e,
+                                           [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
                                               uint64_t& moved, uint64_t& sum) {
-                                             return match_record_avx512<kUpdateAddressSum>(t, refs, position, e, moved, sum);
+                                             return match_record_avx512<kUpdateAddressSum>(t, sources, position, e, moved, sum);
                                            });
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "tilegraph/runtime/graph_signature.h"
 
@@ -34,6 +35,12 @@ SignatureMatch verify_avx512(const Graph& graph, const RecordView& records, uint
 
 namespace {
 
+// A node's sources as the walk hands them to a record check (a leaf gets none: nullptr).
+struct NodeSources {
+  const SourceRef* refs;
+  uint64_t count;
+};
+
 // A record is one header word and then only the words its flags call for:
 //   header     the tensor's type and op as one word (type | op << 32), with the flags and counts
 //              in bits 8-31, which are zero for every type and op below 256; kWide marks a type
@@ -43,7 +50,8 @@ namespace {
 //   view_offs  one word if it is not 0 (kViewOffs)
 //   address    the data pointer, unless the node is a view (kDerived) — always for a leaf
 //   op_params  pairs of int32 up to the last non-zero pair (the rest are zero)
-//   sources    pairs of SourceRefs XOR kNoSourcePair up to the last pair with a source
+//   sources    the node's Graph::sources() (a count of up to kMaxSrc in the header), two to a
+//              word; an odd count leaves the last word's upper half zero
 // (leaves have no view_offs, op_params or sources). The verification reads the flags from the
 // record and checks that what each one implies holds for the tensor (ne fits 16 bits, nb is
 // the default, the omitted words are zero...), so a record matches exactly the tensors whose
@@ -60,15 +68,14 @@ constexpr uint64_t kDerived = 1 << kDerivedBit;
 constexpr int kParamWordsShift = 16;
 constexpr int kSourceWordsShift = 20;
 constexpr int kParamWords = kMaxOpParams / 2;
-constexpr int kSourceWords = kMaxSrc / 2;
-static_assert(kMaxOpParams % 4 == 0 && kMaxSrc % 4 == 2, "op_params: whole vectors; sources: vectors and one word");
-static_assert(kParamWords < 16 && kSourceWords < 16, "the counts have four bits each");
+static_assert(kMaxOpParams % 4 == 0, "op_params: whole vectors");
+static_assert(kParamWords < 16 && kMaxSrc < 16, "the counts have four bits each");
 static_assert(offsetof(Tensor, op) == offsetof(Tensor, type) + 4 && sizeof(DType) == 4 && sizeof(Op) == 4,
               "type and op are read as one word");
 // The verification reads a fixed number of op_params/source words and masks off the ones a record
 // does not have; the last record may end this close to the end of the stored words.
 constexpr size_t kPadWords = 8;
-static_assert(kPadWords >= size_t(kParamWords) && kPadWords >= size_t(kSourceWords));
+static_assert(kPadWords >= size_t(kParamWords));
 
 using Vec = uint64_t __attribute__((vector_size(16)));  // two words: SSE2 on x86-64, NEON on arm64
 using Words = uint32_t __attribute__((vector_size(16)));
@@ -83,11 +90,6 @@ inline uint64_t load_word(const void* p) {
   std::memcpy(&w, p, sizeof w);
   return w;
 }
-
-const uint64_t kNoSourcePair = [] {
-  const int32_t pair[2] = {kNoSource, kNoSource};
-  return load_word(pair);
-}();
 
 // Row n keeps the first n words of a record's op_params or sources and clears the rest.
 struct alignas(16) WordMasks {
@@ -141,6 +143,13 @@ constexpr uint64_t kAddressSeed = 0x452821e638d01377ull;
 constexpr uint64_t kPositionSalt = 0x13198a2e03707344ull;
 // `salt` is position * kPositionSalt (key() keeps it as a running sum: no multiply per node).
 inline uint64_t address_term(uint64_t address, uint64_t salt) { return (address ^ salt) * 0xff51afd7ed558ccdull; }
+// What the address sum changes by when the address at `position` moved from `recorded`. Out of
+// line: inlined into the verification loop, the compiler kept position * kPositionSalt as a
+// running sum and ran out of registers: a 1k-node check with the key took ~20% longer.
+[[gnu::noinline]] inline uint64_t moved_address_delta(uint64_t address, uint64_t recorded, uint64_t position) {
+  const uint64_t salt = position * kPositionSalt;
+  return address_term(address, salt) - address_term(recorded, salt);
+}
 
 // Tensors are scattered objects: fetching the lines the verification reads (Tensor keeps them
 // in its first three) several nodes ahead hides most of the misses.
@@ -157,8 +166,8 @@ inline void prefetch_compared_lines(const Tensor* t) {
   __builtin_prefetch(p + 128);
 }
 
-// Checks every leaf and then every node, each in reverse order, with `match_record(tensor, refs
-// or nullptr, position, e, moved, address_sum)`, which compares one record at `e` and advances
+// Checks every leaf and then every node, each in reverse order, with `match_record(tensor,
+// NodeSources* or nullptr for a leaf, position, e, moved, address_sum)`, which compares one record at `e` and advances
 // `e` past it. Reverse order, because a lookup that misses the most recent entry runs key()
 // first, which reads the tensors from the first node to the last leaf: the last ones it read
 // are still in the core's L2 cache when the verification starts from them.
@@ -175,14 +184,18 @@ inline SignatureMatch walk_records(const Graph& graph, const signature_records::
     if (!match_record(*graph.leafs()[j], nullptr, n_nodes + j, e, moved, *address_sum)) return SignatureMatch::kDifferent;
   }
   Tensor* const* nodes = graph.nodes().data();
-  const std::array<SourceRef, kMaxSrc>* refs = graph.src_refs().data();
+  const auto match_node = [&](size_t index) {
+    const std::span<const SourceRef> refs = graph.sources(index);
+    const NodeSources sources{refs.data(), refs.size()};
+    return match_record(*nodes[index], &sources, index, e, moved, *address_sum);
+  };
   size_t i = n_nodes;
   for (; i > kPrefetchAhead; --i) {
     prefetch_compared_lines(nodes[i - 1 - kPrefetchAhead]);
-    if (!match_record(*nodes[i - 1], refs[i - 1].data(), i - 1, e, moved, *address_sum)) return SignatureMatch::kDifferent;
+    if (!match_node(i - 1)) return SignatureMatch::kDifferent;
   }
   for (; i > 0; --i) {
-    if (!match_record(*nodes[i - 1], refs[i - 1].data(), i - 1, e, moved, *address_sum)) return SignatureMatch::kDifferent;
+    if (!match_node(i - 1)) return SignatureMatch::kDifferent;
   }
   if (e != records.end) return SignatureMatch::kDifferent;
   return moved ? SignatureMatch::kAddressesOnly : SignatureMatch::kExact;

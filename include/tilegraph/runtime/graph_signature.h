@@ -2,7 +2,7 @@
 // The properties of a graph that decide whether a captured graph can be replayed for it (seed
 // 000 §6.1/§7.2, seed 003's ggml_graph_node_properties), stored compactly:
 //   per node   op, type, ne, nb, op_params, view offset, whether it is a view, and where each
-//              source comes from (a node or leaf index, see Graph::src_refs); per leaf: type, ne, nb.
+//              source comes from (a node or leaf index, see Graph::sources); per leaf: type, ne, nb.
 //   addresses  data pointers of every node that owns memory and of every leaf. Views, no-op
 //              nodes and in-place writes (SET_ROWS, CPY) are exempt: their addresses follow
 //              from their base's address and their view offset, which are recorded.

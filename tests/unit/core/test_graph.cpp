@@ -70,7 +70,7 @@ TEST(Graph, RefOfLocatesNodesAndLeafs) {
   EXPECT_EQ(g.ref_of(x), leaf_ref(position(g.leafs(), x)));
   EXPECT_EQ(g.ref_of(y), leaf_ref(position(g.leafs(), y)));
   EXPECT_EQ(g.ref_of(stranger), kNoSource);
-  EXPECT_EQ(g.src_refs()[1][0], g.ref_of(a));
+  EXPECT_EQ(g.source(1, 0), g.ref_of(a));
 }
 
 TEST(TensorMap, InsertFindGrowAndClear) {

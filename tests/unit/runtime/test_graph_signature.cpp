@@ -40,7 +40,11 @@ struct Snapshot {
     return p;
   }
   explicit Snapshot(const Graph& g) {
-    for (size_t i = 0; i < g.size(); ++i) nodes.push_back(props(*g.nodes()[i], g.src_refs()[i]));
+    for (size_t i = 0; i < g.size(); ++i) {
+      std::array<SourceRef, kMaxSrc> refs;
+      for (int j = 0; j < kMaxSrc; ++j) refs[size_t(j)] = g.source(i, j);
+      nodes.push_back(props(*g.nodes()[i], refs));
+    }
     std::array<SourceRef, kMaxSrc> none;
     none.fill(kNoSource);
     for (const Tensor* leaf : g.leafs()) leafs.push_back(props(*leaf, none));
