@@ -14,14 +14,35 @@ namespace {
 
 using signature_records::RecordView;
 
-// The differences between kVecs pairs of words at `actual` (XOR `flip`) and the first n_words
-// words at `stored` followed by zeros.
+using Vec = uint64_t __attribute__((vector_size(16)));  // two words: SSE2 on x86-64, NEON on arm64
+using Words = uint32_t __attribute__((vector_size(16)));
+using Halves = uint16_t __attribute__((vector_size(16)));
+inline Vec load_vec(const void* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Row n keeps the first n words of a record's op_params and clears the rest.
+struct alignas(16) WordMasks {
+  uint64_t rows[kPadWords + 1][kPadWords];
+};
+constexpr WordMasks kWordMasks = [] {
+  WordMasks m{};
+  for (size_t n = 0; n <= kPadWords; ++n) {
+    for (size_t i = 0; i < kPadWords; ++i) m.rows[n][i] = i < n ? ~uint64_t(0) : 0;
+  }
+  return m;
+}();
+
+// The differences between kVecs pairs of words at `actual` and the first n_words words at
+// `stored` followed by zeros.
 template <int kVecs>
-inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_words, Vec flip) {
+inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_words) {
   const uint64_t* mask = kWordMasks.rows[n_words];
   Vec diff = {0, 0};
   for (int i = 0; i < kVecs; ++i) {
-    diff |= load_vec(static_cast<const char*>(actual) + 16 * i) ^ flip ^ (load_vec(stored + 2 * i) & load_vec(mask + 2 * i));
+    diff |= load_vec(static_cast<const char*>(actual) + 16 * i) ^ (load_vec(stored + 2 * i) & load_vec(mask + 2 * i));
   }
   return diff;
 }
@@ -42,7 +63,7 @@ void append_record(const Tensor& t, const NodeSources* sources, std::vector<uint
     }
     n_sources = sources->count;
   }
-  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceWordsShift;
+  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceCountShift;
   out.push_back((flags & kWide ? 0 : type_op) | meta);
   if (flags & kWide) out.push_back(type_op);
   if (flags & kSmallNe) {
@@ -119,9 +140,9 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
   }
   if (!sources) return (diff | vdiff[0] | vdiff[1]) == 0;
   const uint64_t n_params = header >> kParamWordsShift & 15;
-  vdiff |= masked_diff<kParamWords / 2>(t.op_params, e, n_params, Vec{0, 0});
+  vdiff |= masked_diff<kParamWords / 2>(t.op_params, e, n_params);
   e += n_params;
-  const uint64_t n_sources = header >> kSourceWordsShift & 15;
+  const uint64_t n_sources = header >> kSourceCountShift & 15;
   if (n_sources != sources->count) return false;
   for (uint64_t i = 0; i < n_sources; ++i) {
     uint32_t recorded;

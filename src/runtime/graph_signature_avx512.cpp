@@ -69,7 +69,7 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
     const __mmask8 params = _mm512_cmpneq_epu64_mask(_mm512_maskz_loadu_epi64(__mmask8((1u << n_params) - 1), e),
                                                      _mm512_loadu_si512(t.op_params));
     e += n_params;
-    const uint32_t n_sources = uint32_t(header >> kSourceWordsShift & 15);
+    const uint32_t n_sources = uint32_t(header >> kSourceCountShift & 15);
     diff |= n_sources ^ sources->count;
     // Lanes both have (a count that differs is a difference already).
     const __mmask16 source_lanes = __mmask16((1u << std::min<uint64_t>(n_sources, sources->count)) - 1);

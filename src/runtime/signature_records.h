@@ -66,42 +66,22 @@ constexpr uint64_t kViewOffs = 1 << 3;
 constexpr int kDerivedBit = 4;
 constexpr uint64_t kDerived = 1 << kDerivedBit;
 constexpr int kParamWordsShift = 16;
-constexpr int kSourceWordsShift = 20;
+constexpr int kSourceCountShift = 20;
 constexpr int kParamWords = kMaxOpParams / 2;
 static_assert(kMaxOpParams % 4 == 0, "op_params: whole vectors");
 static_assert(kParamWords < 16 && kMaxSrc < 16, "the counts have four bits each");
 static_assert(offsetof(Tensor, op) == offsetof(Tensor, type) + 4 && sizeof(DType) == 4 && sizeof(Op) == 4,
               "type and op are read as one word");
-// The verification reads a fixed number of op_params/source words and masks off the ones a record
-// does not have; the last record may end this close to the end of the stored words.
+// The portable verification reads a fixed number of op_params words and masks off the ones a
+// record does not have; the last record may end this close to the end of the stored words.
 constexpr size_t kPadWords = 8;
 static_assert(kPadWords >= size_t(kParamWords));
 
-using Vec = uint64_t __attribute__((vector_size(16)));  // two words: SSE2 on x86-64, NEON on arm64
-using Words = uint32_t __attribute__((vector_size(16)));
-using Halves = uint16_t __attribute__((vector_size(16)));
-inline Vec load_vec(const void* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 inline uint64_t load_word(const void* p) {
   uint64_t w;
   std::memcpy(&w, p, sizeof w);
   return w;
 }
-
-// Row n keeps the first n words of a record's op_params or sources and clears the rest.
-struct alignas(16) WordMasks {
-  uint64_t rows[kPadWords + 1][kPadWords];
-};
-constexpr WordMasks kWordMasks = [] {
-  WordMasks m{};
-  for (size_t n = 0; n <= kPadWords; ++n) {
-    for (size_t i = 0; i < kPadWords; ++i) m.rows[n][i] = i < n ? ~uint64_t(0) : 0;
-  }
-  return m;
-}();
 
 // The contiguous layout of each type, indexed by the type's low bits: bytes per block, and
 // bytes per block << kRowShift / elements per block, so that a row takes (ne0 * row_factor) >>
