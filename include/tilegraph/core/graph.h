@@ -2,7 +2,6 @@
 // A compute graph: the tensors reachable from the outputs, in an order where every node comes
 // after its sources (ggml's cgraph). Leafs are tensors with op NONE (weights, inputs); nodes are
 // everything else, views included. A tensor appears once however many consumers it has.
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -51,8 +50,8 @@ class Graph {
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
   std::vector<Tensor*> outputs_;
-  // Every node's sources() one after another (graph-mode lookup reads them for every node: ~1-3
-  // words a node instead of kMaxSrc), and where each node's start, plus the end.
+  // Every node's sources() one after another (graph-mode lookup reads them for every node: one
+  // to three refs a node, not kMaxSrc), and where each node's list starts, plus the end.
   std::vector<SourceRef> source_refs_;
   std::vector<uint32_t> source_begin_ = {0};
   TensorMap refs_;  // every visited tensor's SourceRef; kNoSource while open
