@@ -1,7 +1,9 @@
 // The AVX-512 check of GraphSignature's records (signature_records.h has the format): the same
-// comparisons as the portable match_record in graph_signature.cpp, on 256- and 512-bit vectors
-// with lane masks, in about two thirds of the instructions. Compiled for AVX-512 F/VL/BW/DQ;
-// GraphSignature::matches calls it only on CPUs that have them.
+// comparisons as the portable match_record in graph_signature.cpp, on 256-bit vectors with lane
+// masks, in about two thirds of the instructions. Compiled for AVX-512 F/VL/BW/DQ;
+// GraphSignature::matches calls it only on CPUs that have them. No 512-bit registers: on Intel
+// cores they lower the clock for a while afterwards, which made the code run after a lookup
+// (key(), the replay) ~15% slower.
 #include <algorithm>
 
 #include <immintrin.h>
@@ -66,15 +68,24 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
   }
   if (sources) {
     const uint32_t n_params = uint32_t(header >> kParamWordsShift & 15);
-    const __mmask8 params = _mm512_cmpneq_epu64_mask(_mm512_maskz_loadu_epi64(__mmask8((1u << n_params) - 1), e),
-                                                     _mm512_loadu_si512(t.op_params));
+    const __mmask8 param_lanes = __mmask8((1u << n_params) - 1);
+    const __mmask8 params =
+        _mm256_cmpneq_epu64_mask(_mm256_maskz_loadu_epi64(param_lanes, e),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.op_params))) |
+        _mm256_cmpneq_epu64_mask(_mm256_maskz_loadu_epi64(__mmask8(param_lanes >> 4), e + 4),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.op_params + 8)));
     e += n_params;
     const uint32_t n_sources = uint32_t(header >> kSourceCountShift & 15);
     diff |= n_sources ^ sources->count;
     // Lanes both have (a count that differs is a difference already).
-    const __mmask16 source_lanes = __mmask16((1u << std::min<uint64_t>(n_sources, sources->count)) - 1);
-    const __mmask16 source_differ = _mm512_mask_cmpneq_epi32_mask(
-        source_lanes, _mm512_maskz_loadu_epi32(source_lanes, e), _mm512_maskz_loadu_epi32(source_lanes, sources->refs));
+    const uint32_t source_lanes = (1u << std::min<uint64_t>(n_sources, sources->count)) - 1;
+    const __mmask8 low = __mmask8(source_lanes);
+    uint32_t source_differ =
+        _mm256_mask_cmpneq_epi32_mask(low, _mm256_maskz_loadu_epi32(low, e), _mm256_maskz_loadu_epi32(low, sources->refs));
+    if (const __mmask8 high = __mmask8(source_lanes >> 8)) [[unlikely]] {
+      source_differ |= _mm_mask_cmpneq_epi32_mask(high, _mm_maskz_loadu_epi32(high, e + 4),
+                                                  _mm_maskz_loadu_epi32(high, sources->refs + 8));
+    }
     e += (n_sources + 1) / 2;
     diff |= source_differ;
     differ |= params;
