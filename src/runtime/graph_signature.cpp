@@ -159,11 +159,10 @@ namespace signature_records {
 
 template <bool kUpdateAddressSum>
 SignatureMatch verify_portable(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
-  return walk_records<kUpdateAddressSum>(graph, records, address_sum,
-                                           [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
-                                              uint64_t& moved, uint64_t& sum) {
-                                             return match_record<kUpdateAddressSum>(t, sources, position, e, moved, sum);
-                                           });
+  return walk_records<kUpdateAddressSum>(
+      graph, records, address_sum,
+      [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e, uint64_t& moved,
+         uint64_t& sum) { return match_record<kUpdateAddressSum>(t, sources, position, e, moved, sum); });
 }
 
 }  // namespace signature_records

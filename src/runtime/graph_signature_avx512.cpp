@@ -2,8 +2,8 @@
 // comparisons as the portable match_record in graph_signature.cpp, on 256-bit vectors with lane
 // masks, in about two thirds of the instructions. Compiled for AVX-512 F/VL/BW/DQ;
 // GraphSignature::matches calls it only on CPUs that have them. No 512-bit registers: on Intel
-// cores they lower the clock for a while afterwards, which made the code run after a lookup
-// (key(), the replay) ~15% slower.
+// cores they lower the clock for a while afterwards, which made key() right after a lookup
+// ~15% slower.
 #include <algorithm>
 
 #include <immintrin.h>
@@ -97,11 +97,10 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
 
 template <bool kUpdateAddressSum>
 SignatureMatch verify_avx512(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
-  return walk_records<kUpdateAddressSum>(graph, records, address_sum,
-                                           [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
-                                              uint64_t& moved, uint64_t& sum) {
-                                             return match_record_avx512<kUpdateAddressSum>(t, sources, position, e, moved, sum);
-                                           });
+  return walk_records<kUpdateAddressSum>(
+      graph, records, address_sum,
+      [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e, uint64_t& moved,
+         uint64_t& sum) { return match_record_avx512<kUpdateAddressSum>(t, sources, position, e, moved, sum); });
 }
 
 template SignatureMatch verify_avx512<false>(const Graph&, const RecordView&, uint64_t*);
