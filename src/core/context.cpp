@@ -1,5 +1,6 @@
 #include "tilegraph/core/context.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -22,28 +23,38 @@ void Context::AlignedFree::operator()(void* p) const { aligned_free_bytes(p); }
 Context::Context(ContextOptions options) : options_(options) {}
 Context::~Context() = default;
 
+Tensor& Context::add_tensor() {
+  constexpr size_t kFirstChunk = 8, kLargestChunk = 256;
+  if (tensor_chunks_.empty() || tensor_chunks_.back().used == tensor_chunks_.back().size) {
+    const size_t size = tensor_chunks_.empty() ? kFirstChunk : std::min(2 * tensor_chunks_.back().size, kLargestChunk);
+    tensor_chunks_.push_back({std::make_unique<Tensor[]>(size), size, 0});
+  }
+  ++tensor_count_;
+  TensorChunk& chunk = tensor_chunks_.back();
+  return chunk.tensors[chunk.used++];
+}
+
 Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
   if (ne.empty() || ne.size() > size_t(kMaxDims)) {
     throw Error("new_tensor: " + std::to_string(ne.size()) + " dimensions (expected 1 to 4)");
   }
-  Tensor& t = tensors_.emplace_back();
-  t.type = type;
   for (size_t i = 0; i < ne.size(); ++i) {
     if (ne[i] < 0) {
-      tensors_.pop_back();
-      throw Error("new_tensor: negative size " + std::to_string(ne[i]) + " in dimension " +
-                  std::to_string(i));
+      throw Error("new_tensor: negative size " + std::to_string(ne[i]) + " in dimension " + std::to_string(i));
     }
-    t.ne[i] = ne[i];
   }
   const DTypeTraits& traits = dtype_traits(type);
+  size_t row_bytes = 0;
   try {
-    t.nb[0] = traits.type_size;
-    t.nb[1] = row_size(type, t.ne[0]);
+    row_bytes = row_size(type, ne[0]);
   } catch (const Error& e) {
-    tensors_.pop_back();
     throw Error(std::string("new_tensor: ") + e.what());
   }
+  Tensor& t = add_tensor();
+  t.type = type;
+  for (size_t i = 0; i < ne.size(); ++i) t.ne[i] = ne[i];
+  t.nb[0] = traits.type_size;
+  t.nb[1] = row_bytes;
   for (int i = 2; i < kMaxDims; ++i) t.nb[i] = t.nb[i - 1] * size_t(t.ne[i - 1]);
   if (!options_.no_alloc) allocate(&t);
   return &t;
@@ -51,7 +62,7 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
 
 Tensor* Context::new_view(Tensor* base, DType type, std::span<const int64_t> ne,
                           std::span<const size_t> nb, size_t offset) {
-  Tensor& t = tensors_.emplace_back();
+  Tensor& t = add_tensor();
   t.type = type;
   for (size_t i = 0; i < ne.size(); ++i) t.ne[i] = ne[i];
   for (size_t i = 0; i < nb.size(); ++i) t.nb[i] = nb[i];
@@ -71,12 +82,16 @@ void Context::allocate(Tensor* t) {
 }
 
 void Context::allocate_all() {
-  for (Tensor& t : tensors_) {
-    if (!t.view_src && !t.data) allocate(&t);
+  for (TensorChunk& chunk : tensor_chunks_) {
+    for (size_t i = 0; i < chunk.used; ++i) {
+      Tensor& t = chunk.tensors[i];
+      if (!t.view_src && !t.data) allocate(&t);
+    }
   }
-  for (Tensor& t : tensors_) {
-    if (t.view_src && !t.data && t.view_src->data) {
-      t.data = static_cast<char*>(t.view_src->data) + t.view_offs;
+  for (TensorChunk& chunk : tensor_chunks_) {
+    for (size_t i = 0; i < chunk.used; ++i) {
+      Tensor& t = chunk.tensors[i];
+      if (t.view_src && !t.data && t.view_src->data) t.data = static_cast<char*>(t.view_src->data) + t.view_offs;
     }
   }
 }

@@ -39,16 +39,19 @@ void Graph::visit(Tensor* root) {
       *refs_.find(tensor) = leaf_ref(leafs_.size());
       leafs_.push_back(tensor);
     } else {
-      std::array<SourceRef, kMaxSrc> refs;
-      for (int j = 0; j < kMaxSrc; ++j) {
-        refs[j] = tensor->src[j] ? *refs_.find(tensor->src[j]) : kNoSource;
-        if (tensor->src[j] && refs[j] == kNoSource) {
+      int n_sources = kMaxSrc;
+      while (n_sources > 0 && !tensor->src[n_sources - 1]) --n_sources;
+      for (int j = 0; j < n_sources; ++j) {
+        const SourceRef ref = tensor->src[j] ? *refs_.find(tensor->src[j]) : kNoSource;
+        if (tensor->src[j] && ref == kNoSource) {
+          source_refs_.resize(source_begin_.back());  // the node is not added
           throw Error("graph: cycle through " + describe(*tensor));
         }
+        source_refs_.push_back(ref);
       }
       *refs_.find(tensor) = SourceRef(nodes_.size());
       nodes_.push_back(tensor);
-      src_refs_.push_back(refs);
+      source_begin_.push_back(uint32_t(source_refs_.size()));
     }
     stack.pop_back();
   }

@@ -38,8 +38,8 @@ ChainKind chain_kind(const Tensor& node, bool gemm_takes_matmul) {
 
 void ExecutedNodes::count_consumers(const Graph& graph) {
   all_consumers_.assign(graph.size(), 0);
-  for (const auto& refs : graph.src_refs()) {
-    for (SourceRef ref : refs) {
+  for (size_t i = 0; i < graph.size(); ++i) {
+    for (SourceRef ref : graph.sources(i)) {
       if (ref >= 0) ++all_consumers_[size_t(ref)];
     }
   }

@@ -63,7 +63,7 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
   for (size_t i = 0; i < n_nodes; ++i) {
     Tensor& shadow = shadows_[i];
     for (int j = 0; j < kMaxSrc; ++j) {
-      const SourceRef ref = graph.src_refs()[i][j];
+      const SourceRef ref = graph.source(i, j);
       shadow.src[j] = ref == kNoSource ? nullptr : &shadows_[shadow_index(ref, n_nodes)];
     }
     if (shadow.view_src) {

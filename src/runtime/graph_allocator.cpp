@@ -92,7 +92,7 @@ struct StorageState {
 
 // The planner's working memory, kept between the steps of a decode loop so that planning a
 // graph of the same size allocates nothing. Tensors are addressed by graph position (nodes, then
-// leafs) and sources through Graph::src_refs, so only views need a lookup by pointer.
+// leafs) and sources through Graph::sources, so only views need a lookup by pointer.
 struct GraphAllocator::Workspace {
   std::vector<StorageState> storage;
   std::vector<int32_t> storage_at;     // per graph position: its storage in `storage`
@@ -142,7 +142,7 @@ struct GraphAllocator::Workspace {
     for (size_t l = 0; l < leafs.size(); ++l) note(n_nodes + l, -1);
     for (size_t i = 0; i < n_nodes; ++i) {
       note(i, int(i));
-      for (SourceRef ref : graph.src_refs()[i]) {
+      for (SourceRef ref : graph.sources(i)) {
         if (ref != kNoSource) note(position(ref), int(i));
       }
     }
@@ -170,7 +170,7 @@ struct GraphAllocator::Workspace {
     }
     for (size_t i = 0; i < n_nodes; ++i) {
       place(i);
-      for (SourceRef ref : graph.src_refs()[i]) {
+      for (SourceRef ref : graph.sources(i)) {
         if (ref != kNoSource) place(position(ref));
       }
       for (int32_t k = released_head[i]; k >= 0; k = storage[size_t(k)].next_released) {

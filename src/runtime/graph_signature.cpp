@@ -2,49 +2,17 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstring>
+
+#include "signature_records.h"
+#include "tilegraph/core/error.h"
 
 namespace tg {
 
 namespace {
 
-// A record is one header word and then only the words its flags call for:
-//   header     the tensor's type and op as one word (type | op << 32), with the flags and counts
-//              in bits 8-31, which are zero for every type and op below 256; kWide marks a type
-//              or op that does not fit, stored in full in the next word instead
-//   ne         one word of four 16-bit fields (kSmallNe), else four words
-//   nb         four words, unless nb is the contiguous layout of ne and type (kDefaultNb)
-//   view_offs  one word if it is not 0 (kViewOffs)
-//   address    the data pointer, unless the node is a view (kDerived) — always for a leaf
-//   op_params  pairs of int32 up to the last non-zero pair (the rest are zero)
-//   sources    pairs of SourceRefs XOR kNoSourcePair up to the last pair with a source
-// (leaves have no view_offs, op_params or sources). The verification reads the flags from the
-// record and checks that what each one implies holds for the tensor (ne fits 16 bits, nb is
-// the default, the omitted words are zero...), so a record matches exactly the tensors whose
-// recorded properties are all equal: the encoding is shorter, not lossy. A 10,000-node chain
-// takes ~35 bytes per node instead of 184, which is most of what the verification has to read.
-constexpr uint64_t kMetaBits = 0x00000000ffffff00ull;
-constexpr int kFlagsShift = 8;
-constexpr uint64_t kWide = 1 << 0;
-constexpr uint64_t kSmallNe = 1 << 1;
-constexpr uint64_t kDefaultNb = 1 << 2;
-constexpr uint64_t kViewOffs = 1 << 3;
-constexpr int kDerivedBit = 4;
-constexpr uint64_t kDerived = 1 << kDerivedBit;
-constexpr int kParamWordsShift = 16;
-constexpr int kSourceWordsShift = 20;
-constexpr int kParamWords = kMaxOpParams / 2;
-constexpr int kSourceWords = kMaxSrc / 2;
-static_assert(kMaxOpParams % 4 == 0 && kMaxSrc % 4 == 2, "op_params: whole vectors; sources: vectors and one word");
-static_assert(kParamWords < 16 && kSourceWords < 16, "the counts have four bits each");
-static_assert(offsetof(Tensor, op) == offsetof(Tensor, type) + 4 && sizeof(DType) == 4 && sizeof(Op) == 4,
-              "type and op are read as one word");
-// The verification reads a fixed number of op_params/source words and masks off the ones a record
-// does not have; the last record may end this close to the end of the stored words.
-constexpr size_t kPadWords = 8;
-static_assert(kPadWords >= size_t(kParamWords) && kPadWords >= size_t(kSourceWords));
+using signature_records::RecordView;
 
 using Vec = uint64_t __attribute__((vector_size(16)));  // two words: SSE2 on x86-64, NEON on arm64
 using Words = uint32_t __attribute__((vector_size(16)));
@@ -54,18 +22,8 @@ inline Vec load_vec(const void* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline uint64_t load_word(const void* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
 
-const uint64_t kNoSourcePair = [] {
-  const int32_t pair[2] = {kNoSource, kNoSource};
-  return load_word(pair);
-}();
-
-// Row n keeps the first n words of a record's op_params or sources and clears the rest.
+// Row n keeps the first n words of a record's op_params and clears the rest.
 struct alignas(16) WordMasks {
   uint64_t rows[kPadWords + 1][kPadWords];
 };
@@ -77,70 +35,35 @@ constexpr WordMasks kWordMasks = [] {
   return m;
 }();
 
-// The contiguous layout of each type, indexed by the type's low bits: bytes per block, and
-// bytes per block << kRowShift / elements per block, so that a row takes (ne0 * row_factor) >>
-// kRowShift bytes — exact for whole blocks, and a multiply and a constant shift instead of a
-// division. The "contiguous layout" only has to be the same function of ne and type when
-// recording and verifying (nb is compared either way), so values outside the enum may share
-// an entry.
-constexpr int kRowShift = 5;
-struct TypeLayout {
-  uint64_t block_bytes = 0;
-  uint64_t row_factor = 0;
-};
-constexpr uint32_t kTypeLayoutMask = std::bit_ceil(uint32_t(kDTypeCount)) - 1;
-const std::array<TypeLayout, kTypeLayoutMask + 1> kTypeLayouts = [] {
-  std::array<TypeLayout, kTypeLayoutMask + 1> layouts{};
-  for (int i = 0; i < kDTypeCount; ++i) {
-    const DTypeTraits& traits = dtype_traits(DType(i));
-    layouts[size_t(i)] = {traits.type_size, (traits.type_size << kRowShift) / traits.block_size};
-  }
-  return layouts;
-}();
-
-// Zero when nb is the contiguous layout of t's ne and type.
-inline uint64_t default_nb_diff(const Tensor& t) {
-  const TypeLayout& layout = kTypeLayouts[uint32_t(t.type) & kTypeLayoutMask];
-  const uint64_t nb1 = (uint64_t(t.ne[0]) * layout.row_factor) >> kRowShift;
-  const uint64_t nb2 = nb1 * uint64_t(t.ne[1]);
-  const uint64_t nb3 = nb2 * uint64_t(t.ne[2]);
-  return (t.nb[0] ^ layout.block_bytes) | (t.nb[1] ^ nb1) | (t.nb[2] ^ nb2) | (t.nb[3] ^ nb3);
-}
-
-inline uint64_t type_op_word(const Tensor& t) { return load_word(&t.type); }
-
-// The differences between kVecs pairs of words at `actual` (XOR `flip`) and the first n_words
-// words at `stored` followed by zeros.
+// The differences between kVecs pairs of words at `actual` and the first n_words words at
+// `stored` followed by zeros.
 template <int kVecs>
-inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_words, Vec flip) {
+inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_words) {
   const uint64_t* mask = kWordMasks.rows[n_words];
   Vec diff = {0, 0};
   for (int i = 0; i < kVecs; ++i) {
-    diff |= load_vec(static_cast<const char*>(actual) + 16 * i) ^ flip ^ (load_vec(stored + 2 * i) & load_vec(mask + 2 * i));
+    diff |= load_vec(static_cast<const char*>(actual) + 16 * i) ^ (load_vec(stored + 2 * i) & load_vec(mask + 2 * i));
   }
   return diff;
 }
 
-// The record of a node (refs != nullptr) or a leaf.
-void append_record(const Tensor& t, const SourceRef* refs, std::vector<uint64_t>& out) {
+// The record of a node (sources != nullptr) or a leaf.
+void append_record(const Tensor& t, const NodeSources* sources, std::vector<uint64_t>& out) {
   const uint64_t type_op = type_op_word(t);
   const uint64_t ne_bits = uint64_t(t.ne[0]) | uint64_t(t.ne[1]) | uint64_t(t.ne[2]) | uint64_t(t.ne[3]);
   uint64_t flags = (type_op & kMetaBits ? kWide : 0) | (ne_bits >> 16 ? 0 : kSmallNe) |
                    (default_nb_diff(t) ? 0 : kDefaultNb);
-  uint64_t params[kParamWords], sources[kSourceWords];
+  uint64_t params[kParamWords];
   uint64_t n_params = 0, n_sources = 0;
-  if (refs) {
+  if (sources) {
     flags |= (t.view_offs ? kViewOffs : 0) | (t.view_src ? kDerived : 0);
     for (int i = 0; i < kParamWords; ++i) {
       params[i] = load_word(t.op_params + 2 * i);
       if (params[i]) n_params = uint64_t(i) + 1;
     }
-    for (int i = 0; i < kSourceWords; ++i) {
-      sources[i] = load_word(refs + 2 * i) ^ kNoSourcePair;
-      if (sources[i]) n_sources = uint64_t(i) + 1;
-    }
+    n_sources = sources->count;
   }
-  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceWordsShift;
+  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceCountShift;
   out.push_back((flags & kWide ? 0 : type_op) | meta);
   if (flags & kWide) out.push_back(type_op);
   if (flags & kSmallNe) {
@@ -154,7 +77,10 @@ void append_record(const Tensor& t, const SourceRef* refs, std::vector<uint64_t>
   if (flags & kViewOffs) out.push_back(t.view_offs);
   if (!(flags & kDerived)) out.push_back(reinterpret_cast<uintptr_t>(t.data));
   out.insert(out.end(), params, params + n_params);
-  out.insert(out.end(), sources, sources + n_sources);
+  for (uint64_t i = 0; i < n_sources; i += 2) {
+    const uint64_t high = i + 1 < n_sources ? uint32_t(sources->refs[i + 1]) : 0;
+    out.push_back(uint64_t(uint32_t(sources->refs[i])) | high << 32);
+  }
 }
 
 inline uint64_t mix(uint64_t h, uint64_t w) {
@@ -166,19 +92,10 @@ inline uint64_t mix(uint64_t h, uint64_t w) {
 // differ in one word leave the lane different; xor-multiply is a 4-cycle chain where mix() is 7.
 inline uint64_t step(uint64_t h, uint64_t w) { return (h ^ w) * 0x9e3779b97f4a7c15ull; }
 
-// The address hash is a sum of one term per address, salted by the position of its tensor (node
-// index, or node count + leaf index): no dependency chain between nodes, and a graph whose
-// addresses moved gets its hash from the recorded one by swapping the terms of the addresses that
-// differ. It only picks the entry to verify first among entries of one structure.
-constexpr uint64_t kAddressSeed = 0x452821e638d01377ull;
-constexpr uint64_t kPositionSalt = 0x13198a2e03707344ull;
-// `salt` is position * kPositionSalt (key() keeps it as a running sum: no multiply per node).
-inline uint64_t address_term(uint64_t address, uint64_t salt) { return (address ^ salt) * 0xff51afd7ed558ccdull; }
-
-// Compares `t` with the record at `e` and advances `e` past it; a node if refs != nullptr, else
+// Compares `t` with the record at `e` and advances `e` past it; a node if sources != nullptr, else
 // a leaf. Differences are OR-ed together and tested once.
 template <bool kUpdateAddressSum>
-inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t position, const uint64_t*& e,
+inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
                          uint64_t& moved, uint64_t& address_sum) {
   const uint64_t header = *e++;
   const uint64_t flags = header >> kFlagsShift;
@@ -205,7 +122,7 @@ inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t positi
     e += kMaxDims;
   }
   bool owner = true;
-  if (refs) {
+  if (sources) {
     if (flags & kViewOffs) [[unlikely]] {
       diff |= *e++ ^ t.view_offs;
     } else {
@@ -218,39 +135,37 @@ inline bool match_record(const Tensor& t, const SourceRef* refs, uint64_t positi
     const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
-      if (address != recorded) [[unlikely]] {
-        const uint64_t salt = position * kPositionSalt;
-        address_sum += address_term(address, salt) - address_term(recorded, salt);
-      }
+      if (address != recorded) [[unlikely]] address_sum += moved_address_delta(address, recorded, position);
     }
   }
-  if (!refs) return (diff | vdiff[0] | vdiff[1]) == 0;
+  if (!sources) return (diff | vdiff[0] | vdiff[1]) == 0;
   const uint64_t n_params = header >> kParamWordsShift & 15;
-  vdiff |= masked_diff<kParamWords / 2>(t.op_params, e, n_params, Vec{0, 0});
+  vdiff |= masked_diff<kParamWords / 2>(t.op_params, e, n_params);
   e += n_params;
-  const uint64_t n_sources = header >> kSourceWordsShift & 15;
-  vdiff |= masked_diff<kSourceWords / 2>(refs, e, n_sources, Vec{kNoSourcePair, kNoSourcePair});
-  diff |= load_word(refs + kMaxSrc - 2) ^ kNoSourcePair ^ (e[kSourceWords - 1] & kWordMasks.rows[n_sources][kSourceWords - 1]);
-  e += n_sources;
+  const uint64_t n_sources = header >> kSourceCountShift & 15;
+  if (n_sources != sources->count) return false;
+  for (uint64_t i = 0; i < n_sources; ++i) {
+    uint32_t recorded;
+    std::memcpy(&recorded, reinterpret_cast<const char*>(e) + 4 * i, sizeof recorded);
+    diff |= recorded ^ uint32_t(sources->refs[i]);
+  }
+  e += (n_sources + 1) / 2;
   return (diff | vdiff[0] | vdiff[1]) == 0;
 }
 
-// Tensors are scattered objects: fetching the lines the verification reads (Tensor keeps them
-// in its first three) several nodes ahead hides most of the misses.
-constexpr size_t kPrefetchAhead = 8;
-static_assert(alignof(Tensor) == 64, "Tensor starts on a cache line");
-static_assert(offsetof(Tensor, view_offs) + sizeof(size_t) <= 64 && offsetof(Tensor, ne) + sizeof(Tensor::ne) <= 64,
-              "key() reads one line per node");
-static_assert(offsetof(Tensor, nb) + sizeof(Tensor::nb) <= 192 && offsetof(Tensor, op_params) + sizeof(Tensor::op_params) <= 192,
-              "the verification reads three lines per node");
-inline void prefetch_compared_lines(const Tensor* t) {
-  const char* p = reinterpret_cast<const char*>(t);
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + 64);
-  __builtin_prefetch(p + 128);
+}  // namespace
+
+namespace signature_records {
+
+template <bool kUpdateAddressSum>
+SignatureMatch verify_portable(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
+  return walk_records<kUpdateAddressSum>(
+      graph, records, address_sum,
+      [](const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e, uint64_t& moved,
+         uint64_t& sum) { return match_record<kUpdateAddressSum>(t, sources, position, e, moved, sum); });
 }
 
-}  // namespace
+}  // namespace signature_records
 
 GraphKey GraphSignature::key(const Graph& graph, uint64_t* address_sum) {
   // Four independent lanes so the multiplies pipeline; this runs on every graph-mode compute.
@@ -280,45 +195,40 @@ void GraphSignature::record(const Graph& graph) {
   node_count_ = graph.size();
   leaf_count_ = graph.leafs().size();
   words_.clear();  // a re-bind records the same structure again: the capacity suffices
-  for (size_t i = 0; i < graph.size(); ++i) append_record(*graph.nodes()[i], graph.src_refs()[i].data(), words_);
-  for (const Tensor* leaf : graph.leafs()) append_record(*leaf, nullptr, words_);
+  // Last tensor first: see walk_records.
+  for (size_t j = leaf_count_; j-- > 0;) append_record(*graph.leafs()[j], nullptr, words_);
+  for (size_t i = node_count_; i-- > 0;) {
+    const std::span<const SourceRef> refs = graph.sources(i);
+    const NodeSources sources{refs.data(), refs.size()};
+    append_record(*graph.nodes()[i], &sources, words_);
+  }
   words_.insert(words_.end(), kPadWords, 0);
 }
 
-template <bool kUpdateAddressSum>
-SignatureMatch GraphSignature::verify(const Graph& graph, uint64_t* address_sum) const {
-  const size_t n_nodes = graph.size();
-  if (n_nodes != node_count_ || graph.leafs().size() != leaf_count_ || words_.empty()) {
-    return SignatureMatch::kDifferent;
-  }
-  const uint64_t* e = words_.data();
-  uint64_t moved = 0;
-  Tensor* const* nodes = graph.nodes().data();
-  const std::array<SourceRef, kMaxSrc>* refs = graph.src_refs().data();
-  const auto match_node = [&](size_t i) {
-    return match_record<kUpdateAddressSum>(*nodes[i], refs[i].data(), i, e, moved, *address_sum);
-  };
-  size_t i = 0;
-  for (; i + kPrefetchAhead < n_nodes; ++i) {
-    prefetch_compared_lines(nodes[i + kPrefetchAhead]);
-    if (!match_node(i)) return SignatureMatch::kDifferent;
-  }
-  for (; i < n_nodes; ++i) {
-    if (!match_node(i)) return SignatureMatch::kDifferent;
-  }
-  for (size_t j = 0; j < leaf_count_; ++j) {
-    if (!match_record<kUpdateAddressSum>(*graph.leafs()[j], nullptr, n_nodes + j, e, moved, *address_sum)) {
-      return SignatureMatch::kDifferent;
-    }
-  }
-  if (e != words_.data() + words_.size() - kPadWords) return SignatureMatch::kDifferent;
-  return moved ? SignatureMatch::kAddressesOnly : SignatureMatch::kExact;
+bool GraphSignature::supports(SignatureIsa isa) {
+  static const bool avx512 = [] {
+    __builtin_cpu_init();  // this may run before libgcc's own initialisation
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  }();
+  return isa != SignatureIsa::kAvx512 || avx512;
 }
 
-SignatureMatch GraphSignature::matches(const Graph& graph, GraphKey* key) const {
+SignatureMatch GraphSignature::matches(const Graph& graph, GraphKey* key, SignatureIsa isa) const {
+  static const bool avx512_is_best = supports(SignatureIsa::kAvx512);
+  if (isa == SignatureIsa::kBest) isa = avx512_is_best ? SignatureIsa::kAvx512 : SignatureIsa::kPortable;
+  if (isa == SignatureIsa::kAvx512 && !supports(isa)) {
+    throw Error("GraphSignature: this CPU lacks AVX-512 F/VL/BW/DQ");
+  }
+  const RecordView records{words_.data(), words_.data() + words_.size() - (words_.empty() ? 0 : kPadWords), node_count_, leaf_count_};
   uint64_t address_sum = address_sum_;
-  if (!key) return verify<false>(graph, &address_sum);
-  const SignatureMatch match = verify<true>(graph, &address_sum);
+  const bool wide = isa == SignatureIsa::kAvx512;
+  if (!key) {
+    return wide ? signature_records::verify_avx512<false>(graph, records, &address_sum)
+                : signature_records::verify_portable<false>(graph, records, &address_sum);
+  }
+  const SignatureMatch match = wide ? signature_records::verify_avx512<true>(graph, records, &address_sum)
+                                    : signature_records::verify_portable<true>(graph, records, &address_sum);
   if (match != SignatureMatch::kDifferent) *key = {key_.structure, mix(address_sum, 0)};
   return match;
 }

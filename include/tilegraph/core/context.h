@@ -3,7 +3,6 @@
 // context; build per-step compute graphs in a no_alloc context and let the graph allocator place
 // the intermediates. Tensor pointers stay valid for the context's lifetime.
 #include <cstdint>
-#include <deque>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -37,16 +36,27 @@ class Context {
                    size_t offset);
 
   bool no_alloc() const { return options_.no_alloc; }
-  size_t tensor_count() const { return tensors_.size(); }
+  size_t tensor_count() const { return tensor_count_; }
   size_t allocated_bytes() const { return allocated_bytes_; }
   // Gives memory to every non-view tensor of this context that has none.
   void allocate_all();
 
  private:
   void allocate(Tensor* t);
+  // A default tensor in the next free slot.
+  Tensor& add_tensor();
 
   ContextOptions options_;
-  std::deque<Tensor> tensors_;
+  // Tensors live in chunks of growing size, so consecutive tensors sit next to each other (a
+  // std::deque allocates each 320-byte Tensor on its own, between the data blocks): graph-mode
+  // lookup walks a graph's nodes in order and reads 3 of every 5 cache lines instead of 3 of 10.
+  struct TensorChunk {
+    std::unique_ptr<Tensor[]> tensors;
+    size_t size;
+    size_t used;
+  };
+  std::vector<TensorChunk> tensor_chunks_;
+  size_t tensor_count_ = 0;
   struct AlignedFree {
     void operator()(void* p) const;
   };

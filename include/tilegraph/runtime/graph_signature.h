@@ -2,7 +2,7 @@
 // The properties of a graph that decide whether a captured graph can be replayed for it (seed
 // 000 §6.1/§7.2, seed 003's ggml_graph_node_properties), stored compactly:
 //   per node   op, type, ne, nb, op_params, view offset, whether it is a view, and where each
-//              source comes from (a node or leaf index, see Graph::src_refs); per leaf: type, ne, nb.
+//              source comes from (a node or leaf index, see Graph::sources); per leaf: type, ne, nb.
 //   addresses  data pointers of every node that owns memory and of every leaf. Views, no-op
 //              nodes and in-place writes (SET_ROWS, CPY) are exempt: their addresses follow
 //              from their base's address and their view offset, which are recorded.
@@ -29,8 +29,14 @@ struct GraphKey {
   bool operator==(const GraphKey&) const = default;
 };
 
+// Which code runs the verification. kBest: AVX-512 where the CPU has it (F, VL, BW and DQ),
+// else the portable code; tests run both on the same records.
+enum class SignatureIsa { kBest, kPortable, kAvx512 };
+
 class GraphSignature {
  public:
+  static bool supports(SignatureIsa isa);
+
   // `address_sum`, if given, receives the raw sum behind GraphKey::addresses.
   static GraphKey key(const Graph& graph, uint64_t* address_sum = nullptr);
 
@@ -39,21 +45,20 @@ class GraphSignature {
   // key, found in the same pass: the structure is this signature's, and the address hash is the
   // recorded one updated for the addresses that differ — so a graph that only moved needs no
   // key() pass of its own.
-  SignatureMatch matches(const Graph& graph, GraphKey* key = nullptr) const;
+  // Throws tg::Error if the CPU cannot run `isa`.
+  SignatureMatch matches(const Graph& graph, GraphKey* key = nullptr, SignatureIsa isa = SignatureIsa::kBest) const;
   const GraphKey& recorded_key() const { return key_; }
   size_t node_count() const { return node_count_; }
   size_t bytes() const { return words_.size() * sizeof(uint64_t); }
 
  private:
-  template <bool kUpdateAddressSum>
-  SignatureMatch verify(const Graph& graph, uint64_t* address_sum) const;
-
   GraphKey key_;
   uint64_t address_sum_ = 0;
   size_t node_count_ = 0;
   size_t leaf_count_ = 0;
-  // Per node, then per leaf, a variable-length record (see graph_signature.cpp), then padding
-  // that lets the verification read a fixed number of words past a record's end.
+  // Per leaf and then per node, each from the last, a variable-length record (see
+  // src/runtime/signature_records.h), then padding that lets the verification read a fixed
+  // number of words past a record's end.
   std::vector<uint64_t> words_;
 };
 

@@ -70,7 +70,26 @@ TEST(Graph, RefOfLocatesNodesAndLeafs) {
   EXPECT_EQ(g.ref_of(x), leaf_ref(position(g.leafs(), x)));
   EXPECT_EQ(g.ref_of(y), leaf_ref(position(g.leafs(), y)));
   EXPECT_EQ(g.ref_of(stranger), kNoSource);
-  EXPECT_EQ(g.src_refs()[1][0], g.ref_of(a));
+  EXPECT_EQ(g.source(1, 0), g.ref_of(a));
+}
+
+TEST(Graph, SourcesRunToTheLastSourceWithGapsKept) {
+  Context ctx({.no_alloc = true});
+  Tensor* x = ctx.new_tensor(DType::F32, {8});
+  Tensor* y = ctx.new_tensor(DType::F32, {8});
+  Tensor* none = ctx.new_tensor(DType::F32, {8});
+  none->op = Op::SCALE;  // a node without sources
+  Tensor* gap = add(ctx, x, y);
+  gap->src[0] = nullptr;  // sources in slots 1 and 3 only
+  gap->src[3] = none;
+  Graph g = Graph::build(gap);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_TRUE(g.sources(0).empty());
+  EXPECT_EQ(g.source(0, 0), kNoSource);
+  const std::vector<SourceRef> expected = {kNoSource, g.ref_of(y), kNoSource, g.ref_of(none)};
+  EXPECT_EQ(std::vector<SourceRef>(g.sources(1).begin(), g.sources(1).end()), expected);
+  EXPECT_EQ(g.source(1, 3), g.ref_of(none));
+  EXPECT_EQ(g.source(1, kMaxSrc - 1), kNoSource);
 }
 
 TEST(TensorMap, InsertFindGrowAndClear) {

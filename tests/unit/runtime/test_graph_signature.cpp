@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tilegraph/core/context.h"
@@ -39,7 +40,11 @@ struct Snapshot {
     return p;
   }
   explicit Snapshot(const Graph& g) {
-    for (size_t i = 0; i < g.size(); ++i) nodes.push_back(props(*g.nodes()[i], g.src_refs()[i]));
+    for (size_t i = 0; i < g.size(); ++i) {
+      std::array<SourceRef, kMaxSrc> refs;
+      for (int j = 0; j < kMaxSrc; ++j) refs[size_t(j)] = g.source(i, j);
+      nodes.push_back(props(*g.nodes()[i], refs));
+    }
     std::array<SourceRef, kMaxSrc> none;
     none.fill(kNoSource);
     for (const Tensor* leaf : g.leafs()) leafs.push_back(props(*leaf, none));
@@ -97,23 +102,33 @@ struct Fixture {
   void rebuild() { graph = Graph::build(nodes.back()); }
 };
 
-SignatureMatch record_then_match(Fixture& f, const std::function<void()>& change) {
+SignatureMatch record_then_match(SignatureIsa isa, Fixture& f, const std::function<void()>& change) {
   GraphSignature s;
   s.record(f.graph);
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kExact);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa), SignatureMatch::kExact);
   change();
-  return s.matches(f.graph);
+  return s.matches(f.graph, nullptr, isa);
 }
 
-TEST(GraphSignature, NonContiguousStrides) {
+// Every test runs the portable verification and the AVX-512 one (where the CPU has it) on the
+// same records.
+class GraphSignatureIsa : public testing::TestWithParam<SignatureIsa> {
+ protected:
+  void SetUp() override {
+    if (!GraphSignature::supports(GetParam())) GTEST_SKIP() << "this CPU cannot run the AVX-512 verification";
+  }
+  SignatureIsa isa() const { return GetParam(); }
+};
+
+TEST_P(GraphSignatureIsa, NonContiguousStrides) {
   Fixture f;
   Tensor* t = f.nodes[3];
   t->nb[1] = 64;  // rows padded: not the contiguous layout, so stored in full
   t->nb[2] = t->nb[3] = 256;
-  EXPECT_EQ(record_then_match(f, [&] { t->nb[3] = 512; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->nb[3] = 512; }), SignatureMatch::kDifferent);
   Fixture g;  // contiguous when recorded: every stride is checked against the default
   for (int d = 0; d < kMaxDims; ++d) {
-    EXPECT_EQ(record_then_match(g, [&] { g.nodes[2]->nb[d] += 4; }), SignatureMatch::kDifferent) << d;
+    EXPECT_EQ(record_then_match(isa(), g, [&] { g.nodes[2]->nb[d] += 4; }), SignatureMatch::kDifferent) << d;
     g.nodes[2]->nb[d] -= 4;
   }
   // A q8_0 tensor's default rows are whole blocks.
@@ -123,22 +138,22 @@ TEST(GraphSignature, NonContiguousStrides) {
   q.nodes[4]->nb[0] = 34;
   q.nodes[4]->nb[1] = 68;
   q.nodes[4]->nb[2] = q.nodes[4]->nb[3] = 68 * 4;
-  EXPECT_EQ(record_then_match(q, [&] { q.nodes[4]->nb[1] = 72; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), q, [&] { q.nodes[4]->nb[1] = 72; }), SignatureMatch::kDifferent);
 }
 
-TEST(GraphSignature, OpParamsUpToTheLastWord) {
+TEST_P(GraphSignatureIsa, OpParamsUpToTheLastWord) {
   Fixture f;
   f.nodes[2]->op_params[kMaxOpParams - 1] = 7;
-  EXPECT_EQ(record_then_match(f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 8; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 0; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 8; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 0; }), SignatureMatch::kDifferent);
   // Recorded with no parameters: any non-zero word, the last pair included, is a difference.
   for (int i : {0, 1, kMaxOpParams - 2, kMaxOpParams - 1}) {
     Fixture g;
-    EXPECT_EQ(record_then_match(g, [&] { g.nodes[2]->op_params[i] = 1; }), SignatureMatch::kDifferent) << i;
+    EXPECT_EQ(record_then_match(isa(), g, [&] { g.nodes[2]->op_params[i] = 1; }), SignatureMatch::kDifferent) << i;
   }
 }
 
-TEST(GraphSignature, NoSourcesAndAllSources) {
+TEST_P(GraphSignatureIsa, NoSourcesAndAllSources) {
   Fixture f(3, kMaxSrc);
   Tensor* all = f.nodes.back();
   for (int j = 0; j < kMaxSrc; ++j) all->src[j] = f.leafs[size_t(j)];
@@ -148,81 +163,81 @@ TEST(GraphSignature, NoSourcesAndAllSources) {
   f.rebuild();
   GraphSignature s;
   s.record(f.graph);
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kExact);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kExact);
   all->src[kMaxSrc - 1] = f.leafs[0];  // the last source comes from elsewhere
   f.rebuild();
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kDifferent);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kDifferent);
   all->src[kMaxSrc - 1] = nullptr;  // one source fewer
   f.rebuild();
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kDifferent);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kDifferent);
   all->src[kMaxSrc - 1] = none;
   none->src[0] = f.leafs[1];  // the source-less node gets one
   f.rebuild();
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kDifferent);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kDifferent);
   none->src[0] = nullptr;
   f.rebuild();
-  EXPECT_EQ(s.matches(f.graph), SignatureMatch::kExact);
+  EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kExact);
 }
 
-TEST(GraphSignature, Leaves) {
+TEST_P(GraphSignatureIsa, Leaves) {
   Fixture f;
   Tensor* leaf = f.leafs[2];
-  EXPECT_EQ(record_then_match(f, [&] { leaf->type = DType::I32; }), SignatureMatch::kDifferent);  // same size
+  EXPECT_EQ(record_then_match(isa(), f, [&] { leaf->type = DType::I32; }), SignatureMatch::kDifferent);  // same size
   leaf->type = DType::F32;
-  EXPECT_EQ(record_then_match(f, [&] { leaf->ne[1] = 5; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { leaf->ne[1] = 5; }), SignatureMatch::kDifferent);
   leaf->ne[1] = 4;
-  EXPECT_EQ(record_then_match(f, [&] { leaf->nb[1] = 64; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { leaf->nb[1] = 64; }), SignatureMatch::kDifferent);
   leaf->nb[1] = 32;
   void* data = leaf->data;
-  EXPECT_EQ(record_then_match(f, [&] { leaf->data = f.leafs[1]->data; }), SignatureMatch::kAddressesOnly);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { leaf->data = f.leafs[1]->data; }), SignatureMatch::kAddressesOnly);
   leaf->data = data;
 }
 
-TEST(GraphSignature, ViewTurnedOwnerAndBack) {
+TEST_P(GraphSignatureIsa, ViewTurnedOwnerAndBack) {
   Fixture f;
   Tensor* view = f.nodes[1];
   // Same data pointer either way: only the view flag tells them apart.
-  EXPECT_EQ(record_then_match(f, [&] { view->view_src = nullptr; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { view->view_src = f.leafs[0]; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { view->data = f.leafs[1]->data; }), SignatureMatch::kExact)
+  EXPECT_EQ(record_then_match(isa(), f, [&] { view->view_src = nullptr; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { view->view_src = f.leafs[0]; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { view->data = f.leafs[1]->data; }), SignatureMatch::kExact)
       << "a view's address is exempt";
-  EXPECT_EQ(record_then_match(f, [&] { view->view_offs = 32; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { view->view_offs = 0; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { view->view_offs = 32; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { view->view_offs = 0; }), SignatureMatch::kDifferent);
 }
 
-TEST(GraphSignature, LargeShapesAndOutOfRangeValues) {
+TEST_P(GraphSignatureIsa, LargeShapesAndOutOfRangeValues) {
   Fixture f;
   Tensor* t = f.nodes[3];
   // Recorded with small shapes (packed in 16 bits): 65536 and more must not wrap onto them.
-  EXPECT_EQ(record_then_match(f, [&] { t->ne[0] += 65536; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->ne[0] += 65536; }), SignatureMatch::kDifferent);
   t->ne[0] -= 65536;
-  EXPECT_EQ(record_then_match(f, [&] { t->ne[3] = -1; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->ne[3] = -1; }), SignatureMatch::kDifferent);
   t->ne[3] = 1;
   t->ne[2] = 70000;  // recorded in full
-  EXPECT_EQ(record_then_match(f, [&] { t->ne[2] = 70001; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->ne[2] = 70001; }), SignatureMatch::kDifferent);
   t->ne[2] = 1;
-  EXPECT_EQ(record_then_match(f, [&] { t->op = Op(int32_t(Op::ADD) + 256); }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { t->op = Op::ADD; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(f, [&] { t->type = DType(int32_t(DType::F32) + 65536); }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->op = Op(int32_t(Op::ADD) + 256); }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->op = Op::ADD; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->type = DType(int32_t(DType::F32) + 65536); }), SignatureMatch::kDifferent);
   t->type = DType::F32;
 }
 
-TEST(GraphSignature, MatchGivesTheKeyOfAMovedGraph) {
+TEST_P(GraphSignatureIsa, MatchGivesTheKeyOfAMovedGraph) {
   Fixture f;
   GraphSignature s;
   s.record(f.graph);
   GraphKey key;
-  ASSERT_EQ(s.matches(f.graph, &key), SignatureMatch::kExact);
+  ASSERT_EQ(s.matches(f.graph, &key, isa()), SignatureMatch::kExact);
   EXPECT_EQ(key, GraphSignature::key(f.graph));
   f.nodes[2]->data = f.leafs[1]->data;
   f.leafs[0]->data = f.leafs[2]->data;
-  ASSERT_EQ(s.matches(f.graph, &key), SignatureMatch::kAddressesOnly);
+  ASSERT_EQ(s.matches(f.graph, &key, isa()), SignatureMatch::kAddressesOnly);
   EXPECT_EQ(key, GraphSignature::key(f.graph));
   EXPECT_NE(key.addresses, s.recorded_key().addresses);
 }
 
 // Random single-field changes (and no change, and a change back) agree with the reference.
-TEST(GraphSignature, AgreesWithTheReferenceOnRandomChanges) {
+TEST_P(GraphSignatureIsa, AgreesWithTheReferenceOnRandomChanges) {
   std::mt19937_64 rng(20261122);
   const auto pick = [&](uint64_t n) { return size_t(rng() % n); };
   const int64_t sizes[] = {0, 1, 2, 7, 65535, 65536, 1 << 20, -1};
@@ -240,7 +255,7 @@ TEST(GraphSignature, AgreesWithTheReferenceOnRandomChanges) {
     GraphSignature s;
     s.record(f.graph);
     const Snapshot before(f.graph);
-    ASSERT_EQ(s.matches(f.graph), SignatureMatch::kExact);
+    ASSERT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kExact);
 
     std::vector<Tensor*> all = f.nodes;
     all.insert(all.end(), f.leafs.begin(), f.leafs.end());
@@ -260,12 +275,17 @@ TEST(GraphSignature, AgreesWithTheReferenceOnRandomChanges) {
     const Snapshot after(f.graph);
     GraphKey key;
     const SignatureMatch expected = before.match(after);
-    ASSERT_EQ(s.matches(f.graph, &key), expected) << "round " << round;
+    ASSERT_EQ(s.matches(f.graph, &key, isa()), expected) << "round " << round;
     if (expected != SignatureMatch::kDifferent) {
       ASSERT_EQ(key, GraphSignature::key(f.graph)) << "round " << round;
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(GraphSignature, GraphSignatureIsa, testing::Values(SignatureIsa::kPortable, SignatureIsa::kAvx512),
+                         [](const testing::TestParamInfo<SignatureIsa>& info) {
+                           return info.param == SignatureIsa::kAvx512 ? std::string("Avx512") : std::string("Portable");
+                         });
 
 }  // namespace
 }  // namespace tg
