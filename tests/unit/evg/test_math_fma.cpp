@@ -20,6 +20,9 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+// As a 16-lane JIT kernel names its ISA (the pragma defines no __AVX512F__ in C++), so the
+// AVX-512 lookup and scaling are the ones under test at 16 lanes.
+#define TG_EVG_JIT_TARGET_AVX512 1
 #include "tilegraph/evg/fusion/functional.h"
 
 namespace tg::evg::test {

@@ -12,7 +12,23 @@
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
+// GCC 12's AVX-512 intrinsics initialise their "undefined" operands from themselves, which
+// -W(maybe-)uninitialized reports once they are inlined (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
+// The vector ISA the including code is compiled for. A JIT kernel compiled under `#pragma GCC
+// target(...)` names it with TG_EVG_JIT_TARGET_AVX512 / _AVX2 (kernel/target.h): GCC's C++ front
+// end does not define __AVX512F__ and the like for a target pragma.
+#if defined(TG_EVG_JIT_TARGET_AVX512) || defined(__AVX512F__)
+#define TG_EVG_SIMD_AVX512 1
+#endif
+#if defined(TG_EVG_SIMD_AVX512) || defined(TG_EVG_JIT_TARGET_AVX2) || defined(__AVX2__)
+#define TG_EVG_SIMD_AVX2 1
 #endif
 
 // Spelled as in cpu/vector.h, which fused GEMM kernels include too.
@@ -125,10 +141,10 @@ TG_EVG_INLINE V select(M mask, V a, V b) {
 // max(lo, x), to keep a NaN x.
 template <class V>
 TG_EVG_INLINE V max(V a, V b) {
-#if defined(__AVX512F__)
+#if defined(TG_EVG_SIMD_AVX512)
   if constexpr (sizeof(V) == 64) return (V)_mm512_max_ps((__m512)a, (__m512)b);
 #endif
-#if defined(__AVX__)
+#if defined(TG_EVG_SIMD_AVX2)
   if constexpr (sizeof(V) == 32) return (V)_mm256_max_ps((__m256)a, (__m256)b);
 #endif
 #if defined(__SSE__)
@@ -138,10 +154,10 @@ TG_EVG_INLINE V max(V a, V b) {
 }
 template <class V>
 TG_EVG_INLINE V min(V a, V b) {
-#if defined(__AVX512F__)
+#if defined(TG_EVG_SIMD_AVX512)
   if constexpr (sizeof(V) == 64) return (V)_mm512_min_ps((__m512)a, (__m512)b);
 #endif
-#if defined(__AVX__)
+#if defined(TG_EVG_SIMD_AVX2)
   if constexpr (sizeof(V) == 32) return (V)_mm256_min_ps((__m256)a, (__m256)b);
 #endif
 #if defined(__SSE__)
@@ -158,14 +174,14 @@ TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&
   static_assert(N == 16 || N == 32, "16 or 32 entries");
   constexpr int W = sizeof(I) / sizeof(int32_t);
   using V = Vec<float, W>;
-#if defined(__AVX512F__)
+#if defined(TG_EVG_SIMD_AVX512)
   if constexpr (W == 16) {
     const __m512i i = (__m512i)index;
     if constexpr (N == 16) return (V)_mm512_permutexvar_ps(i, _mm512_loadu_ps(table));
     else return (V)_mm512_permutex2var_ps(_mm512_loadu_ps(table), i, _mm512_loadu_ps(table + 16));
   }
 #endif
-#if defined(__AVX2__)
+#if defined(TG_EVG_SIMD_AVX2)
   if constexpr (W == 8) {
     const __m256i i = (__m256i)index;
     // Index bit 3 (then bit 4) moved to the sign bit picks between 8-entry quarters.
@@ -193,7 +209,7 @@ TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&
 template <class V>
 TG_EVG_INLINE V scale_by_pow2(V p, V n) {
   constexpr int W = sizeof(V) / sizeof(float);
-#if defined(__AVX512F__)
+#if defined(TG_EVG_SIMD_AVX512)
   if constexpr (W == 16) return (V)_mm512_scalef_ps((__m512)p, (__m512)n);
 #endif
   using I = Vec<int32_t, W>;
