@@ -1,8 +1,8 @@
 // The activation math compiled as 16-lane JIT kernels compile it: under the AVX-512 target, with
 // FMA, where GCC contracts `a * b + c` in C++ unless told otherwise. Lane counts must still agree
 // bit for bit (test_functional.cpp checks the same on the baseline, which has no FMA), the table
-// lookup and the power-of-two scaling (AVX-512 instructions at 16 lanes, emulated elsewhere)
-// included; and exp and gelu meet their documented accuracy.
+// lookup (AVX-512 and AVX2 permutes, element reads elsewhere) included; and exp and gelu meet
+// their documented accuracy.
 // Nothing from tilegraph/evg may be included before the target pragma: the templates take the
 // target in force where they are defined.
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 // As a 16-lane JIT kernel names its ISA (the pragma defines no __AVX512F__ in C++), so the
-// AVX-512 lookup and scaling are the ones under test at 16 lanes.
+// AVX-512 lookup is the one under test at 16 lanes.
 #define TG_EVG_JIT_TARGET_AVX512 1
 #include "tilegraph/evg/fusion/functional.h"
 
@@ -65,16 +65,6 @@ std::vector<float> lookup_lanes(const float (&table)[N], const std::vector<int32
   std::vector<float> y(index.size());
   for (size_t i = 0; i < index.size(); i += W) {
     simd::store<W>(y.data() + i, simd::lookup(table, simd::load<W>(index.data() + i)));
-  }
-  return y;
-}
-
-// simd::scale_by_pow2 at W lanes.
-template <int W>
-std::vector<float> scale_lanes(const std::vector<float>& p, const std::vector<float>& n) {
-  std::vector<float> y(p.size());
-  for (size_t i = 0; i < p.size(); i += W) {
-    simd::store<W>(y.data() + i, simd::scale_by_pow2(simd::load<W>(p.data() + i), simd::load<W>(n.data() + i)));
   }
   return y;
 }
@@ -150,29 +140,6 @@ TEST(EvgMathFma, LookupReadsEachLanesEntryAtEveryLaneCount) {
       ASSERT_EQ(y8[i], want) << size << " entries, W=8, index " << index[i];
       ASSERT_EQ(y16[i], want) << size << " entries, W=16, index " << index[i];
     }
-  }
-}
-
-TEST(EvgMathFma, ScaleByPow2RoundsOnceAtEveryLaneCount) {
-  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
-  std::mt19937 rng(4);
-  std::uniform_real_distribution<float> mantissa(0.25f, 2.0f), exponent(-188.0f, 188.0f);
-  std::vector<float> p = {1.0f, 1.999999f, 0.25f, 1.5f, 1.5f, 1.75f, 1.0f, 1.0f};
-  std::vector<float> n = {-149.0f, -150.0f, -124.5f, -150.0f, -151.0f, 128.0f, 127.0f, -0.5f};
-  while (p.size() < 100000) {
-    p.push_back(mantissa(rng));
-    // Integers and fractions, and the subnormal range often.
-    n.push_back(p.size() % 3 == 0 ? std::round(exponent(rng)) : p.size() % 3 == 1 ? exponent(rng) : -126.0f - 30.0f * mantissa(rng));
-  }
-  const std::vector<float> y1 = scale_lanes<1>(p, n), y4 = scale_lanes<4>(p, n), y8 = scale_lanes<8>(p, n),
-                           y16 = scale_lanes<16>(p, n);
-  for (size_t i = 0; i < p.size(); ++i) {
-    // ldexp of a float rounds once, to the nearest f32 (subnormal or inf included).
-    const float want = std::ldexp(p[i], int(std::floor(n[i])));
-    ASSERT_EQ(y1[i], want) << p[i] << " * 2^floor(" << n[i] << ")";
-    ASSERT_EQ(std::memcmp(&y4[i], &want, 4), 0) << p[i] << " * 2^floor(" << n[i] << "), W=4";
-    ASSERT_EQ(std::memcmp(&y8[i], &want, 4), 0) << p[i] << " * 2^floor(" << n[i] << "), W=8";
-    ASSERT_EQ(std::memcmp(&y16[i], &want, 4), 0) << p[i] << " * 2^floor(" << n[i] << "), W=16";
   }
 }
 

@@ -202,26 +202,6 @@ TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&
   return r;
 }
 
-// p * 2^floor(n), rounded once (subnormal and overflowing results included), for p in
-// [2^-2, 2) or NaN and n in [-188, 188]. AVX-512 has it as one instruction (vscalefps); elsewhere
-// 2^(m - b) 2^b with b = +-64, both factors normal, so only the second product rounds, which
-// gives the same bits.
-template <class V>
-TG_EVG_INLINE V scale_by_pow2(V p, V n) {
-  constexpr int W = sizeof(V) / sizeof(float);
-#if defined(TG_EVG_SIMD_AVX512)
-  if constexpr (W == 16) return (V)_mm512_scalef_ps((__m512)p, (__m512)n);
-#endif
-  using I = Vec<int32_t, W>;
-  using U = Vec<uint32_t, W>;
-  const I truncated = convert<I>(n);
-  // floor: one less where truncation went up (negative non-integers); the mask is -1 there.
-  const U m = bit_cast<U>(truncated) + bit_cast<U>(convert<V>(truncated) > n);
-  const U b = select(bit_cast<I>(m) < 0, U{} - (64u << 23), U{} + (64u << 23));
-  const U biased_m = (m + 127u) << 23;
-  return p * bit_cast<V>(biased_m - b) * bit_cast<V>(b + (127u << 23));
-}
-
 }  // namespace tg::evg::simd
 
 TG_EVG_DIAGNOSTICS_POP

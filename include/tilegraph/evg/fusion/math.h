@@ -48,9 +48,8 @@ TG_EVG_INLINE V min_nan(V a, V b) {
 
 // exp(x) = 2^(k/16) exp(r) with k = round(16 x / ln2) and |r| <= ln2/32: the cubic for exp(r)
 // (relative error 2.4e-9) has its coefficients pre-multiplied by 2^(j/16), j = k mod 16, and
-// looked up per lane (exp_table.h, made by scripts/gen_exp_table.py), so a lookup, three FMAs
-// and one scaling by 2^floor(k/16) follow the reduction. The scaling rounds once, subnormal and
-// overflowing results included. x must be in [-104, 89] (beyond, the result is 0 or inf anyway;
+// looked up per lane (exp_table.h, made by scripts/gen_exp_table.py), so lookups, three FMAs
+// and a scaling by 2^floor(k/16) follow the reduction. x must be in [-104, 89] (beyond, the result is 0 or inf anyway;
 // within, floor(k/16) is in [-151, 128]). With kTwoPartLn2 = false, r = x - k (ln2/16) takes
 // ln2/16 rounded to f32, which adds a relative error of 2.7e-9 |x|: callers whose argument
 // already carries more (gelu's) save an FMA.
@@ -73,7 +72,25 @@ TG_EVG_INLINE V exp_in_range(V x) {
   V p = fma(lookup(c[3], j), r, lookup(c[2], j));
   p = fma(p, r, lookup(c[1], j));
   p = fma(p, r, lookup(c[0], j));  // 2^(j/16) exp(r), in [0.97, 1.96]
-  return simd::scale_by_pow2(p, k * 0.0625f);
+  // 2^m, m = floor(k/16), as 2^(m - b) 2^b with b = +-32, both normal, so subnormal and
+  // overflowing results round once. m comes from t's bits (k wraps in unsigned lanes; an
+  // arithmetic shift floors).
+  using U = simd::Vec<uint32_t, sizeof(V) / sizeof(float)>;
+#if defined(TG_EVG_SIMD_AVX512)
+  // vscalefps rounds the same way in one instruction, but takes a microcode assist (~8x slower)
+  // on a vector with any subnormal, underflowing or overflowing result: those vectors (some
+  // m outside [-125, 127]) take the multiplies. Either way a lane's bits depend on its x only.
+  if constexpr (sizeof(V) == 64) {
+    if ((_mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(-2000.0f), _CMP_LT_OQ) |
+         _mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(2047.0f), _CMP_GT_OQ)) == 0) {
+      return (V)_mm512_scalef_ps((__m512)p, (__m512)(k * 0.0625f));
+    }
+  }
+#endif
+  const IntLanes<V> m = bit_cast<IntLanes<V>>(bit_cast<U>(t) - bit_cast<U>(V{} + kRound)) >> 4;
+  const U biased_m = (bit_cast<U>(m) + 127u) << 23;
+  const U b = select(k < 0.0f, U{} - (32u << 23), U{} + (32u << 23));
+  return p * bit_cast<V>(biased_m - b) * bit_cast<V>(b + (127u << 23));
 }
 
 // Max error 1.0 ulp over 2M random inputs (test_math_fma.cpp).
@@ -127,7 +144,8 @@ template <class V>
 TG_EVG_INLINE V gelu_tanh(V x) {
   // -2u = x (c1 + c2 x^2) with c1 = -2 sqrt(2 / pi), c2 = 0.044715 c1.
   V minus_2u = x * simd::fma(x * x, -0.0713548162726f, -1.5957691216057308f);
-  minus_2u = simd::min(V{} + 89.0f, simd::max(V{} - 104.0f, minus_2u));
+  // Below -87, 1 + exp(-2u) is 1 all the same, and exp stays out of the subnormal range.
+  minus_2u = simd::min(V{} + 89.0f, simd::max(V{} - 87.0f, minus_2u));
   // A finite numerator: -inf / (1 + inf) would be NaN.
   return simd::max(V{} - 3.40282347e38f, x) / (1.0f + exp_in_range<false>(minus_2u));
 }
