@@ -1,10 +1,11 @@
 #pragma once
-// Branch-free f32 math on W-lane vectors (simd::Vec<float, W>), for the activation functors.
-// Every lane runs the same instruction sequence, so a value's result does not depend on where
-// it sits in a tile or on the lane count. Multiply-adds are explicit simd::fma: GCC's C++ default
+// f32 math on W-lane vectors (simd::Vec<float, W>), for the activation functors. A lane's result
+// depends on its own input only (every lane runs the same operations; exp's one vector-wide
+// branch picks between two scalings that round identically), so it does not depend on where the
+// value sits in a tile or on the lane count. Multiply-adds are explicit simd::fma: GCC's C++ default
 // contracts `a * b + c` under FMA targets, and for a product with two uses it did so at some lane
 // counts and not others. Per-lane table lookups (simd::lookup) are exact, so piecewise
-// coefficients keep that property. Accuracy: exp 1.1 ulp, tanh ~1.4 ulp, erfc relative error ~1.2e-7
+// coefficients keep that property. Accuracy: exp 1.0 ulp, tanh ~1.4 ulp, erfc relative error ~1.2e-7
 // (Numerical Recipes' Chebyshev fit) before f32 rounding.
 #include <cstdint>
 
