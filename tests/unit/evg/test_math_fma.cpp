@@ -191,9 +191,9 @@ TEST(EvgMathFma, GeluMeetsItsRelativeErrorContract) {
   float worst_x = 0;
   for (const float v : x) {
     const double want = gelu_reference(v);
-    // Where exp(-2u) overflows (x < -10.06, |gelu| < 3e-38) the result is -0.
+    // Where -2u > 88 (x < -10.03, |gelu| < 6.1e-38) the result is -0.
     if (std::fabs(want) < 1e-37) {
-      ASSERT_LE(std::fabs(gelu_fma_target(v) - want), 3e-38) << exact(v);
+      ASSERT_LE(std::fabs(gelu_fma_target(v) - want), 6.2e-38) << exact(v);
       continue;
     }
     const double rel = std::fabs(gelu_fma_target(v) - want) / std::fabs(want);

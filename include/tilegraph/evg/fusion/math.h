@@ -51,10 +51,11 @@ TG_EVG_INLINE V min_nan(V a, V b) {
 // (relative error 2.4e-9) has its coefficients pre-multiplied by 2^(j/16), j = k mod 16, and
 // looked up per lane (exp_table.h, made by scripts/gen_exp_table.py), so lookups, three FMAs
 // and a scaling by 2^floor(k/16) follow the reduction. x must be in [-104, 89] (beyond, the result is 0 or inf anyway;
-// within, floor(k/16) is in [-151, 128]). With kTwoPartLn2 = false, r = x - k (ln2/16) takes
+// within, floor(k/16) is in [-151, 128]); kNormalResults: the caller promises x in [-87, 88].
+// With kTwoPartLn2 = false, r = x - k (ln2/16) takes
 // ln2/16 rounded to f32, which adds a relative error of 2.7e-9 |x|: callers whose argument
 // already carries more (gelu's) save an FMA.
-template <bool kTwoPartLn2, class V>
+template <bool kTwoPartLn2, bool kNormalResults, class V>
 TG_EVG_INLINE V exp_in_range(V x) {
   using simd::fma;
   using simd::lookup;
@@ -81,9 +82,10 @@ TG_EVG_INLINE V exp_in_range(V x) {
   // vscalefps rounds the same way in one instruction, but takes a microcode assist (~8x slower)
   // on a vector with any subnormal, underflowing or overflowing result: those vectors (some
   // m outside [-125, 127]) take the multiplies. Either way a lane's bits depend on its x only.
+  // A caller that keeps x in [-87, 88] (kNormalResults) needs no test.
   if constexpr (sizeof(V) == 64) {
-    if ((_mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(-2000.0f), _CMP_LT_OQ) |
-         _mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(2047.0f), _CMP_GT_OQ)) == 0) {
+    if (kNormalResults || (_mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(-2000.0f), _CMP_LT_OQ) |
+                           _mm512_cmp_ps_mask((__m512)k, _mm512_set1_ps(2047.0f), _CMP_GT_OQ)) == 0) {
       return (V)_mm512_scalef_ps((__m512)p, (__m512)(k * 0.0625f));
     }
   }
@@ -98,7 +100,7 @@ TG_EVG_INLINE V exp_in_range(V x) {
 template <class V>
 TG_EVG_INLINE V exp(V x) {
   // max/min keep a NaN x (and then every step).
-  return exp_in_range<true>(simd::min(V{} + 89.0f, simd::max(V{} - 104.0f, x)));
+  return exp_in_range<true, false>(simd::min(V{} + 89.0f, simd::max(V{} - 104.0f, x)));
 }
 
 // Cephes' tanhf: an odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above.
@@ -139,16 +141,16 @@ TG_EVG_INLINE V erfc_nonnegative(V z) {
 
 // gelu, tanh form: 0.5 x (1 + tanh(u)) == x / (1 + exp(-2u)), which does not cancel for x < 0.
 // Relative error <= 3e-7 + 2e-7 |2u| (the second term: the f32 rounding of exp's argument, which
-// only the tiny results of the negative tail feel; 2.5e-7 measured for x >= -1). Below
-// x = -10.06, where |gelu| < 3e-38 and exp(-2u) overflows, the result is -0.
+// only the tiny results of the negative tail feel; 2.5e-7 measured for x >= -1); -0 below
+// x = -10.03.
 template <class V>
 TG_EVG_INLINE V gelu_tanh(V x) {
   // -2u = x (c1 + c2 x^2) with c1 = -2 sqrt(2 / pi), c2 = 0.044715 c1.
-  V minus_2u = x * simd::fma(x * x, -0.0713548162726f, -1.5957691216057308f);
-  // Below -87, 1 + exp(-2u) is 1 all the same, and exp stays out of the subnormal range.
-  minus_2u = simd::min(V{} + 89.0f, simd::max(V{} - 87.0f, minus_2u));
-  // A finite numerator: -inf / (1 + inf) would be NaN.
-  return simd::max(V{} - 3.40282347e38f, x) / (1.0f + exp_in_range<false>(minus_2u));
+  const V minus_2u = x * simd::fma(x * x, -0.0713548162726f, -1.5957691216057308f);
+  // Below -87, 1 + exp(-2u) is 1 all the same; above 88 (x < -10.03, |gelu| < 6.1e-38) the
+  // result is -0 (-inf included). exp's argument stays where its results are normal.
+  const V e = exp_in_range<false, true>(simd::min(V{} + 88.0f, simd::max(V{} - 87.0f, minus_2u)));
+  return select(minus_2u > 88.0f, -V{}, x / (1.0f + e));
 }
 
 // gelu, erf form: 0.5 x erfc(-x / sqrt2), with erfc taken at |x| / sqrt2 so neither sign
