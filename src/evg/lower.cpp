@@ -119,8 +119,8 @@ std::string lower_to_cpp(const EpilogueDag& dag, const LowerOptions& options) {
   if (!options.target.empty()) {
     out << "#pragma GCC push_options\n#pragma GCC target(\"" << options.target << "\")\n";
   }
-  if (gemm) {
-    // The GEMM's ISA (kernel/target.h), which the pragma alone does not announce in C++.
+  if (!options.target.empty()) {
+    // The ISA (kernel/target.h, arch/simd.h), which the pragma alone does not announce in C++.
     if (options.lanes == 16) out << "#define TG_EVG_JIT_TARGET_AVX512 1\n";
     if (options.lanes == 8) out << "#define TG_EVG_JIT_TARGET_AVX2 1\n";
   }

@@ -11,6 +11,26 @@
 #include <cstdint>
 #include <type_traits>
 
+#if defined(__x86_64__) || defined(__i386__)
+// GCC 12's AVX-512 intrinsics initialise their "undefined" operands from themselves, which
+// -W(maybe-)uninitialized reports once they are inlined (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
+// The vector ISA the including code is compiled for. A JIT kernel compiled under `#pragma GCC
+// target(...)` names it with TG_EVG_JIT_TARGET_AVX512 / _AVX2 (kernel/target.h): GCC's C++ front
+// end does not define __AVX512F__ and the like for a target pragma.
+#if defined(TG_EVG_JIT_TARGET_AVX512) || defined(__AVX512F__)
+#define TG_EVG_SIMD_AVX512 1
+#endif
+#if defined(TG_EVG_SIMD_AVX512) || defined(TG_EVG_JIT_TARGET_AVX2) || defined(__AVX2__)
+#define TG_EVG_SIMD_AVX2 1
+#endif
+
 // Spelled as in cpu/vector.h, which fused GEMM kernels include too.
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
 
@@ -114,6 +134,72 @@ TG_EVG_INLINE V fma(V a, B b, C c) {
 template <class V, class M>
 TG_EVG_INLINE V select(M mask, V a, V b) {
   return mask ? a : b;
+}
+
+// Lane-wise `a > b ? a : b` and `a < b ? a : b`: b when either is NaN, as x86's max/min
+// instructions, which the conditional alone does not compile to. Clamp with the bound first,
+// max(lo, x), to keep a NaN x.
+template <class V>
+TG_EVG_INLINE V max(V a, V b) {
+#if defined(TG_EVG_SIMD_AVX512)
+  if constexpr (sizeof(V) == 64) return (V)_mm512_max_ps((__m512)a, (__m512)b);
+#endif
+#if defined(TG_EVG_SIMD_AVX2)
+  if constexpr (sizeof(V) == 32) return (V)_mm256_max_ps((__m256)a, (__m256)b);
+#endif
+#if defined(__SSE__)
+  if constexpr (sizeof(V) == 16) return (V)_mm_max_ps((__m128)a, (__m128)b);
+#endif
+  return select(a > b, a, b);
+}
+template <class V>
+TG_EVG_INLINE V min(V a, V b) {
+#if defined(TG_EVG_SIMD_AVX512)
+  if constexpr (sizeof(V) == 64) return (V)_mm512_min_ps((__m512)a, (__m512)b);
+#endif
+#if defined(TG_EVG_SIMD_AVX2)
+  if constexpr (sizeof(V) == 32) return (V)_mm256_min_ps((__m256)a, (__m256)b);
+#endif
+#if defined(__SSE__)
+  if constexpr (sizeof(V) == 16) return (V)_mm_min_ps((__m128)a, (__m128)b);
+#endif
+  return select(a < b, a, b);
+}
+
+// Lane i is table[index[i] mod N], for f32 lanes and an N = 16 or 32 entry table. A lookup is exact, so piecewise coefficients fetched this way give the same bits at
+// every lane count: AVX-512 permutes (one for 16 entries, a two-source one for 32), AVX2 8-entry
+// permutes and blends, element reads elsewhere.
+template <int N, class I>
+TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&table)[N], I index) {
+  static_assert(N == 16 || N == 32, "16 or 32 entries");
+  constexpr int W = sizeof(I) / sizeof(int32_t);
+  using V = Vec<float, W>;
+#if defined(TG_EVG_SIMD_AVX512)
+  if constexpr (W == 16) {
+    const __m512i i = (__m512i)index;
+    if constexpr (N == 16) return (V)_mm512_permutexvar_ps(i, _mm512_loadu_ps(table));
+    else return (V)_mm512_permutex2var_ps(_mm512_loadu_ps(table), i, _mm512_loadu_ps(table + 16));
+  }
+#endif
+#if defined(TG_EVG_SIMD_AVX2)
+  if constexpr (W == 8) {
+    const __m256i i = (__m256i)index;
+    // Index bit 3 (then bit 4) moved to the sign bit picks between 8-entry quarters.
+    const __m256 bit3 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28));
+    const __m256 low = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), i),
+                                        _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), i), bit3);
+    if constexpr (N == 16) {
+      return (V)low;
+    } else {
+      const __m256 high = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), i),
+                                           _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), i), bit3);
+      return (V)_mm256_blendv_ps(low, high, _mm256_castsi256_ps(_mm256_slli_epi32(i, 27)));
+    }
+  }
+#endif
+  V r;
+  for (int l = 0; l < W; ++l) r[l] = table[index[l] & (N - 1)];
+  return r;
 }
 
 }  // namespace tg::evg::simd
