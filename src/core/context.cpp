@@ -82,18 +82,12 @@ void Context::allocate(Tensor* t) {
 }
 
 void Context::allocate_all() {
-  for (TensorChunk& chunk : tensor_chunks_) {
-    for (size_t i = 0; i < chunk.used; ++i) {
-      Tensor& t = chunk.tensors[i];
-      if (!t.view_src && !t.data) allocate(&t);
-    }
-  }
-  for (TensorChunk& chunk : tensor_chunks_) {
-    for (size_t i = 0; i < chunk.used; ++i) {
-      Tensor& t = chunk.tensors[i];
-      if (t.view_src && !t.data && t.view_src->data) t.data = static_cast<char*>(t.view_src->data) + t.view_offs;
-    }
-  }
+  for_each_tensor([&](Tensor& t) {
+    if (!t.view_src && !t.data) allocate(&t);
+  });
+  for_each_tensor([](Tensor& t) {
+    if (t.view_src && !t.data && t.view_src->data) t.data = static_cast<char*>(t.view_src->data) + t.view_offs;
+  });
 }
 
 }  // namespace tg

@@ -45,7 +45,8 @@ int task_count(int64_t n, int64_t cost, int max_threads) {
 
 int64_t chunk_count(int64_t n, int64_t cost, int tasks) {
   const int64_t by_work = n * std::max<int64_t>(cost, 1) / kMinWorkPerTask;
-  return std::max<int64_t>(std::min<int64_t>({by_work, n, int64_t(tasks) * kChunksPerTask}), std::min<int64_t>(tasks, n));
+  const int64_t at_most = std::min<int64_t>({by_work, n, int64_t(tasks) * kChunksPerTask});
+  return std::max<int64_t>(at_most, std::min<int64_t>(tasks, n));
 }
 
 }  // namespace tg::cpu

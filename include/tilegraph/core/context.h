@@ -45,6 +45,13 @@ class Context {
   void allocate(Tensor* t);
   // A default tensor in the next free slot.
   Tensor& add_tensor();
+  // fn(Tensor&) for every tensor, in creation order.
+  template <class Fn>
+  void for_each_tensor(Fn&& fn) {
+    for (TensorChunk& chunk : tensor_chunks_) {
+      for (size_t i = 0; i < chunk.used; ++i) fn(chunk.tensors[i]);
+    }
+  }
 
   ContextOptions options_;
   // Tensors live in chunks of growing size, so consecutive tensors sit next to each other (a

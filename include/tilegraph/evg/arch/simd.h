@@ -166,9 +166,10 @@ TG_EVG_INLINE V min(V a, V b) {
   return select(a < b, a, b);
 }
 
-// Lane i is table[index[i] mod N], for f32 lanes and an N = 16 or 32 entry table. A lookup is exact, so piecewise coefficients fetched this way give the same bits at
-// every lane count: AVX-512 permutes (one for 16 entries, a two-source one for 32), AVX2 8-entry
-// permutes and blends, element reads elsewhere.
+// Lane i is table[index[i] mod N], for f32 lanes and an N = 16 or 32 entry table. A lookup is
+// exact, so piecewise coefficients fetched this way give the same bits at every lane count:
+// AVX-512 permutes (one for 16 entries, a two-source one for 32), AVX2 8-entry permutes and
+// blends, element reads elsewhere.
 template <int N, class I>
 TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&table)[N], I index) {
   static_assert(N == 16 || N == 32, "16 or 32 entries");

@@ -34,11 +34,11 @@ template <class Epilogue>
 using FusedGemm = kernel::MatmulVisitor<cpu::BlockMmad, WorkspaceEpilogue<Epilogue>, cpu::BlockScheduler>;
 
 template <class Epilogue>
-WorkspaceSizes gemm_workspace_sizes(const typename FusedGemm<Epilogue>::Plan& plan, int num_threads) {
+WorkspaceSizes gemm_workspace_sizes(const typename FusedGemm<Epilogue>::Plan& plan) {
   constexpr size_t kAlign = 64;
   WorkspaceSizes sizes;
   sizes.epilogue_bytes =
-      (Epilogue::workspace_bytes(plan.problem, plan.scheduler.grid(), num_threads) + kAlign - 1) / kAlign * kAlign;
+      (Epilogue::workspace_bytes(plan.problem, plan.scheduler.grid(), plan.num_threads) + kAlign - 1) / kAlign * kAlign;
   sizes.gemm_bytes = plan.workspace_bytes();
   return sizes;
 }
@@ -57,7 +57,7 @@ void run_gemm(MakeArguments make_arguments, uint32_t block_num, void* stream, co
       p->call,
       [&] {
         plan.emplace(GemmOperands{p->problem, p->a, p->b}, launcher.num_threads);
-        return gemm_workspace_sizes<Epilogue>(*plan, launcher.num_threads);
+        return gemm_workspace_sizes<Epilogue>(*plan);
       },
       [&](std::byte* workspace, const WorkspaceSizes& sizes) {
         FusedGemm<Epilogue>::run(*plan, {p->problem, p->a, p->b, {make_arguments(p->call.bindings), workspace}},

@@ -50,11 +50,11 @@ TG_EVG_INLINE V min_nan(V a, V b) {
 // exp(x) = 2^(k/16) exp(r) with k = round(16 x / ln2) and |r| <= ln2/32: the cubic for exp(r)
 // (relative error 2.4e-9) has its coefficients pre-multiplied by 2^(j/16), j = k mod 16, and
 // looked up per lane (exp_table.h, made by scripts/gen_exp_table.py), so lookups, three FMAs
-// and a scaling by 2^floor(k/16) follow the reduction. x must be in [-104, 89] (beyond, the result is 0 or inf anyway;
-// within, floor(k/16) is in [-151, 128]); kNormalResults: the caller promises x in [-87, 88].
-// With kTwoPartLn2 = false, r = x - k (ln2/16) takes
-// ln2/16 rounded to f32, which adds a relative error of 2.7e-9 |x|: callers whose argument
-// already carries more (gelu's) save an FMA.
+// and a scaling by 2^floor(k/16) follow the reduction. x must be in [-104, 89] (beyond, the
+// result is 0 or inf anyway; within, floor(k/16) is in [-151, 128]); kNormalResults: the caller
+// promises x in [-87, 88]. With kTwoPartLn2 = false, r = x - k (ln2/16) takes ln2/16 rounded to
+// f32, which adds a relative error of 2.7e-9 |x|: callers whose argument already carries more
+// (gelu's) save an FMA.
 template <bool kTwoPartLn2, bool kNormalResults, class V>
 TG_EVG_INLINE V exp_in_range(V x) {
   using simd::fma;
