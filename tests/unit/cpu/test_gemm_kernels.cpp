@@ -148,11 +148,13 @@ TEST(Gemm, EveryStorageOrderAgainstReference) {
   }
 }
 
+// K = 1031 gives few-row GEMVs columns of over 2 KiB in every type: the path that prefetches the
+// next tile's columns (gemv.h).
 TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
   std::mt19937 rng(3);
   const ElementType types[] = {ElementType::F32, ElementType::F16, ElementType::BF16};
-  for (const evg::GemmShape& shape :
-       {evg::GemmShape{1, 45, 70}, evg::GemmShape{29, 67, 41}, evg::GemmShape{40, 130, 300}}) {
+  for (const evg::GemmShape& shape : {evg::GemmShape{1, 45, 70}, evg::GemmShape{29, 67, 41}, evg::GemmShape{40, 130, 300},
+                                      evg::GemmShape{1, 45, 1031}, evg::GemmShape{5, 21, 1031}}) {
     for (ElementType at : types) {
       for (ElementType bt : types) {
         for (int order = 0; order < 4; ++order) {

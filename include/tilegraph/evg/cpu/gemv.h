@@ -4,6 +4,13 @@
 // by reading B from memory: packing it would only add traffic. B is read straight from its
 // storage, converted to f32 in registers, in a few long sequential streams (one per column)
 // that keep the hardware prefetchers busy, against the rows of A held as contiguous f32.
+//
+// Long columns are also prefetched in software, one tile of columns ahead: a column of 2 KiB or
+// more spans whole pages, and the hardware prefetchers stop at a page's end, so every new
+// column started cold. Prefetching it into L2 while the tile before it is read took a d_model
+// 2048 f16 decode from ~82 to ~110 tokens/s on one core (bench/RESULTS.md, model). Short
+// columns (a small model's weights, resident in L2) skip it: there the extra instructions cost
+// ~7% of a decode step.
 #include <algorithm>
 #include <cstdint>
 
@@ -28,16 +35,20 @@ inline constexpr int kGemvAccumulators = 12;  // of 16 ymm
 // Columns per group for `rows` rows of A.
 constexpr int gemv_columns(int rows) { return std::clamp(kGemvAccumulators / rows, 1, kGemvColumns); }
 
+// Bytes of one column of B from which the next tile's columns are prefetched.
+inline constexpr int64_t kGemvPrefetchColumnBytes = 2048;
+
 // out[r * ld + c] = x_r . column (c0 + c) of a column-major B, for r < kRows, c < kColumns, where
 // x_r = x + r * k_len. With few accumulators, two per output split K so that the FMA chains
-// overlap.
-template <int kRows, int kColumns>
+// overlap. kPrefetch: also prefetch the same part of the next tile's columns into L2.
+template <int kRows, int kColumns, bool kPrefetch>
 TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out,
                             int64_t ld) {
   constexpr int kL = Vec::kLanes;
   constexpr int kSets = 2 * kRows * kColumns <= kGemvAccumulators ? 2 : 1;
   const void* column[kColumns];
   for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, b.type, (c0 + c) * b.ld);
+  const int64_t next_tile = kColumns * b.ld;
   Vec::F acc[kSets][kRows][kColumns];
   for (int s = 0; s < kSets; ++s) {
     for (int r = 0; r < kRows; ++r) {
@@ -50,7 +61,10 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
     for (int s = 0; s < kSets; ++s) {
       Vec::F bv[kColumns];
 #pragma GCC unroll 8
-      for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load(element_address(column[c], b.type, k + s * kL), b.type);
+      for (int c = 0; c < kColumns; ++c) {
+        if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], b.type, next_tile + k + s * kL), 0, 2);
+        bv[c] = Vec::load(element_address(column[c], b.type, k + s * kL), b.type);
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         const Vec::F xr = Vec::load(x + r * k_len + k + s * kL);
@@ -87,8 +101,12 @@ void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0,
               int64_t ld) {
   constexpr int kColumns = gemv_columns(kRows);
   int64_t c = 0;
-  for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns>(x, b, k_len, c0 + c, out + c, ld);
-  for (; c < cols; ++c) dot_tile<kRows, 1>(x, b, k_len, c0 + c, out + c, ld);
+  if (k_len * element_bytes(b.type) >= kGemvPrefetchColumnBytes) {
+    for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns, true>(x, b, k_len, c0 + c, out + c, ld);
+  } else {
+    for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns, false>(x, b, k_len, c0 + c, out + c, ld);
+  }
+  for (; c < cols; ++c) dot_tile<kRows, 1, false>(x, b, k_len, c0 + c, out + c, ld);
 }
 
 // out[0, cols) += sum over k in [k0, k0 + kRows) of x[k] * row k of a row-major B.
