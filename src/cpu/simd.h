@@ -42,8 +42,6 @@ namespace tg::cpu::simd {
 // without AVX2, and the reference for the vector paths in tests.
 struct Scalar {
   using F = float;
-  using I = int32_t;
-  using M = bool;
   static constexpr int kWidth = 1;
 
   TG_SIMD_INLINE F zero() { return 0.0f; }
@@ -63,26 +61,11 @@ struct Scalar {
   TG_SIMD_INLINE F div(F a, F b) { return a / b; }
   TG_SIMD_INLINE F fmadd(F a, F b, F c) { return __builtin_fmaf(a, b, c); }
   TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return __builtin_fmaf(-a, b, c); }
-  // min/max return `b` when either is NaN (as minps/maxps do): pass the data as `b` to keep NaN.
-  TG_SIMD_INLINE F min(F a, F b) { return a < b ? a : b; }
+  // max returns `b` when either is NaN (as maxps does): pass the data as `b` to keep NaN.
   TG_SIMD_INLINE F max(F a, F b) { return a > b ? a : b; }
   TG_SIMD_INLINE F sqrt(F a) { return __builtin_sqrtf(a); }
   TG_SIMD_INLINE F abs(F a) { return __builtin_fabsf(a); }
   TG_SIMD_INLINE F neg(F a) { return -a; }
-  TG_SIMD_INLINE F round(F a) { return __builtin_nearbyintf(a); }
-  // NaN converts to 0 (the vector forms give INT_MIN; either way the caller's result is NaN).
-  TG_SIMD_INLINE I to_int(F rounded) { return rounded == rounded ? I(rounded) : 0; }
-  // 2^n for n in [-126, 127].
-  TG_SIMD_INLINE F pow2(I n) {
-    const uint32_t bits = uint32_t(n + 127) << 23;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  TG_SIMD_INLINE I shift_right(I n) { return n >> 1; }
-  TG_SIMD_INLINE I sub_int(I a, I b) { return a - b; }
-  TG_SIMD_INLINE M less(F a, F b) { return a < b; }
-  TG_SIMD_INLINE F select(M m, F if_true, F if_false) { return m ? if_true : if_false; }
   TG_SIMD_INLINE float reduce_add(F a) { return a; }
   TG_SIMD_INLINE float reduce_max(F a) { return a; }
 };
@@ -91,8 +74,6 @@ TG_BEGIN_TARGET(TG_TARGET_AVX2)
 
 struct Avx2 {
   using F = __m256;
-  using I = __m256i;
-  using M = __m256;
   static constexpr int kWidth = 8;
 
   TG_SIMD_INLINE F zero() { return _mm256_setzero_ps(); }
@@ -136,7 +117,6 @@ struct Avx2 {
   TG_SIMD_INLINE F div(F a, F b) { return _mm256_div_ps(a, b); }
   TG_SIMD_INLINE F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
-  TG_SIMD_INLINE F min(F a, F b) { return _mm256_min_ps(a, b); }
   TG_SIMD_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
   TG_SIMD_INLINE F sqrt(F a) { return _mm256_sqrt_ps(a); }
   TG_SIMD_INLINE F abs(F a) {
@@ -146,19 +126,6 @@ struct Avx2 {
   TG_SIMD_INLINE F neg(F a) {
     return _mm256_castsi256_ps(
         _mm256_xor_si256(_mm256_castps_si256(a), _mm256_set1_epi32(INT32_MIN)));
-  }
-  TG_SIMD_INLINE F round(F a) {
-    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  TG_SIMD_INLINE I to_int(F rounded) { return _mm256_cvtps_epi32(rounded); }
-  TG_SIMD_INLINE F pow2(I n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
-  }
-  TG_SIMD_INLINE I shift_right(I n) { return _mm256_srai_epi32(n, 1); }
-  TG_SIMD_INLINE I sub_int(I a, I b) { return _mm256_sub_epi32(a, b); }
-  TG_SIMD_INLINE M less(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-  TG_SIMD_INLINE F select(M m, F if_true, F if_false) {
-    return _mm256_blendv_ps(if_false, if_true, m);
   }
   TG_SIMD_INLINE float reduce_add(F a) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -182,8 +149,6 @@ TG_BEGIN_TARGET(TG_TARGET_AVX512)
 
 struct Avx512 {
   using F = __m512;
-  using I = __m512i;
-  using M = __mmask16;
   static constexpr int kWidth = 16;
 
   TG_SIMD_INLINE F zero() { return _mm512_setzero_ps(); }
@@ -225,7 +190,6 @@ struct Avx512 {
   TG_SIMD_INLINE F div(F a, F b) { return _mm512_div_ps(a, b); }
   TG_SIMD_INLINE F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   TG_SIMD_INLINE F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
-  TG_SIMD_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
   TG_SIMD_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
   TG_SIMD_INLINE F sqrt(F a) { return _mm512_sqrt_ps(a); }
   TG_SIMD_INLINE F abs(F a) {
@@ -235,19 +199,6 @@ struct Avx512 {
   TG_SIMD_INLINE F neg(F a) {
     return _mm512_castsi512_ps(
         _mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
-  }
-  TG_SIMD_INLINE F round(F a) {
-    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  TG_SIMD_INLINE I to_int(F rounded) { return _mm512_cvtps_epi32(rounded); }
-  TG_SIMD_INLINE F pow2(I n) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
-  }
-  TG_SIMD_INLINE I shift_right(I n) { return _mm512_srai_epi32(n, 1); }
-  TG_SIMD_INLINE I sub_int(I a, I b) { return _mm512_sub_epi32(a, b); }
-  TG_SIMD_INLINE M less(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-  TG_SIMD_INLINE F select(M m, F if_true, F if_false) {
-    return _mm512_mask_blend_ps(m, if_false, if_true);
   }
   TG_SIMD_INLINE float reduce_add(F a) {
     const __m256 half =

@@ -5,6 +5,7 @@
 
 #include "cpu/simd.h"
 #include "cpu/vec.h"
+#include "tilegraph/evg/fusion/math.h"
 
 namespace tg::cpu {
 

@@ -3,8 +3,9 @@
 // Not a normal header: vec_scalar.cpp, vec_avx2.cpp and vec_avx512.cpp each include it inside
 // their own namespace, after `using V = ...;` and `constexpr Isa kIsa = ...;` and under their
 // `#pragma GCC target`, so every function here is compiled once per instruction set. It includes
-// nothing itself (the including file provides <cstring>, <cmath>, <limits>, vec.h and simd.h before
-// opening the namespace), which keeps library code out of the target regions.
+// nothing itself (the including file provides <cstring>, <cmath>, <limits>, vec.h, simd.h and
+// evg/fusion/math.h before opening the namespace), which keeps library code out of the target
+// regions.
 
 constexpr int W = V::kWidth;
 using F = V::F;
@@ -35,72 +36,13 @@ inline void map2(int64_t n, float* y, const float* a, const float* b, Fn fn) {
   }
 }
 
-// Cephes' expf: exp(x) = 2^n exp(r), |r| <= ln2/2, with a degree-6 polynomial for exp(r); about
-// 1 ulp. NaN propagates (min/max return their second operand on NaN).
-inline F exp_v(F x) {
-  // Beyond these bounds the result is 0 or inf anyway; inside them n stays in [-150, 129].
-  x = V::max(V::set1(-104.0f), x);
-  x = V::min(V::set1(89.0f), x);
-  const F n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
-  F r = V::fnmadd(n, V::set1(0.693359375f), x);
-  r = V::fnmadd(n, V::set1(-2.12194440e-4f), r);
-  F p = V::set1(1.9875691500e-4f);
-  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
-  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
-  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
-  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
-  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
-  p = V::fmadd(p, V::mul(r, r), V::add(r, V::set1(1.0f)));
-  // 2^n as two factors, each a normal float, so results that are subnormal or overflow still
-  // come out right.
-  const auto ni = V::to_int(n);
-  const auto half = V::shift_right(ni);
-  return V::mul(V::mul(p, V::pow2(half)), V::pow2(V::sub_int(ni, half)));
-}
-
-// 1 / (1 + exp(-x)) times `numerator`: sigmoid, silu and the tanh-form gelu share it.
-inline F logistic_v(F numerator, F x) {
-  return V::div(numerator, V::add(V::set1(1.0f), exp_v(V::neg(x))));
-}
-
-// Cephes' tanhf: an odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above.
-inline F tanh_v(F x) {
-  const F ax = V::abs(x);
-  const F z = V::mul(x, x);
-  F p = V::set1(-5.70498872745e-3f);
-  p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
-  p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
-  p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
-  p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
-  const F small = V::fmadd(V::mul(p, z), x, x);
-  const F e = exp_v(V::add(ax, ax));
-  F large = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
-  large = V::select(V::less(x, V::zero()), V::neg(large), large);
-  return V::select(V::less(ax, V::set1(0.625f)), small, large);
-}
-
-// gelu, tanh form: 0.5 x (1 + tanh(u)) == x * sigmoid(2u), which has no cancellation for x < 0.
-inline F gelu_v(F x) {
-  const F u = V::mul(V::set1(0.7978845608028654f),
-                     V::fmadd(V::mul(V::set1(0.044715f), V::mul(x, x)), x, x));
-  return logistic_v(x, V::add(u, u));
-}
-
-// gelu, erf form, via erfc(|x|/sqrt2) from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7);
-// 1 + erf(x/sqrt2) is 2 - erfc for x >= 0 and erfc(-x/sqrt2) for x < 0, so neither side cancels.
-inline F gelu_erf_v(F x) {
-  const F z = V::mul(V::abs(x), V::set1(0.7071067811865476f));
-  const F t = V::div(V::set1(1.0f), V::fmadd(V::set1(0.3275911f), z, V::set1(1.0f)));
-  F p = V::set1(1.061405429f);
-  p = V::fmadd(p, t, V::set1(-1.453152027f));
-  p = V::fmadd(p, t, V::set1(1.421413741f));
-  p = V::fmadd(p, t, V::set1(-0.284496736f));
-  p = V::fmadd(p, t, V::set1(0.254829592f));
-  const F erfc = V::mul(V::mul(p, t), exp_v(V::neg(V::mul(z, z))));
-  const F half_x = V::mul(V::set1(0.5f), x);
-  const F positive = V::fnmadd(half_x, erfc, x);
-  return V::select(V::less(x, V::zero()), V::mul(half_x, erfc), positive);
-}
+// The activation math is the EVG's (evg/fusion/math.h), so the backend's ops, its fused chains
+// and JIT-compiled EVG epilogues give an element the same bits, whatever the lane count. Its
+// functions work on GCC vectors of W lanes: the conversions below reinterpret the register.
+using MathF = evg::simd::Vec<float, W>;
+inline MathF to_math(F x) { return __builtin_bit_cast(MathF, x); }
+inline F from_math(MathF x) { return __builtin_bit_cast(F, x); }
+inline F exp_v(F x) { return from_math(evg::math::exp(to_math(x))); }
 
 // ---- conversions ----
 
@@ -167,11 +109,11 @@ void unary(UnaryOp op, int64_t n, float* y, const float* x) {
   switch (op) {
     // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does.
     case UnaryOp::RELU: return map1(n, y, x, [](F v) { return V::max(v, V::zero()); });
-    case UnaryOp::GELU: return map1(n, y, x, [](F v) { return gelu_v(v); });
-    case UnaryOp::GELU_ERF: return map1(n, y, x, [](F v) { return gelu_erf_v(v); });
-    case UnaryOp::SILU: return map1(n, y, x, [](F v) { return logistic_v(v, v); });
-    case UnaryOp::SIGMOID: return map1(n, y, x, [](F v) { return logistic_v(V::set1(1.0f), v); });
-    case UnaryOp::TANH: return map1(n, y, x, [](F v) { return tanh_v(v); });
+    case UnaryOp::GELU: return map1(n, y, x, [](F v) { return from_math(evg::math::gelu_tanh(to_math(v))); });
+    case UnaryOp::GELU_ERF: return map1(n, y, x, [](F v) { return from_math(evg::math::gelu_erf(to_math(v))); });
+    case UnaryOp::SILU: return map1(n, y, x, [](F v) { return from_math(evg::math::silu(to_math(v))); });
+    case UnaryOp::SIGMOID: return map1(n, y, x, [](F v) { return from_math(evg::math::sigmoid(to_math(v))); });
+    case UnaryOp::TANH: return map1(n, y, x, [](F v) { return from_math(evg::math::tanh(to_math(v))); });
     case UnaryOp::EXP: return map1(n, y, x, [](F v) { return exp_v(v); });
     case UnaryOp::NEG: return map1(n, y, x, [](F v) { return V::neg(v); });
     case UnaryOp::ABS: return map1(n, y, x, [](F v) { return V::abs(v); });
@@ -184,8 +126,9 @@ void unary(UnaryOp op, int64_t n, float* y, const float* x) {
 void glu(GluOp op, int64_t n, float* y, const float* x, const float* g) {
   switch (op) {
     case GluOp::SWIGLU:
-      return map2(n, y, x, g, [](F v, F w) { return V::mul(logistic_v(v, v), w); });
-    case GluOp::GEGLU: return map2(n, y, x, g, [](F v, F w) { return V::mul(gelu_v(v), w); });
+      return map2(n, y, x, g, [](F v, F w) { return V::mul(from_math(evg::math::silu(to_math(v))), w); });
+    case GluOp::GEGLU:
+      return map2(n, y, x, g, [](F v, F w) { return V::mul(from_math(evg::math::gelu_tanh(to_math(v))), w); });
   }
 }
 

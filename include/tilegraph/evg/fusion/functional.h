@@ -133,7 +133,7 @@ struct SiLU {
   TG_EVG_PLAIN_FUNCTOR(SiLU, 1, "silu")
   template <class V>
   TG_EVG_INLINE V operator()(V x) const {
-    return x / (1.0f + math::exp(-x));
+    return math::silu(x);
   }
 };
 

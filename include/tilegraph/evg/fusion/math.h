@@ -122,6 +122,12 @@ TG_EVG_INLINE V sigmoid(V x) {
   return 1.0f / (1.0f + exp(-x));
 }
 
+// x sigmoid(x), as one division.
+template <class V>
+TG_EVG_INLINE V silu(V x) {
+  return x / (1.0f + exp(-x));
+}
+
 // erfc(z) for z >= 0.
 template <class V>
 TG_EVG_INLINE V erfc_nonnegative(V z) {
