@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/launcher.h"
+#include "cpu/rope_cache.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec.h"
 #include "tilegraph/core/tensor.h"
@@ -60,6 +61,8 @@ class ExecContext {
   // Memory the kernel shares with all its tasks (e.g. a converted operand), set up by the
   // calling thread before a region; invalidates what an earlier call returned.
   void* shared_scratch(size_t size) { return shared_.bytes(size); }
+  // ROPE's frequencies and tables, kept from one ROPE node to the next (rope_cache.h).
+  RopeCache& rope_cache() { return rope_cache_; }
 
   // Runs fn(const ThreadContext&) as min(n_tasks, max_threads()) parallel tasks.
   template <class Fn>
@@ -113,6 +116,7 @@ class ExecContext {
   const VecKernels& vec_;
   std::vector<Scratch> scratch_;  // one per thread
   Scratch shared_;
+  RopeCache rope_cache_;
 };
 
 using Kernel = void (*)(const Tensor& node, ExecContext& exec);

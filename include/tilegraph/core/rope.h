@@ -21,6 +21,8 @@ struct RopeYarn {
   // cos and sin of pair i's angle, times the magnitude scale, for an angle theta_extrap =
   // position * inverse_frequency (before interpolation).
   void rotation(int64_t pair, double theta_extrap, double* cos_out, double* sin_out) const;
+
+  bool operator==(const RopeYarn&) const = default;
 };
 
 }  // namespace tg
