@@ -67,6 +67,7 @@ struct Scalar {
   TG_SIMD_INLINE F abs(F a) { return __builtin_fabsf(a); }
   TG_SIMD_INLINE F neg(F a) { return -a; }
   TG_SIMD_INLINE float reduce_add(F a) { return a; }
+  TG_SIMD_INLINE void reduce_add_rows(const F v[1], float* out) { out[0] = v[0]; }
   TG_SIMD_INLINE float reduce_max(F a) { return a; }
 };
 
@@ -132,6 +133,22 @@ struct Avx2 {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+  }
+  // out[j] = reduce_add(v[j]) for 8 vectors, bit for bit (the same pairs are added: lanes i and
+  // i+4, then i and i+2, then i and i+1), with the rows transposed into lanes as they go.
+  TG_SIMD_INLINE void reduce_add_rows(const F v[8], float* out) {
+    F w[4], u[2];
+    for (int j = 0; j < 4; ++j) {
+      w[j] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * j], v[2 * j + 1], 0x20),
+                           _mm256_permute2f128_ps(v[2 * j], v[2 * j + 1], 0x31));
+    }
+    for (int j = 0; j < 2; ++j) {
+      u[j] = _mm256_add_ps(_mm256_shuffle_ps(w[2 * j], w[2 * j + 1], 0x44),
+                           _mm256_shuffle_ps(w[2 * j], w[2 * j + 1], 0xee));
+    }
+    // Lane 4c + k now holds row c + 2k.
+    const F y = _mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xdd));
+    _mm256_storeu_ps(out, _mm256_permutevar8x32_ps(y, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
   }
   TG_SIMD_INLINE float reduce_max(F a) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -205,6 +222,27 @@ struct Avx512 {
         _mm256_add_ps(_mm512_castps512_ps256(a),
                       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     return Avx2::reduce_add(half);
+  }
+  // out[j] = reduce_add(v[j]) for 16 vectors, bit for bit (the same pairs are added: lanes i and
+  // i+8, i+4, i+2, then i+1), with the rows transposed into lanes as they go.
+  TG_SIMD_INLINE void reduce_add_rows(const F v[16], float* out) {
+    F w[8], u[4], x[2];
+    for (int j = 0; j < 8; ++j) {
+      w[j] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44),
+                           _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xee));
+    }
+    for (int j = 0; j < 4; ++j) {
+      u[j] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0x88),
+                           _mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0xdd));
+    }
+    for (int j = 0; j < 2; ++j) {
+      x[j] = _mm512_add_ps(_mm512_shuffle_ps(u[2 * j], u[2 * j + 1], 0x44),
+                           _mm512_shuffle_ps(u[2 * j], u[2 * j + 1], 0xee));
+    }
+    // Lane 4c + k now holds row c + 4k.
+    const F y = _mm512_add_ps(_mm512_shuffle_ps(x[0], x[1], 0x88), _mm512_shuffle_ps(x[0], x[1], 0xdd));
+    const __m512i rows_in_order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_ps(out, _mm512_permutexvar_ps(rows_in_order, y));
   }
   TG_SIMD_INLINE float reduce_max(F a) {
     const __m256 half =

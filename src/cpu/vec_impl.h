@@ -253,12 +253,36 @@ void axpy_f32(int64_t n, float* y, float s, const float* x) {
   for (; i < n; ++i) y[i] += s * x[i];
 }
 
-// Four rows share each load of x, and their four sums stay independent until the end.
+// Rows share each load of x, and their sums stay independent until the end: W rows at a time,
+// whose W sums are reduced together (V::reduce_add_rows, much cheaper than W reductions when
+// rows are short, as attention heads are), then four at a time. A row's sum has the same bits
+// either way: one FMA chain, then the same pairwise reduction.
 template <class T, class Load, class LoadOne>
 inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
                              const float* x, float* out, Load load, LoadOne one) {
   auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
   int64_t j = 0;
+  if constexpr (W >= 8) {
+    for (; j + W <= count; j += W) {
+      const T* r[W];
+      F acc[W];
+#pragma GCC unroll 16
+      for (int g = 0; g < W; ++g) {
+        r[g] = row(j + g);
+        acc[g] = V::zero();
+      }
+      int64_t i = 0;
+      for (; i + W <= n; i += W) {
+        const F xv = V::load(x + i);
+#pragma GCC unroll 16
+        for (int g = 0; g < W; ++g) acc[g] = V::fmadd(load(r[g] + i), xv, acc[g]);
+      }
+      V::reduce_add_rows(acc, out + j);
+      for (; i < n; ++i) {
+        for (int g = 0; g < W; ++g) out[j + g] += one(r[g][i]) * x[i];
+      }
+    }
+  }
   for (; j + 4 <= count; j += 4) {
     const T *r0 = row(j), *r1 = row(j + 1), *r2 = row(j + 2), *r3 = row(j + 3);
     F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
