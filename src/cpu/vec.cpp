@@ -24,6 +24,12 @@ Isa best_isa() {
   return Isa::SCALAR;
 }
 
+std::vector<Isa> runnable_isas() {
+  std::vector<Isa> isas;
+  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
+  return isas;
+}
+
 const float* f16_to_f32_table() {
   static const std::vector<float> table = [] {
     std::vector<float> values(65536);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/core/tensor.h"
@@ -22,6 +23,8 @@ inline constexpr int kIsaCount = 3;
 std::string_view isa_name(Isa isa);
 // The widest ISA that cpu_features() says this machine can run.
 Isa best_isa();
+// Every ISA this machine can run, narrowest first (tests run each table).
+std::vector<Isa> runnable_isas();
 
 enum class BinaryOp { ADD, SUB, MUL, DIV };
 

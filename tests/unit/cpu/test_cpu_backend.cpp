@@ -124,12 +124,6 @@ TEST(CpuBackend, NameAndDefaultConstruction) {
   EXPECT_EQ(backend->name(), "cpu");
 }
 
-std::vector<Isa> runnable_isas() {
-  std::vector<Isa> isas;
-  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
-  return isas;
-}
-
 // ---- vector primitives: every runnable ISA against double-precision math ----
 
 double max_relative_error(const std::vector<float>& got, const std::vector<double>& want) {

@@ -27,18 +27,12 @@ using test::AlignedBuffer;
 using test::Reference;
 using test::TestMatrix;
 
-std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
-  return isas;
-}
-
 // ---- micro-kernels ----
 
 TEST(GemmMicroKernel, EveryRowCountAgainstReference) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (Isa isa : available_isas()) {
+  for (Isa isa : runnable_isas()) {
     const GemmKernels& kernels = gemm_kernels(isa);
     const int cols = kernels.tile_cols;
     for (int rows = 1; rows <= kernels.tile_rows; ++rows) {
@@ -129,7 +123,7 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
 
 void run_case_on_every_isa(const Case& c, std::mt19937& rng) {
   const Operands ops(c, rng);
-  for (Isa isa : available_isas()) run_case(c, ops, isa);
+  for (Isa isa : runnable_isas()) run_case(c, ops, isa);
 }
 
 // Shapes: empty, single elements, primes, whole and partial micro tiles, K across several packed
@@ -171,7 +165,7 @@ TEST(Gemm, OneToFourThreads) {
                                       evg::GemmShape{750, 400, 300}, evg::GemmShape{130, 1500, 9}}) {
     const Case base{shape, ElementType::F32, ElementType::F16, false, true, 1, 1};
     const Operands ops(base, rng);
-    for (Isa isa : available_isas()) {
+    for (Isa isa : runnable_isas()) {
       for (int threads = 1; threads <= 4; ++threads) {
         Case c = base;
         c.threads = threads;
@@ -236,7 +230,7 @@ TEST(GemmEpilogue, EveryBlockVisitedOnceAfterTheWholeSum) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::BF16, p.k, p.n, true, 0);
     const Reference ref(a, b, p);
-    for (Isa isa : available_isas()) {
+    for (Isa isa : runnable_isas()) {
       for (int threads : {1, 2, 3}) {
         Recorder rec;
         rec.ref = &ref;

@@ -20,12 +20,6 @@
 namespace tg::cpu {
 namespace {
 
-std::vector<Isa> runnable_isas() {
-  std::vector<Isa> isas;
-  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
-  return isas;
-}
-
 std::vector<float> activation_inputs() {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   std::vector<float> x = {0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.625f, -0.625f,

@@ -33,8 +33,7 @@ float model_row(const float* r, const float* x, int64_t n, int w) {
 TEST(VecDotRows, EveryRowInAGroupHasTheBitsOfTheModel) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  for (int i = 0; i <= int(best_isa()); ++i) {
-    const Isa isa = Isa(i);
+  for (Isa isa : runnable_isas()) {
     const int w = lanes(isa);
     for (int64_t n : {16, 32, 64, 128}) {
       for (int64_t count : {1, 4, 15, 16, 17, 20, 35, 64}) {

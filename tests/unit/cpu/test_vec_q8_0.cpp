@@ -13,12 +13,6 @@
 namespace tg::cpu {
 namespace {
 
-std::vector<Isa> runnable_isas() {
-  std::vector<Isa> isas;
-  for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));
-  return isas;
-}
-
 // `count` random q8_0 rows of n elements, padded one block apart, and their exact values.
 struct Q8Rows {
   int64_t n, count;
