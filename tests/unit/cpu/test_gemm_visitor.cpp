@@ -204,6 +204,25 @@ TEST(BlockScheduler, SmallMIsSplitByColumnsSoEveryThreadWorks) {
   EXPECT_EQ(cpu::BlockScheduler({4, 64, 8}, limits, 2).blocks(), 1);
 }
 
+// Blocks of one row are as even as whole tiles allow: no thread gets a runt block beside a
+// partner's full one (256 x 256 on 2 threads was cut into 224 + 32 columns).
+TEST(BlockScheduler, ColumnBlocksAreEven) {
+  const BlockLimits limits{12, 32, 720, 384};
+  for (int threads : {2, 3, 4}) {
+    for (int64_t m : {1, 64, 256, 700}) {
+      for (int64_t n : {64, 96, 256, 320, 512, 1000, 3072}) {
+        const cpu::BlockScheduler s({m, n, 512}, limits, threads);
+        const int64_t tiles = (n + limits.tile_cols - 1) / limits.tile_cols;
+        const int64_t blocks = s.grid().col_blocks(n);
+        const int64_t block_tiles = s.grid().block_cols / limits.tile_cols;
+        EXPECT_LE(block_tiles * blocks - tiles, blocks - 1)
+            << "m=" << m << " n=" << n << " threads=" << threads << ": " << blocks << " blocks of " << block_tiles
+            << " tiles for " << tiles;
+      }
+    }
+  }
+}
+
 // ---- the Launcher over the thread pool ----
 
 TEST(Launcher, RunsEveryItemOnceOnValidThreads) {

@@ -36,18 +36,21 @@ class BlockScheduler {
     grid_.block_rows = round_up(ceil_div(p.m, row_blocks), limits.tile_rows);
     row_blocks_ = ceil_div(p.m, grid_.block_rows);
 
-    // Columns in whole tiles: the widest blocks the limit allows, narrowed while that leaves the
-    // threads unevenly loaded and each block keeps enough work.
+    // Columns in whole tiles: as few blocks as the width limit allows, more while that leaves the
+    // threads unevenly loaded and each block keeps enough work. A count is taken only with
+    // widths as even as whole tiles allow (8 tiles in 2 blocks: 4 + 4, never 7 + 1), so no
+    // thread gets a runt block beside a partner's full one.
     const int64_t col_tiles = ceil_div(p.n, limits.tile_cols);
     const int64_t max_tiles = std::max<int64_t>(1, limits.max_cols / limits.tile_cols);
-    const int64_t widest = ceil_div(col_tiles, ceil_div(col_tiles, max_tiles));
+    const int64_t fewest = ceil_div(col_tiles, max_tiles);
     const int64_t work = p.m * p.n * std::max<int64_t>(p.k, 1);
-    auto blocks_at = [&](int64_t tiles) { return row_blocks_ * ceil_div(col_tiles, tiles); };
-    int64_t tiles = widest;
-    for (int64_t t = widest; t >= 1; --t) {
-      const int64_t total = blocks_at(t);
-      if (t < widest && work / total < kMinBlockWork) break;
-      tiles = t;
+    int64_t tiles = ceil_div(col_tiles, fewest);
+    for (int64_t count = fewest; count <= col_tiles; ++count) {
+      const int64_t width = ceil_div(col_tiles, count);
+      if (ceil_div(col_tiles, width) != count) continue;  // even widths give fewer blocks
+      const int64_t total = row_blocks_ * count;
+      if (count > fewest && work / total < kMinBlockWork) break;
+      tiles = width;
       if (total % threads == 0 || total >= kBalancedBlocksPerThread * threads) break;
     }
     grid_.block_cols = tiles * limits.tile_cols;
