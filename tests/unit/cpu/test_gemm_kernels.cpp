@@ -159,6 +159,43 @@ TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
   }
 }
 
+// The decode GEMV (M = 1, column-major B) reduces the sums of 4 columns together: a column must
+// get the same bits whether the call covers 64 columns or only its own tile, on every ISA, type
+// and K (1031: the path that prefetches the next tile), since threads split calls by columns.
+TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
+  std::mt19937 rng(9);
+  for (Isa isa : runnable_isas()) {
+    const GemmKernels& kernels = gemm_kernels(isa);
+    for (ElementType bt : {ElementType::F32, ElementType::F16}) {
+      for (int64_t k : {16, 64, 129, 1031}) {
+        const int64_t n = 64;
+        const TestMatrix a(rng, ElementType::F32, 1, k, false, 0);
+        const TestMatrix b(rng, bt, k, n, true, 3);
+        auto run = [&](int64_t first, int64_t cols) {
+          evg::MatrixOperand bo = b.operand();
+          bo.data = static_cast<const char*>(bo.data) + first * bo.ld * evg::element_bytes(bt);
+          const evg::GemmShape p{1, cols, k};
+          const GemmPlan plan = kernels.plan({p, a.operand(), bo}, 1);
+          AlignedBuffer workspace(plan.workspace_bytes);
+          std::vector<float> d(static_cast<size_t>(cols));
+          ThreadPool pool(1);
+          kernels.gemm(plan, a.operand(), bo, d.data(), cols, make_launcher(pool), workspace.get());
+          return d;
+        };
+        const std::vector<float> all = run(0, n);
+        for (int64_t tile = 0; tile < n; tile += 4) {
+          const std::vector<float> own = run(tile, 4);
+          for (int64_t j = 0; j < 4; ++j) {
+            ASSERT_EQ(std::memcmp(&all[size_t(tile + j)], &own[size_t(j)], sizeof(float)), 0)
+                << isa_name(isa) << " " << test::element_name(bt) << " k=" << k << " column " << tile + j << ": "
+                << all[size_t(tile + j)] << " in a call over " << n << " columns, " << own[size_t(j)] << " alone";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Gemm, OneToFourThreads) {
   std::mt19937 rng(4);
   for (const evg::GemmShape& shape : {evg::GemmShape{1, 2000, 300}, evg::GemmShape{8, 777, 70},
