@@ -25,23 +25,20 @@ void rope_tables(const RopeYarn& c, int32_t pos, const double* inv_freq, float* 
 
 const double* RopeCache::inverse_frequencies(const RopeYarn& c, const Tensor* freq_factors) {
   const auto half = size_t(c.n_dims / 2);
-  next_factors_.clear();
-  if (freq_factors) {
-    next_factors_.resize(half);
-    for (size_t i = 0; i < half; ++i) {
-      std::memcpy(&next_factors_[i], static_cast<const char*>(freq_factors->data) + i * freq_factors->nb[0],
-                  sizeof(float));
-    }
+  const size_t count = freq_factors ? half : 0;
+  bool same = have_params_ && params_ == c && factors_.size() == count;
+  factors_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, static_cast<const char*>(freq_factors->data) + i * freq_factors->nb[0], sizeof f);
+    // By their bits, so a NaN factor matches itself and -0 does not match 0.
+    same = same && std::memcmp(&f, &factors_[i], sizeof f) == 0;
+    factors_[i] = f;
   }
-  // Factors compare by their bits, so a NaN factor matches itself and -0 does not match 0.
-  const bool same_factors =
-      next_factors_.size() == factors_.size() &&
-      (factors_.empty() || std::memcmp(next_factors_.data(), factors_.data(), half * sizeof(float)) == 0);
-  if (have_params_ && params_ == c && same_factors) return inv_freq_.data();
+  if (same) return inv_freq_.data();
   params_ = c;
-  factors_.swap(next_factors_);
   inv_freq_.resize(half);
-  for (size_t i = 0; i < half; ++i) inv_freq_[i] = c.inverse_frequency(int64_t(i), factors_.empty() ? 1.0 : double(factors_[i]));
+  for (size_t i = 0; i < half; ++i) inv_freq_[i] = c.inverse_frequency(int64_t(i), count ? double(factors_[i]) : 1.0);
   have_params_ = true;
   have_tables_ = false;
   return inv_freq_.data();

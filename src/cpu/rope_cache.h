@@ -29,7 +29,7 @@ class RopeCache {
 
  private:
   RopeYarn params_{};
-  std::vector<float> factors_, next_factors_;  // next_factors_: the call's, read before comparing
+  std::vector<float> factors_;  // the last call's frequency factors (none without a tensor)
   std::vector<double> inv_freq_;
   bool have_params_ = false;
   bool have_tables_ = false;
