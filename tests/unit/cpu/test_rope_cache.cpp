@@ -1,6 +1,6 @@
 // ROPE nodes share their frequencies and rotation tables through the backend's RopeCache: one
 // graph holds single-position ROPEs that agree in everything but one property (position,
-// frequency base, mode, rotated dims, YaRN, frequency factors, their values), in an order where
+// frequency base, mode, rotated dims, YaRN, frequency factors, their values alone), in an order where
 // each could be handed the previous node's tables; every node must get the bits it gets alone
 // on a fresh backend. The graph then runs again with new positions and factor values in the same
 // tensors, eagerly and replayed, so that a cache keyed on tensor addresses would be caught too.
@@ -22,7 +22,7 @@ namespace {
 
 struct RopeCase {
   int pos_tensor;  // which of the two position tensors
-  bool factors;
+  int factors;  // 0: none; 1 or 2: the first or second half of the factors tensor
   RopeParams params;
 };
 
@@ -39,10 +39,13 @@ std::vector<RopeCase> cases() {
   yarn.n_ctx_orig = 64;
   yarn.freq_scale = 0.25f;
   yarn.ext_factor = 1.0f;
-  return {{0, false, base},   {0, false, base},       {1, false, base},  {1, false, other_base},
-          {1, false, neox},   {1, false, fewer_dims}, {1, false, yarn},  {1, true, base},
-          {1, true, base},    {1, false, base},       {0, true, neox},   {0, false, base}};
+  return {{0, 0, base}, {0, 0, base},       {1, 0, base}, {1, 0, other_base}, {1, 0, neox},
+          {1, 0, fewer_dims}, {1, 0, yarn}, {1, 1, base}, {1, 1, base},       {1, 2, base},
+          {1, 0, base}, {0, 1, neox},       {0, 0, base}};
 }
+
+// Where a case's factors start in the factors tensor, in bytes.
+size_t factor_offset(const RopeCase& c) { return c.factors == 2 ? 8 * sizeof(float) : 0; }
 
 struct Program {
   Context ctx;
@@ -56,11 +59,11 @@ struct Program {
     x = ctx.new_tensor(DType::F32, {24, 3, 1, 1});  // head_dim 24 (the last 8 or 16 copied), 3 heads, 1 token
     pos[0] = ctx.new_tensor(DType::I32, {1});
     pos[1] = ctx.new_tensor(DType::I32, {1});
-    factors = ctx.new_tensor(DType::F32, {8});  // read up to n_dims / 2 of them
+    factors = ctx.new_tensor(DType::F32, {16});  // two halves of 8: up to n_dims / 2 each
     for (Tensor* t : {x, pos[0], pos[1], factors}) t->flags |= kFlagInput;
     Tensor* sum = nullptr;
     for (const RopeCase& c : list) {
-      Tensor* y = rope(ctx, x, pos[c.pos_tensor], c.params, c.factors ? view_1d(ctx, factors, c.params.n_dims / 2, 0) : nullptr);
+      Tensor* y = rope(ctx, x, pos[c.pos_tensor], c.params, c.factors ? view_1d(ctx, factors, c.params.n_dims / 2, factor_offset(c)) : nullptr);
       y->flags |= kFlagOutput;
       outputs.push_back(y);
       sum = sum ? add(ctx, sum, y) : y;
@@ -88,7 +91,7 @@ std::vector<float> alone(const Program& program, size_t i) {
   Tensor* factors = nullptr;
   if (c.factors) {
     factors = ctx.new_tensor(DType::F32, {c.params.n_dims / 2});
-    std::memcpy(factors->data, program.factors->data, factors->nbytes());
+    std::memcpy(factors->data, static_cast<const char*>(program.factors->data) + factor_offset(c), factors->nbytes());
   }
   Tensor* y = rope(ctx, x, pos, c.params, factors);
   auto backend = make_backend("cpu", {.num_threads = 1});
