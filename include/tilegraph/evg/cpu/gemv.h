@@ -38,16 +38,19 @@ constexpr int gemv_columns(int rows) { return std::clamp(kGemvAccumulators / row
 // Bytes of one column of B from which the next tile's columns are prefetched.
 inline constexpr int64_t kGemvPrefetchColumnBytes = 2048;
 
-// out[r * ld + c] = x_r . column (c0 + c) of a column-major B, for r < kRows, c < kColumns, where
-// x_r = x + r * k_len. With few accumulators, two per output split K so that the FMA chains
-// overlap. kPrefetch: also prefetch the same part of the next tile's columns into L2.
-template <int kRows, int kColumns, bool kPrefetch>
+// out[r * ld + c] = x_r . column (c0 + c) of a column-major B of element type kType (b.type),
+// for r < kRows, c < kColumns, where x_r = x + r * k_len. With few accumulators, two per output
+// split K so that the FMA chains overlap. kPrefetch: also prefetch the same part of the next
+// tile's columns into L2. The type is a template argument because a run-time one leaves a
+// branch on it beside every load: on a B resident in cache (a small model's weights) that cost
+// an f32 GEMV ~40% of its time.
+template <int kRows, int kColumns, bool kPrefetch, ElementType kType>
 TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out,
                             int64_t ld) {
   constexpr int kL = Vec::kLanes;
   constexpr int kSets = 2 * kRows * kColumns <= kGemvAccumulators ? 2 : 1;
   const void* column[kColumns];
-  for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, b.type, (c0 + c) * b.ld);
+  for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, kType, (c0 + c) * b.ld);
   const int64_t next_tile = kColumns * b.ld;
   Vec::F acc[kSets][kRows][kColumns];
   for (int s = 0; s < kSets; ++s) {
@@ -62,8 +65,8 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
       Vec::F bv[kColumns];
 #pragma GCC unroll 8
       for (int c = 0; c < kColumns; ++c) {
-        if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], b.type, next_tile + k + s * kL), 0, 2);
-        bv[c] = Vec::load(element_address(column[c], b.type, k + s * kL), b.type);
+        if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], kType, next_tile + k + s * kL), 0, 2);
+        bv[c] = Vec::load(element_address(column[c], kType, k + s * kL), kType);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
@@ -76,7 +79,7 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
   for (; k < k_len; k += kL) {
     const int n = int(std::min<int64_t>(kL, k_len - k));
     Vec::F bv[kColumns];
-    for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load_n(element_address(column[c], b.type, k), b.type, n);
+    for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load_n(element_address(column[c], kType, k), kType, n);
     for (int r = 0; r < kRows; ++r) {
       const Vec::F xr = Vec::load_n(x + r * k_len + k, ElementType::F32, n);
       for (int c = 0; c < kColumns; ++c) acc[0][r][c] = Vec::fmadd(xr, bv[c], acc[0][r][c]);
@@ -96,17 +99,31 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
   }
 }
 
+template <int kRows, ElementType kType>
+void dot_rows_of(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
+                 int64_t ld) {
+  constexpr int kColumns = gemv_columns(kRows);
+  int64_t c = 0;
+  if (k_len * element_bytes(kType) >= kGemvPrefetchColumnBytes) {
+    for (; c + kColumns <= cols; c += kColumns) {
+      dot_tile<kRows, kColumns, true, kType>(x, b, k_len, c0 + c, out + c, ld);
+    }
+  } else {
+    for (; c + kColumns <= cols; c += kColumns) {
+      dot_tile<kRows, kColumns, false, kType>(x, b, k_len, c0 + c, out + c, ld);
+    }
+  }
+  for (; c < cols; ++c) dot_tile<kRows, 1, false, kType>(x, b, k_len, c0 + c, out + c, ld);
+}
+
 template <int kRows>
 void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
               int64_t ld) {
-  constexpr int kColumns = gemv_columns(kRows);
-  int64_t c = 0;
-  if (k_len * element_bytes(b.type) >= kGemvPrefetchColumnBytes) {
-    for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns, true>(x, b, k_len, c0 + c, out + c, ld);
-  } else {
-    for (; c + kColumns <= cols; c += kColumns) dot_tile<kRows, kColumns, false>(x, b, k_len, c0 + c, out + c, ld);
+  switch (b.type) {
+    case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld);
+    case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld);
+    case ElementType::BF16: return dot_rows_of<kRows, ElementType::BF16>(x, b, k_len, c0, cols, out, ld);
   }
-  for (; c < cols; ++c) dot_tile<kRows, 1, false>(x, b, k_len, c0 + c, out + c, ld);
 }
 
 // out[0, cols) += sum over k in [k0, k0 + kRows) of x[k] * row k of a row-major B.
