@@ -120,11 +120,21 @@ TG_EVG_INLINE V broadcast(T x) {
 }
 
 // a * b + c with a single rounding, lane by lane, so the result does not depend on the lane
-// count or the ISA. GCC turns the lane loop into one vfmadd on targets with FMA; without FMA each
-// lane calls libm's fmaf (exact but slow). b and c may be scalars.
+// count or the ISA. b and c may be scalars. Full-width f32 vectors use the vfmadd intrinsic:
+// GCC's SLP vectoriser usually turns the lane loop into one instruction, but not in every
+// context (inlined into one caller's loop it emitted 16 scalar FMAs and a gelu ran 6x slower).
+// Other widths keep the loop; without FMA each lane calls libm's fmaf (exact but slow).
 template <class V, class B, class C>
 TG_EVG_INLINE V fma(V a, B b, C c) {
   const V vb = broadcast<V>(b), vc = broadcast<V>(c);
+  if constexpr (std::is_same_v<std::remove_cv_t<std::remove_reference_t<decltype(a[0])>>, float>) {
+#if defined(TG_EVG_SIMD_AVX512)
+    if constexpr (sizeof(V) == 64) return (V)_mm512_fmadd_ps((__m512)a, (__m512)vb, (__m512)vc);
+#endif
+#if defined(TG_EVG_SIMD_AVX2)
+    if constexpr (sizeof(V) == 32) return (V)_mm256_fmadd_ps((__m256)a, (__m256)vb, (__m256)vc);
+#endif
+  }
   V r;
   for (size_t i = 0; i < sizeof(V) / sizeof(a[0]); ++i) r[i] = __builtin_fmaf(a[i], vb[i], vc[i]);
   return r;
