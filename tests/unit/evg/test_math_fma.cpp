@@ -174,9 +174,10 @@ TEST(EvgMathFma, ExpIsWithinItsDocumentedUlps) {
 // gelu (tanh form) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in double.
 double gelu_reference(double x) { return x / (1 + std::exp(-2 * 0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
-// The documented contract (docs/evg.md): relative error <= 3e-7 + 2e-7 |2u(x)|. The second term
-// is the f32 rounding of the exp argument -2u, which scales the tiny negative-tail results; there
-// is no cancellation, so the tail stays relatively accurate down to the subnormal range.
+// The documented contract (docs/evg-reference.md, "Math"): relative error <= 3e-7 + 2e-7 |2u(x)|.
+// The second term is the f32 rounding of the exp argument -2u, which scales the tiny negative-tail
+// results; there is no cancellation, so the tail stays relatively accurate down to the subnormal
+// range.
 double gelu_tolerance(double x) {
   return 3e-7 + 2e-7 * std::fabs(2 * 0.7978845608028654 * (x + 0.044715 * x * x * x));
 }
