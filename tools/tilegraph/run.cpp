@@ -109,28 +109,29 @@ nlohmann::json stats_json(const GraphModeStats& s) {
 }
 
 void run(const RunOptions& o) {
-  // The model: the file stays mapped while the model's tensors point into it.
-  std::optional<model::GgufFile> file;
-  std::string source;
-  model::LlamaModel llama = [&] {
-    if (o.model.empty()) {
-      source = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
-               std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
-      return model::LlamaModel::generate(model::llama_preset(kDefaultPreset), kDefaultWeightType, kDefaultSeed);
-    }
-    file.emplace(model::GgufFile::open(o.model));
-    source = o.model;
-    return model::LlamaModel::from_gguf(*file);
-  }();
-  const model::LlamaConfig& c = llama.config();
-
+  // The prompt and the context it needs are checked against the model's configuration before
+  // its weights are generated or bound, so a bad flag costs no load.
   const std::vector<int32_t> prompt = parse_ids(o.prompt_ids);
+  std::optional<model::GgufFile> file;  // stays mapped while the model's tensors point into it
+  if (!o.model.empty()) file.emplace(model::GgufFile::open(o.model));
+  const model::LlamaConfig c = file ? model::llama_config_from_gguf(*file) : model::llama_preset(kDefaultPreset);
   const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
   if (needed > c.n_ctx_train) {
     throw Error("the prompt (" + std::to_string(prompt.size()) + " tokens) and " + std::to_string(o.tokens) +
                 " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train));
   }
   const int64_t n_ctx = std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
+
+  std::string source;
+  model::LlamaModel llama = [&] {
+    if (!file) {
+      source = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
+               std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
+      return model::LlamaModel::generate(c, kDefaultWeightType, kDefaultSeed);
+    }
+    source = o.model;
+    return model::LlamaModel::from_gguf(*file);
+  }();
 
   const BackendOptions options{.num_threads = o.threads};
   std::unique_ptr<Backend> backend = make_backend(o.backend, options);
