@@ -17,6 +17,11 @@
 //       true: the GEMM may instead hand over each block as row strips (all columns of the block,
 //       consecutive rows), as soon as they are final: every strip of a block exactly once, in
 //       row order, from one thread. The strips are then still in L1/L2.
+//   float* accumulate_in_place(int64_t row0, int64_t col0, int64_t& ld) const;   (optional)
+//       Where the GEMM may sum a block starting at (row0, col0) directly, with row stride ld,
+//       because visiting it would only copy it there; nullptr: nowhere. The GEMM asks only for
+//       blocks it writes exactly (no tile reaching past the block), and does not visit a block
+//       it summed in place.
 //   void finish(const Launcher& launcher);
 //       Called once after every block has been visited. Folds per-block reduction partials in a
 //       fixed order, so results do not depend on the thread count or the schedule.

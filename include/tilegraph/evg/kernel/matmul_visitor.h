@@ -20,8 +20,12 @@
 //   int64_t scratch_floats(const GemmOperands&, const BlockGrid&);   per thread
 //   void compute(const GemmOperands&, const BlockGrid&, const BlockRect&, void* shared,
 //                float* scratch, float* acc, int64_t ld);
-//       called concurrently for different blocks; acc receives the block rounded up to whole
-//       limits().tile_rows x tile_cols tiles.
+//       called concurrently for different blocks; acc receives the block's rows, its columns
+//       rounded up to whole limits().tile_cols tiles (so a block whose width is whole tiles is
+//       written exactly, and may be summed in the epilogue's output: block.h).
+//   bool writes_accumulator_once(const GemmOperands&);
+//       whether compute() writes each element of acc once and never reads it back; only then is
+//       a block summed in the epilogue's output (BlockEpilogue::accumulate_in_place, block.h).
 //   void compute(..., float* acc, int64_t ld, RowsDone&& rows_done);
 //       the same, calling rows_done(first, count) as rows of the block become final, in order;
 //       used for a BlockEpilogue that visits row strips (block.h, kVisitsRowStrips).
@@ -145,11 +149,21 @@ class MatmulVisitor {
       char* base = static_cast<char*>(workspace);
       const BlockGrid& grid = scheduler.grid();
       BlockMmad::start(g, grid, base);
+      const int64_t tile_cols = BlockMmad::limits(g).tile_cols;
+      const bool in_place = BlockMmad::writes_accumulator_once(g);
       auto block = [&](int64_t item, int thread) {
         char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;
         float* acc = reinterpret_cast<float*>(mine);
         float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
         const BlockRect r = scheduler.block(item);
+        if constexpr (accumulates_in_place()) {
+          int64_t ld = 0;
+          float* d = in_place && r.cols % tile_cols == 0 ? epilogue.accumulate_in_place(r.row0, r.col0, ld) : nullptr;
+          if (d) {
+            BlockMmad::compute(g, grid, r, base, scratch, d, ld);
+            return;
+          }
+        }
         if constexpr (visits_row_strips()) {
           BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld, [&](int64_t first, int64_t rows) {
             epilogue.visit(AccBlock{acc + first * layout.acc_ld, layout.acc_ld, r.row0 + first, r.col0, rows, r.cols},
@@ -166,6 +180,10 @@ class MatmulVisitor {
   }
 
  private:
+  static constexpr bool accumulates_in_place() {
+    return requires(const BlockEpilogue& e, int64_t& ld) { e.accumulate_in_place(0, 0, ld); };
+  }
+
   static constexpr bool visits_row_strips() {
     if constexpr (requires { BlockEpilogue::kVisitsRowStrips; }) return BlockEpilogue::kVisitsRowStrips;
     return false;

@@ -27,6 +27,12 @@ class StoreEpilogue {
   // Row strips (block.h) are copied while they are in L1/L2, not once a whole block has gone to L3.
   static constexpr bool kVisitsRowStrips = true;
 
+  // D itself: summing a block there saves copying it (2-5% of a mid-size GEMM).
+  float* accumulate_in_place(int64_t row0, int64_t col0, int64_t& ld) const {
+    ld = args_.ldd;
+    return args_.d + row0 * args_.ldd + col0;
+  }
+
   // The block is cache-resident: one row copy each.
   void visit(const AccBlock& acc, int) const {
     for (int64_t i = 0; i < acc.rows; ++i) {
