@@ -11,7 +11,9 @@
 //
 // run() lets the BlockMmad set up what its blocks share (on the calling thread), then runs every
 // block in parallel: BlockMmad::compute into the thread's accumulator buffer, then
-// BlockEpilogue::visit on it while it is still in cache. BlockEpilogue::finish comes last.
+// BlockEpilogue::visit on it while it is still in cache; or, where the epilogue would only copy
+// the block (accumulate_in_place, block.h), BlockMmad::compute straight into its output.
+// BlockEpilogue::finish comes last.
 //
 // A BlockMmad type provides (all static):
 //   BlockLimits limits(const GemmOperands&);
@@ -158,7 +160,8 @@ class MatmulVisitor {
         const BlockRect r = scheduler.block(item);
         if constexpr (accumulates_in_place()) {
           int64_t ld = 0;
-          float* d = in_place && r.cols % tile_cols == 0 ? epilogue.accumulate_in_place(r.row0, r.col0, ld) : nullptr;
+          float* d = nullptr;
+          if (in_place && r.cols % tile_cols == 0) d = epilogue.accumulate_in_place(r.row0, r.col0, ld);
           if (d) {
             BlockMmad::compute(g, grid, r, base, scratch, d, ld);
             return;
