@@ -18,10 +18,12 @@
 //       consecutive rows), as soon as they are final: every strip of a block exactly once, in
 //       row order, from one thread. The strips are then still in L1/L2.
 //   float* accumulate_in_place(int64_t row0, int64_t col0, int64_t& ld) const;   (optional)
-//       Where the GEMM may sum a block starting at (row0, col0) directly, with row stride ld,
-//       because visiting it would only copy it there; nullptr: nowhere. The GEMM asks only for
-//       blocks it writes exactly (no tile reaching past the block), and does not visit a block
-//       it summed in place.
+//       Where the GEMM may sum the block starting at (row0, col0), with row stride ld, instead of
+//       in its own buffer: the epilogue's f32 output, which no operand of the epilogue overlaps;
+//       nullptr: nowhere. The GEMM asks only for blocks it writes exactly (no tile reaching past
+//       the block) and only sums there what it writes once, then visits the block (or its row
+//       strips) there: the AccBlock points into the output, and the epilogue overwrites it with
+//       its result on lines the sum left in cache, with no read for ownership.
 //   void finish(const Launcher& launcher);
 //       Called once after every block has been visited. Folds per-block reduction partials in a
 //       fixed order, so results do not depend on the thread count or the schedule.

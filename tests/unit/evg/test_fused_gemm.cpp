@@ -321,6 +321,47 @@ TEST(EvgFusedGemm, StridedOperandsAndReductions) {
   }
 }
 
+// A residual added in place: C bound to D's own memory. The GEMM must not sum blocks in D then
+// (block.h, accumulate_in_place), and with C apart it does, which must not change a bit.
+TEST(EvgFusedGemm, ResidualBoundToTheOutput) {
+  Signature sig;
+  sig.input("C", OperandKind::kMatrix).output("D");
+  const CompiledGemm gemm("D = relu(acc + C)", sig, options());
+  // Whole micro tiles, one or two K blocks; the streaming path (M = 1, few rows with B column-major).
+  for (const Case& c : {Case{37, 64, 50, ElementType::kF32, ElementType::kF32, false, false},
+                        Case{37, 64, 300, ElementType::kF32, ElementType::kF32, false, false},
+                        Case{1, 96, 40, ElementType::kF32, ElementType::kF16, false, true},
+                        Case{5, 64, 33, ElementType::kF32, ElementType::kF32, false, true}}) {
+    Rng rng(uint32_t(c.m * 3 + c.k));
+    const Operand a(c.m, c.k, c.a_type, c.a_column_major, 0, rng);
+    const Operand b(c.k, c.n, c.b_type, c.b_column_major, 0, rng);
+    const int64_t ldd = c.n + 3;
+    const std::vector<float> residual = random_vector(size_t(c.m * ldd), rng);
+    const Product p = naive_gemm(a, b);
+    for (int threads = 1; threads <= 2; ++threads) {
+      std::vector<float> apart(residual.size(), kUntouched), shared = residual;
+      gemm.run(a.input(), b.input(), {{"C", Binding::matrix(residual.data(), ldd)}, {"D", Binding::matrix(apart.data(), ldd)}},
+               thread_launcher(threads));
+      gemm.run(a.input(), b.input(), {{"C", Binding::matrix(shared.data(), ldd)}, {"D", Binding::matrix(shared.data(), ldd)}},
+               thread_launcher(threads));
+      int wrong = 0;
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = 0; j < c.n; ++j) {
+          const size_t at = size_t(i * ldd + j), ij = size_t(i * c.n + j);
+          const double want = std::max(0.0, p.acc[ij] + residual[at]);
+          wrong += !(std::abs(apart[at] - want) <= tolerance(p.magnitude[ij], c.k, want));
+        }
+        for (int64_t j = c.n; j < ldd; ++j) wrong += apart[size_t(i * ldd + j)] != kUntouched;
+      }
+      EXPECT_EQ(wrong, 0) << describe(c) << " threads " << threads;
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = c.n; j < ldd; ++j) apart[size_t(i * ldd + j)] = residual[size_t(i * ldd + j)];
+      }
+      EXPECT_EQ(compare_bits(shared, apart), "") << describe(c) << " threads " << threads;
+    }
+  }
+}
+
 // One caller workspace across kernels and thread counts, and what it keeps between runs.
 TEST(EvgFusedGemm, CallerWorkspace) {
   const CompiledGemm gemm(kGeluBias, gelu_bias_signature(), options());

@@ -85,6 +85,11 @@ class BlockEpilogue {
     executor_.visit_block(acc, block_row, block_col, scratch_.thread(thread));
   }
 
+  // The graph's f32 output, when a GEMM may sum blocks there before visiting them (block.h).
+  float* accumulate_in_place(int64_t row0, int64_t col0, int64_t& ld) const {
+    return executor_.accumulate_in_place(row0, col0, ld);
+  }
+
   void finish(const Launcher& launcher) { executor_.finish(launcher); }
 
   // What each thread's scratch arena takes (the plan's sum of buffers).

@@ -51,13 +51,17 @@ class GraphExecutor {
   // The nodes' memory allocated here.
   GraphExecutor(const typename Graph::ArgumentTuple& args, const GemmShape& problem, const BlockGrid& grid)
       : owned_(allocate(workspace_bytes(problem, grid))),
-        ops_(make_ops(args, problem, grid, owned_.get(), std::make_integer_sequence<int, N>{})) {}
+        ops_(make_ops(args, problem, grid, owned_.get(), std::make_integer_sequence<int, N>{})) {
+    choose_in_place_output();
+  }
 
   // The nodes' memory in `workspace`: workspace_bytes() of it, 64-byte aligned, kept by the
   // caller for the run (its contents need not be cleared: the nodes initialise their share).
   GraphExecutor(const typename Graph::ArgumentTuple& args, const GemmShape& problem, const BlockGrid& grid,
                 std::byte* workspace)
-      : ops_(make_ops(args, problem, grid, workspace, std::make_integer_sequence<int, N>{})) {}
+      : ops_(make_ops(args, problem, grid, workspace, std::make_integer_sequence<int, N>{})) {
+    choose_in_place_output();
+  }
 
   // All sub-tiles of one block; `arena` is this thread's scratch (arena_bytes() of it).
   void visit_block(const AccBlock& acc, int64_t block_row, int64_t block_col, std::byte* arena) {
@@ -100,6 +104,16 @@ class GraphExecutor {
     }
   }
 
+  // Where a GEMM may sum the block at (row0, col0) before visiting it (block.h): the first store
+  // node's output that offers itself (node.h) and that no other node reads or writes; nullptr
+  // when there is none. Visiting then reads the accumulator from the output and writes the
+  // output over it, on lines already in cache.
+  float* accumulate_in_place(int64_t row0, int64_t col0, int64_t& ld) const {
+    if (!in_place_) return nullptr;
+    ld = in_place_ld_;
+    return in_place_ + row0 * in_place_ld_ + col0;
+  }
+
   // After every block: the reductions fold their partials.
   void finish(const Launcher& launcher) {
     for_each_node([&]<int I>() {
@@ -130,6 +144,29 @@ class GraphExecutor {
       offset += node_workspace_bytes<typename Info::template Op<I>>(problem, grid)),
      ...);
     return OpTuple(typename Info::template Op<I>(std::get<I>(args), NodeContext{problem, grid, I, share[size_t(I)]})...);
+  }
+
+  void choose_in_place_output() {
+    int chosen = -1;
+    Footprint output;
+    for_each_node([&]<int I>() {
+      const auto& op = std::get<I>(ops_);
+      if constexpr (Info::kRole[I] != NodeRole::kCompute) {
+        static_assert(requires { op.footprint(); }, "evg: load, reduce and store nodes report their footprint (node.h)");
+      }
+      if constexpr (requires(int64_t& ld) { op.in_place_output(ld); }) {
+        if (chosen < 0 && (in_place_ = op.in_place_output(in_place_ld_))) {
+          chosen = I;
+          output = op.footprint();
+        }
+      }
+    });
+    if (chosen < 0) return;
+    bool shared = false;
+    for_each_node([&]<int I>() {
+      if constexpr (Info::kRole[I] != NodeRole::kCompute) shared |= I != chosen && std::get<I>(ops_).footprint().overlaps(output);
+    });
+    if (shared) in_place_ = nullptr;
   }
 
   template <class F>
@@ -283,6 +320,8 @@ class GraphExecutor {
 
   OwnedBytes owned_;  // declared before ops_, which point into it
   OpTuple ops_;
+  float* in_place_ = nullptr;  // accumulate_in_place's output, element (0, 0)
+  int64_t in_place_ld_ = 0;
 };
 
 }  // namespace tg::evg

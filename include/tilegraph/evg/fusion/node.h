@@ -18,6 +18,13 @@
 //            void store(const SubTile&, const Lane* in) const;                  STORE phase
 // Reduce and store nodes pass their input through: consumers see the value they consumed
 // (Catlass's convention), so a graph can store a value and keep using it.
+//
+// Load, reduce and store nodes also report the caller's memory they read or write:
+//   Footprint footprint() const;       empty for none (the accumulator, a scalar)
+// and a store node may offer its output to the GEMM to sum blocks in (block.h):
+//   float* in_place_output(int64_t& ld) const;   element (0, 0), row stride ld; or nullptr
+// The executor grants that only to an output no other node's footprint overlaps.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,6 +48,30 @@ struct NodeContext {
   // duration of the run: carved from the caller's workspace, so a steady run allocates nothing.
   std::byte* workspace = nullptr;
 };
+
+// The bytes [lo, hi) a node may touch; empty when lo == hi. Compared as addresses, never
+// dereferenced.
+struct Footprint {
+  uintptr_t lo = 0, hi = 0;
+
+  bool empty() const { return lo == hi; }
+  bool overlaps(const Footprint& other) const {
+    return !empty() && !other.empty() && lo < other.hi && other.lo < hi;
+  }
+};
+
+// The footprint of element (r, c) at ptr[r * row_stride + c * col_stride] over r < rows,
+// c < cols, for elements of `element_bytes` (a vector is one row or one column of it).
+inline Footprint strided_footprint(const void* ptr, size_t element_bytes, int64_t rows, int64_t cols,
+                                   int64_t row_stride, int64_t col_stride) {
+  if (!ptr || rows <= 0 || cols <= 0) return {};
+  const int64_t row_span = (rows - 1) * row_stride, col_span = (cols - 1) * col_stride;
+  const int64_t first = std::min<int64_t>(row_span, 0) + std::min<int64_t>(col_span, 0);
+  const int64_t last = std::max<int64_t>(row_span, 0) + std::max<int64_t>(col_span, 0);
+  const auto base = reinterpret_cast<uintptr_t>(ptr);
+  const auto bytes = int64_t(element_bytes);
+  return {base + uintptr_t(first * bytes), base + uintptr_t((last + 1) * bytes)};
+}
 
 // Bytes of run-long memory node type Op asks for (0 unless it declares workspace_bytes), rounded
 // up to whole 64-byte lines so that the next node's share stays aligned.

@@ -17,6 +17,9 @@ struct VisitorAccLoad {
 
   VisitorAccLoad(const Arguments&, const NodeContext&) {}
 
+  // The accumulator is the GEMM's, not the caller's.
+  Footprint footprint() const { return {}; }
+
   template <int W>
   void load(const SubTile& tile, float* out) const {
     for (int r = 0; r < tile.rows; ++r) {

@@ -27,7 +27,10 @@ struct VisitorAuxLoad {
       : ptr_(reinterpret_cast<const Lane*>(args.ptr)) {
     args.layout.resolve(ctx.problem.m, ctx.problem.n, row_stride_, col_stride_, ctx, kName);
     if (!ptr_ && ctx.problem.m > 0 && ctx.problem.n > 0) node_error(ctx, kName, "null pointer");
+    footprint_ = strided_footprint(ptr_, sizeof(Lane), ctx.problem.m, ctx.problem.n, row_stride_, col_stride_);
   }
+
+  Footprint footprint() const { return footprint_; }
 
   template <int W>
   void load(const SubTile& tile, Lane* out) const {
@@ -53,6 +56,7 @@ struct VisitorAuxLoad {
  private:
   const Lane* ptr_;
   int64_t row_stride_ = 0, col_stride_ = 0;
+  Footprint footprint_;
 };
 
 }  // namespace tg::evg

@@ -2,6 +2,7 @@
 // VisitorAuxStore<Element, Layout>: writes its input to an M x N matrix in the STORE phase and
 // passes the input on. The input must already be of type Element (insert a VisitorCast).
 #include <string>
+#include <type_traits>
 
 #include "tilegraph/evg/arch/simd.h"
 #include "tilegraph/evg/fusion/layout.h"
@@ -27,8 +28,8 @@ struct VisitorAuxStore {
   };
 
   VisitorAuxStore(const Arguments& args, const NodeContext& ctx)
-      : ptr_(reinterpret_cast<Lane*>(args.ptr)) {
-    const int64_t m = ctx.problem.m, n = ctx.problem.n;
+      : ptr_(reinterpret_cast<Lane*>(args.ptr)), m_(ctx.problem.m), n_(ctx.problem.n) {
+    const int64_t m = m_, n = n_;
     args.layout.resolve(m, n, row_stride_, col_stride_, ctx, kName);
     if (!ptr_ && m > 0 && n > 0) node_error(ctx, kName, "null pointer");
     // Blocks are stored concurrently, so no two elements may share an address: one stride must
@@ -42,6 +43,20 @@ struct VisitorAuxStore {
       node_error(ctx, kName, "strides (" + std::to_string(row_stride_) + ", " + std::to_string(col_stride_) +
                                  ") make elements of the " + std::to_string(m) + "x" + std::to_string(n) +
                                  " output overlap");
+    }
+  }
+
+  Footprint footprint() const { return strided_footprint(ptr_, sizeof(Lane), m_, n_, row_stride_, col_stride_); }
+
+  // An f32 output with rows of contiguous elements, which a GEMM can sum blocks in (node.h).
+  float* in_place_output(int64_t& ld) const {
+    if constexpr (std::is_same_v<Element, float>) {
+      if (col_stride_ != 1 || m_ <= 0 || n_ <= 0) return nullptr;
+      if (m_ > 1 && row_stride_ < n_) return nullptr;  // rows backwards, or overlapping
+      ld = m_ > 1 ? row_stride_ : n_;
+      return ptr_;
+    } else {
+      return nullptr;
     }
   }
 
@@ -71,6 +86,7 @@ struct VisitorAuxStore {
 
  private:
   Lane* ptr_;
+  int64_t m_ = 0, n_ = 0;
   int64_t row_stride_ = 0, col_stride_ = 0;
 };
 

@@ -25,7 +25,11 @@ struct VisitorColBroadcast {
   VisitorColBroadcast(const Arguments& args, const NodeContext& ctx)
       : ptr_(reinterpret_cast<const Lane*>(args.ptr)), stride_(args.stride) {
     if (!ptr_ && ctx.problem.n > 0 && ctx.problem.m > 0) node_error(ctx, kName, "null pointer");
+    // Read only when the output is not empty.
+    if (ctx.problem.m > 0 && ctx.problem.n > 0) footprint_ = strided_footprint(ptr_, sizeof(Lane), 1, ctx.problem.m, 0, stride_);
   }
+
+  Footprint footprint() const { return footprint_; }
 
   template <int W>
   void load(const SubTile& tile, Lane* out) const {
@@ -36,6 +40,7 @@ struct VisitorColBroadcast {
  private:
   const Lane* ptr_;
   int64_t stride_;
+  Footprint footprint_;
 };
 
 }  // namespace tg::evg

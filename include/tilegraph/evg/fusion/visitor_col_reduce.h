@@ -78,6 +78,9 @@ struct VisitorColReduce {
     }
   }
 
+  // Written in finish(): N (or M) results, stride apart.
+  Footprint footprint() const { return strided_footprint(out_, sizeof(Element), 1, m_, 0, stride_); }
+
   void finish(const Launcher& launcher) {
     constexpr int64_t kRowsPerItem = 1024;
     const int64_t items = (m_ + kRowsPerItem - 1) / kRowsPerItem;

@@ -27,7 +27,11 @@ struct VisitorRowBroadcast {
   VisitorRowBroadcast(const Arguments& args, const NodeContext& ctx)
       : ptr_(reinterpret_cast<const Lane*>(args.ptr)), stride_(args.stride) {
     if (!ptr_ && ctx.problem.n > 0 && ctx.problem.m > 0) node_error(ctx, kName, "null pointer");
+    // Read only when the output is not empty.
+    if (ctx.problem.m > 0 && ctx.problem.n > 0) footprint_ = strided_footprint(ptr_, sizeof(Lane), 1, ctx.problem.n, 0, stride_);
   }
+
+  Footprint footprint() const { return footprint_; }
 
   template <int W>
   void load(const SubTile& tile, Lane* out) const {
@@ -42,6 +46,7 @@ struct VisitorRowBroadcast {
  private:
   const Lane* ptr_;
   int64_t stride_;
+  Footprint footprint_;
 };
 
 }  // namespace tg::evg

@@ -68,6 +68,9 @@ struct VisitorRowReduce {
     std::memcpy(partial, scratch, size_t(tile.cols) * sizeof(float));
   }
 
+  // Written in finish(): N (or M) results, stride apart.
+  Footprint footprint() const { return strided_footprint(out_, sizeof(Element), 1, n_, 0, stride_); }
+
   void finish(const Launcher& launcher) {
     constexpr int64_t kColumnsPerItem = 1024;
     const int64_t items = (n_ + kColumnsPerItem - 1) / kColumnsPerItem;

@@ -21,6 +21,8 @@ struct VisitorScalarBroadcast {
   VisitorScalarBroadcast(const Arguments& args, const NodeContext&)
       : value_(__builtin_bit_cast(Lane, args.value)) {}
 
+  Footprint footprint() const { return {}; }
+
   template <int W>
   void load(const SubTile&, Lane* out) const {
     out[0] = value_;

@@ -11,9 +11,9 @@
 //
 // run() lets the BlockMmad set up what its blocks share (on the calling thread), then runs every
 // block in parallel: BlockMmad::compute into the thread's accumulator buffer, then
-// BlockEpilogue::visit on it while it is still in cache; or, where the epilogue would only copy
-// the block (accumulate_in_place, block.h), BlockMmad::compute straight into its output.
-// BlockEpilogue::finish comes last.
+// BlockEpilogue::visit on it while it is still in cache. Where the epilogue offers its output
+// (accumulate_in_place, block.h) and the block is written once, compute sums into the output
+// instead and visit finds the block there. BlockEpilogue::finish comes last.
 //
 // A BlockMmad type provides (all static):
 //   BlockLimits limits(const GemmOperands&);
@@ -152,29 +152,26 @@ class MatmulVisitor {
       const BlockGrid& grid = scheduler.grid();
       BlockMmad::start(g, grid, base);
       const int64_t tile_cols = BlockMmad::limits(g).tile_cols;
-      const bool in_place = BlockMmad::writes_accumulator_once(g);
+      const bool written_once = BlockMmad::writes_accumulator_once(g);
       auto block = [&](int64_t item, int thread) {
         char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;
         float* acc = reinterpret_cast<float*>(mine);
         float* scratch = reinterpret_cast<float*>(mine + layout.acc_bytes);
         const BlockRect r = scheduler.block(item);
+        int64_t ld = layout.acc_ld;
         if constexpr (accumulates_in_place()) {
-          int64_t ld = 0;
-          float* d = nullptr;
-          if (in_place && r.cols % tile_cols == 0) d = epilogue.accumulate_in_place(r.row0, r.col0, ld);
-          if (d) {
-            BlockMmad::compute(g, grid, r, base, scratch, d, ld);
-            return;
+          if (written_once && r.cols % tile_cols == 0) {
+            int64_t output_ld = 0;
+            if (float* d = epilogue.accumulate_in_place(r.row0, r.col0, output_ld)) acc = d, ld = output_ld;
           }
         }
         if constexpr (visits_row_strips()) {
-          BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld, [&](int64_t first, int64_t rows) {
-            epilogue.visit(AccBlock{acc + first * layout.acc_ld, layout.acc_ld, r.row0 + first, r.col0, rows, r.cols},
-                           thread);
+          BlockMmad::compute(g, grid, r, base, scratch, acc, ld, [&](int64_t first, int64_t rows) {
+            epilogue.visit(AccBlock{acc + first * ld, ld, r.row0 + first, r.col0, rows, r.cols}, thread);
           });
         } else {
-          BlockMmad::compute(g, grid, r, base, scratch, acc, layout.acc_ld);
-          epilogue.visit(AccBlock{acc, layout.acc_ld, r.row0, r.col0, r.rows, r.cols}, thread);
+          BlockMmad::compute(g, grid, r, base, scratch, acc, ld);
+          epilogue.visit(AccBlock{acc, ld, r.row0, r.col0, r.rows, r.cols}, thread);
         }
       };
       launch(launcher, scheduler.blocks(), block);

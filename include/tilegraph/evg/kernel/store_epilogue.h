@@ -33,8 +33,9 @@ class StoreEpilogue {
     return args_.d + row0 * args_.ldd + col0;
   }
 
-  // The block is cache-resident: one row copy each.
+  // The block is cache-resident: one row copy each, none for a block summed in D.
   void visit(const AccBlock& acc, int) const {
+    if (acc.data == args_.d + acc.row0 * args_.ldd + acc.col0) return;
     for (int64_t i = 0; i < acc.rows; ++i) {
       std::memcpy(args_.d + (acc.row0 + i) * args_.ldd + acc.col0, acc.data + i * acc.ld,
                   size_t(acc.cols) * sizeof(float));
