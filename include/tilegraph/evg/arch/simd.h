@@ -84,6 +84,13 @@ template <int W, class T>
 TG_EVG_INLINE void store(T* p, Vec<T, W> v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
+// The first n (< W) lanes from p, the others zero.
+template <int W, class T>
+TG_EVG_INLINE Vec<T, W> load_partial(const T* p, int n) {
+  Vec<T, W> v{};
+  __builtin_memcpy(&v, p, size_t(n) * sizeof(T));
+  return v;
+}
 // The first n (< W) lanes only.
 template <int W, class T>
 TG_EVG_INLINE void store_partial(T* p, Vec<T, W> v, int n) {

@@ -204,8 +204,31 @@ class GraphExecutor {
     return true;
   }
 
+  template <int I>
+  static constexpr bool offers_load_vector() {
+    return requires(const typename Info::template Op<I>& op, const SubTile& tile) { op.template load_vector<W>(tile, 0, 0); };
+  }
+
+  // Load nodes the fused loop reads straight from memory (load_vector, node.h) instead of copying
+  // them to scratch in the LOAD phase: those that offer it and that only tile compute nodes of
+  // the loop consume (a store or reduction reads scratch).
+  static constexpr std::array<bool, size_t(N)> kDirectLoad = [] {
+    std::array<bool, size_t(N)> direct = []<int... I>(std::integer_sequence<int, I...>) {
+      return std::array<bool, size_t(N)>{(Arch::kFuseCompute && offers_load_vector<I>())...};
+    }(std::make_integer_sequence<int, N>{});
+    for (int j = 0; j < N; ++j) {
+      for (int k = 0; k < Info::kArity[size_t(j)]; ++k) {
+        if (!Info::is_tile_compute(j)) direct[size_t(Info::kOwner[size_t(Info::kInputs[size_t(j)][size_t(k)])])] = false;
+      }
+    }
+    return direct;
+  }();
+
   static constexpr bool kFusedLoopIsFlat = [] {
     bool flat = true;
+    for (int i = 0; i < N; ++i) {
+      if (kDirectLoad[size_t(i)]) flat = false;  // read per row, at the accumulator's stride
+    }
     for (int i = 0; i < N; ++i) {
       if (!Info::is_tile_compute(i)) continue;
       for (int k = 0; k < Info::kArity[size_t(i)]; ++k) {
@@ -226,7 +249,7 @@ class GraphExecutor {
 
   void load_phase(const SubTile& tile, std::byte* arena, int stage) const {
     for_each_node([&]<int I>() {
-      if constexpr (Info::kRole[I] == NodeRole::kLoad) {
+      if constexpr (Info::kRole[I] == NodeRole::kLoad && !kDirectLoad[I]) {
         std::get<I>(ops_).template load<W>(tile, buffer<I>(arena, stage));
       }
     });
@@ -292,7 +315,7 @@ class GraphExecutor {
       for_each_node([&]<int I>() {
         if constexpr (Info::is_tile_compute(I)) {
           const auto value = [&]<int... K>(std::integer_sequence<int, K...>) {
-            return std::get<I>(ops_).template compute<W>(fused_input<I, K>(registers, arena, stage, r, i, tile.ld)...);
+            return std::get<I>(ops_).template compute<W>(fused_input<I, K>(registers, tile, arena, stage, r, i)...);
           }(std::make_integer_sequence<int, Info::kArity[I]>{});
           std::get<I>(registers) = value;
           if constexpr (kPlan.materialized[I]) simd::store<W>(buffer<I>(arena, stage) + int64_t(r) * tile.ld + i, value);
@@ -309,12 +332,15 @@ class GraphExecutor {
   };
 
   template <int I, int K, class Registers>
-  TG_EVG_INLINE static auto fused_input(const Registers& registers, std::byte* arena, int stage, int r, int i, int ld) {
+  TG_EVG_INLINE auto fused_input(const Registers& registers, const SubTile& tile, std::byte* arena, int stage, int r,
+                                 int i) const {
     constexpr int owner = input_owner<I, K>;
     if constexpr (Info::is_tile_compute(owner)) {
       return std::get<owner>(registers);
+    } else if constexpr (kDirectLoad[owner]) {
+      return std::get<owner>(ops_).template load_vector<W>(tile, r, i);
     } else {
-      return fetch<Extent::kTile, Info::kExtent[owner], W>(buffer<owner>(arena, stage), r, i, ld);
+      return fetch<Extent::kTile, Info::kExtent[owner], W>(buffer<owner>(arena, stage), r, i, tile.ld);
     }
   }
 

@@ -9,6 +9,9 @@
 // and, by role:
 //   kLoad    static constexpr Extent kExtent;
 //            template <int W> void load(const SubTile&, Lane* out) const;          LOAD phase
+//            template <int W> Vec<Lane, W> load_vector(const SubTile&, int r, int i) const;
+//              (optional, tile extent) lanes [i, i + W) of row r read straight from memory, so
+//              that a fused compute loop needs no LOAD-phase copy of the value
 //   kCompute using ElementInput;  template <Extent... In> static constexpr Extent extent;
 //            template <int W, class... V> Vec<Lane, W> compute(V... inputs) const; COMPUTE phase
 //   kReduce  using ElementInput;  template <int W, Extent In>

@@ -2,6 +2,7 @@
 // VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (the seed's AccLoad).
 #include <cstring>
 
+#include "tilegraph/evg/arch/simd.h"
 #include "tilegraph/evg/fusion/node.h"
 #include "tilegraph/evg/fusion/tile.h"
 
@@ -19,6 +20,14 @@ struct VisitorAccLoad {
 
   // The accumulator is the GEMM's, not the caller's.
   Footprint footprint() const { return {}; }
+
+  // Lanes [i, i + W) of row r, straight from the accumulator (node.h); lanes past the
+  // sub-tile's columns are zero.
+  template <int W>
+  simd::Vec<float, W> load_vector(const SubTile& tile, int r, int i) const {
+    const float* row = tile.acc + r * tile.acc_ld + i;
+    return i + W <= tile.cols ? simd::load<W>(row) : simd::load_partial<W>(row, tile.cols - i);
+  }
 
   template <int W>
   void load(const SubTile& tile, float* out) const {
