@@ -65,12 +65,25 @@ evg::MatrixOperand at_batch(evg::MatrixOperand m, const Tensor& t, int64_t i2, i
   return m;
 }
 
-// The row ops after the GEMM, applied to each accumulator block of one batch: the fused
-// epilogue of a replay plan's matmul chain. The intermediate results never reach memory.
+// The row ops after the GEMM, applied to each accumulator block (or row strip) of one batch: the
+// fused epilogue of a replay plan's matmul chain. The intermediate results never reach memory.
+// The GEMM may sum a block in the last result's memory first (output()): the ops are elementwise
+// and the chain's operands never overlap that memory (fusion.h), so they then run in place.
 struct ChainEpilogue {
   std::span<const Tensor* const> ops;  // row ops; the last one's result is stored
   const VecKernels* vec;
   int64_t i2, i3;
+
+  // The last result's matrix for this batch when it can hold the f32 accumulator, else null.
+  float* output(int64_t& ld) const {
+    const Tensor& last = *ops.back();
+    const bool rows_apart = last.ne[1] <= 1 || int64_t(last.nb[1]) >= last.ne[0] * int64_t(sizeof(float));
+    if (last.type != DType::F32 || last.nb[0] != sizeof(float) || last.nb[1] % sizeof(float) != 0 || !rows_apart) {
+      return nullptr;
+    }
+    ld = int64_t(last.nb[1] / sizeof(float));
+    return reinterpret_cast<float*>(row_ptr(last, 0, i2, i3));
+  }
 
   static void visit(void* context, const evg::AccBlock& acc, int) {
     const ChainEpilogue& e = *static_cast<const ChainEpilogue*>(context);
@@ -141,6 +154,7 @@ void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tens
     evg::EpilogueCallbacks callbacks;
     callbacks.context = &chain;
     callbacks.visit = ChainEpilogue::visit;
+    callbacks.output = chain.output(callbacks.output_ld);
     kernels.gemm_with_epilogue(call.plan, a_batch, b_batch, callbacks, launcher, workspace);
   };
 
