@@ -214,7 +214,8 @@ class GraphExecutor {
   // the loop consume (a store or reduction reads scratch).
   static constexpr std::array<bool, size_t(N)> kDirectLoad = [] {
     std::array<bool, size_t(N)> direct = []<int... I>(std::integer_sequence<int, I...>) {
-      return std::array<bool, size_t(N)>{(Arch::kFuseCompute && offers_load_vector<I>())...};
+      return std::array<bool, size_t(N)>{
+          (Arch::kFuseCompute && Info::kExtent[size_t(I)] == Extent::kTile && offers_load_vector<I>())...};
     }(std::make_integer_sequence<int, N>{});
     for (int j = 0; j < N; ++j) {
       for (int k = 0; k < Info::kArity[size_t(j)]; ++k) {
