@@ -2,6 +2,8 @@
 // merged, casts inserted, sinks last), and every error with its position and name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -249,6 +251,52 @@ TEST(EvgFrontEnd, LoweringInstantiatesTheTemplates) {
   // Literals are written so that they read back bit for bit.
   const std::string lit = lower_to_cpp(build_dag("D = acc * 0.1", only({"D"})), LowerOptions{});
   EXPECT_NE(lit.find("{0x1.99999ap-4f}"), std::string::npos);
+}
+
+// Sources a few edits away from valid ones (characters deleted, inserted, replaced or copied
+// around): each either becomes a DAG that lowers, or raises a FrontEndError at a position inside
+// the source; nothing else escapes.
+TEST(EvgFrontEnd, MutatedSourcesAreAcceptedOrRejectedAtAPosition) {
+  struct Seed {
+    std::string source;
+    Signature signature;
+  };
+  const std::vector<Seed> seeds = {
+      {"D = gelu(acc * alpha + bias[col])", only({"alpha", "bias", "D"})},
+      {"t = acc * scale[row] + C + bias[col]\nD = t\nD16 = f16(relu(t))\nr = row_sum(t)\ns = col_max(t)\n",
+       only({"scale", "C", "bias", "D", "D16", "r", "s"})},
+      {"D = max(acc, 0.5) * alpha - min(C, bias[col]) / 3; r = row_min(D)", only({"alpha", "C", "bias", "D", "r"})},
+      {"D = clamp(f32(H) + acc, -1, 1)\ns = col_sum(D)", only({"H", "D", "s"})},
+  };
+  const std::string alphabet = "acdefglmnorstuwxCDHr0123456789_ \n=+-*/(),.;[]#$\"'\x01\xff";
+  std::mt19937 rng(11);
+  int accepted = 0, rejected = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const Seed& seed = seeds[rng() % seeds.size()];
+    std::string source = seed.source;
+    for (int edits = 1 + int(rng() % 2); edits > 0; --edits) {
+      const size_t at = rng() % (source.size() + 1);
+      switch (rng() % 4) {
+        case 0: source.erase(at, 1 + rng() % 3); break;
+        case 1: source.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        case 2: if (at < source.size()) source[at] = alphabet[rng() % alphabet.size()]; break;
+        default: source.insert(at, seed.source.substr(rng() % seed.source.size(), 1 + rng() % 6)); break;
+      }
+    }
+    try {
+      const EpilogueDag dag = build_dag(source, seed.signature);
+      EXPECT_FALSE(lower_to_cpp(dag, LowerOptions{}).empty()) << source;
+      ++accepted;
+    } catch (const FrontEndError& e) {
+      const int lines = 1 + int(std::count(source.begin(), source.end(), '\n'));
+      EXPECT_TRUE(e.position().line >= 1 && e.position().line <= lines && e.position().column >= 1)
+          << "[" << source << "]: " << e.what();
+      ++rejected;
+    }
+  }
+  // Both outcomes are common: the edits neither always break a source nor never do.
+  EXPECT_GT(accepted, 200);
+  EXPECT_GT(rejected, 5000);
 }
 
 }  // namespace
