@@ -81,7 +81,7 @@ struct ChainEpilogue {
     if (last.type != DType::F32 || last.nb[0] != sizeof(float) || last.nb[1] % sizeof(float) != 0 || !rows_apart) {
       return nullptr;
     }
-    ld = int64_t(last.nb[1] / sizeof(float));
+    ld = last.ne[1] > 1 ? int64_t(last.nb[1] / sizeof(float)) : last.ne[0];  // one row: any stride
     return reinterpret_cast<float*>(row_ptr(last, 0, i2, i3));
   }
 
