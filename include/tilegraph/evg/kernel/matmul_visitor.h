@@ -162,7 +162,10 @@ class MatmulVisitor {
         if constexpr (accumulates_in_place()) {
           if (written_once && r.cols % tile_cols == 0) {
             int64_t output_ld = 0;
-            if (float* d = epilogue.accumulate_in_place(r.row0, r.col0, output_ld)) acc = d, ld = output_ld;
+            if (float* d = epilogue.accumulate_in_place(r.row0, r.col0, output_ld)) {
+              acc = d;
+              ld = output_ld;
+            }
           }
         }
         if constexpr (visits_row_strips()) {
