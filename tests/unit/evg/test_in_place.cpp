@@ -43,7 +43,8 @@ TEST(EvgInPlace, OffersAnF32OutputNoOtherNodeTouches) {
   // Nothing to sum in an empty output.
   EXPECT_EQ(offered<AddC>({{{}, {base}, {}}, {base + 60, {12}}}, ld, {0, 10, 1}), nullptr);
 
-  using AddBias = BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<StoreF, TreeVisitor<VisitorCompute<fn::Plus>, Acc, Bias>>>;
+  using AddBias =
+      BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<StoreF, TreeVisitor<VisitorCompute<fn::Plus>, Acc, Bias>>>;
   EXPECT_NE(offered<AddBias>({{{}, {base}, {}}, {base + 16}}, ld), nullptr);
   EXPECT_EQ(offered<AddBias>({{{}, {base + 70}, {}}, {base + 16}}, ld), nullptr);  // bias inside D
   // A one-row problem reads one row of D whatever its stride.
@@ -51,7 +52,8 @@ TEST(EvgInPlace, OffersAnF32OutputNoOtherNodeTouches) {
   EXPECT_EQ(ld, 10);
 
   // Only an f32 output with contiguous rows can hold the accumulator.
-  using Bf16Out = BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<VisitorAuxStore<bf16>, TreeVisitor<VisitorCast<bf16, float>, Acc>>>;
+  using Bf16Out =
+      BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<VisitorAuxStore<bf16>, TreeVisitor<VisitorCast<bf16, float>, Acc>>>;
   std::vector<bf16> half(64);
   EXPECT_EQ(offered<Bf16Out>({{{}, {}}, {half.data()}}, ld), nullptr);
   using ColumnMajorOut = BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<VisitorAuxStore<float, layout::ColumnMajor>, Acc>>;
@@ -60,18 +62,21 @@ TEST(EvgInPlace, OffersAnF32OutputNoOtherNodeTouches) {
   EXPECT_EQ(offered<StridedOut>({{}, {base + 100, {-10, 1}}}, ld), nullptr);  // rows upside down
 
   // Two outputs: the first is offered, unless the other (or a reduction's results) overlaps it.
-  using TwoOutputs = BlockEpilogue<arch::Cpu<4>, 64, TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, StoreF, StoreF>>;
+  using TwoOutputs =
+      BlockEpilogue<arch::Cpu<4>, 64, TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, StoreF, StoreF>>;
   EXPECT_EQ(offered<TwoOutputs>({{}, {base}, {base + 60}}, ld), base + 2 * 10 + 3);
   EXPECT_EQ(offered<TwoOutputs>({{}, {base}, {base + 59}}, ld), nullptr);
-  using OutputAndSums = BlockEpilogue<arch::Cpu<4>, 64, TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, StoreF, VisitorRowReduce<reduce::Sum>>>;
+  using OutputAndSums =
+      BlockEpilogue<arch::Cpu<4>, 64,
+                    TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, StoreF, VisitorRowReduce<reduce::Sum>>>;
   EXPECT_NE(offered<OutputAndSums>({{}, {base}, {base + 60}}, ld), nullptr);
   EXPECT_EQ(offered<OutputAndSums>({{}, {base}, {base + 50}}, ld), nullptr);
 }
 
 // t = acc + C; D = t; E = relu(t); r = row_sum(t), with the accumulator handed over in D.
-using Dag = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<2>, Seq<4>, Seq<2>>,
-                               Acc, LoadF, VisitorCompute<fn::Plus>, StoreF, VisitorCompute<fn::ReLU>,
-                               StoreF, VisitorRowReduce<reduce::Sum>>;
+using Dag = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<2>, Seq<4>, Seq<2>>, Acc, LoadF,
+                               VisitorCompute<fn::Plus>, StoreF, VisitorCompute<fn::ReLU>, StoreF,
+                               VisitorRowReduce<reduce::Sum>>;
 
 TEST(EvgInPlace, VisitingBlocksInTheOutputGivesTheBufferedBits) {
   for_each_policy<Dag>([&]<class E>(const char* policy) {
@@ -86,11 +91,13 @@ TEST(EvgInPlace, VisitingBlocksInTheOutputGivesTheBufferedBits) {
         run_epilogue<E>({{}, {c.data()}, {}, {d.data()}, {}, {e.data()}, {r.data()}}, acc, m, n, grid);
 
         std::vector<float> d_in_place = acc, e_in_place(size, kUntouched), r_in_place(size_t(n), kUntouched);
-        const typename E::Arguments args{{}, {c.data()}, {}, {d_in_place.data()}, {}, {e_in_place.data()}, {r_in_place.data()}};
+        const typename E::Arguments args{
+            {}, {c.data()}, {}, {d_in_place.data()}, {}, {e_in_place.data()}, {r_in_place.data()}};
         E epilogue(args, GemmShape{m, n, 1}, grid, 1);
         int64_t ld = 0;
         if (m > 0 && n > 0) {
-          ASSERT_EQ(epilogue.accumulate_in_place(0, 0, ld), d_in_place.data()) << policy << " " << describe(shape, grid);
+          ASSERT_EQ(epilogue.accumulate_in_place(0, 0, ld), d_in_place.data())
+              << policy << " " << describe(shape, grid);
           ASSERT_EQ(ld, n);
         }
         for_each_block(d_in_place, m, n, grid, Schedule::kShuffled, 1, rng,

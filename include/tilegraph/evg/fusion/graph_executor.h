@@ -164,7 +164,9 @@ class GraphExecutor {
     if (chosen < 0) return;
     bool shared = false;
     for_each_node([&]<int I>() {
-      if constexpr (Info::kRole[I] != NodeRole::kCompute) shared |= I != chosen && std::get<I>(ops_).footprint().overlaps(output);
+      if constexpr (Info::kRole[I] != NodeRole::kCompute) {
+        shared |= I != chosen && std::get<I>(ops_).footprint().overlaps(output);
+      }
     });
     if (shared) in_place_ = nullptr;
   }
@@ -206,7 +208,9 @@ class GraphExecutor {
 
   template <int I>
   static constexpr bool offers_load_vector() {
-    return requires(const typename Info::template Op<I>& op, const SubTile& tile) { op.template load_vector<W>(tile, 0, 0); };
+    return requires(const typename Info::template Op<I>& op, const SubTile& tile) {
+      op.template load_vector<W>(tile, 0, 0);
+    };
   }
 
   // Load nodes the fused loop reads straight from memory (load_vector, node.h) instead of copying

@@ -26,7 +26,9 @@ struct VisitorColBroadcast {
       : ptr_(reinterpret_cast<const Lane*>(args.ptr)), stride_(args.stride) {
     if (!ptr_ && ctx.problem.n > 0 && ctx.problem.m > 0) node_error(ctx, kName, "null pointer");
     // Read only when the output is not empty.
-    if (ctx.problem.m > 0 && ctx.problem.n > 0) footprint_ = strided_footprint(ptr_, sizeof(Lane), 1, ctx.problem.m, 0, stride_);
+    if (ctx.problem.m > 0 && ctx.problem.n > 0) {
+      footprint_ = strided_footprint(ptr_, sizeof(Lane), 1, ctx.problem.m, 0, stride_);
+    }
   }
 
   Footprint footprint() const { return footprint_; }
