@@ -78,9 +78,7 @@ struct ChainEpilogue {
   float* output(int64_t& ld) const {
     const Tensor& last = *ops.back();
     const bool rows_apart = last.ne[1] <= 1 || int64_t(last.nb[1]) >= last.ne[0] * int64_t(sizeof(float));
-    if (last.type != DType::F32 || last.nb[0] != sizeof(float) || last.nb[1] % sizeof(float) != 0 || !rows_apart) {
-      return nullptr;
-    }
+    if (!is_f32_row_contiguous(last) || last.nb[1] % sizeof(float) != 0 || !rows_apart) return nullptr;
     ld = last.ne[1] > 1 ? int64_t(last.nb[1] / sizeof(float)) : last.ne[0];  // one row: any stride
     return reinterpret_cast<float*>(row_ptr(last, 0, i2, i3));
   }
