@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tilegraph/core/error.h"
+#include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
@@ -58,22 +59,7 @@ uint64_t element_bytes(GgufType type) {
   return 1;
 }
 
-std::string quoted(std::string_view s) {
-  // Names come from the file: show at most 80 bytes and escape what would garble a terminal.
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 80; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\'') {
-      out += char(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  if (s.size() > 80) out += "...";
-  return out + "'";
-}
+std::string quoted(std::string_view name) { return printable(name, '\''); }
 
 // A bounded reader over the file's bytes; every read checks the bytes left first.
 class Cursor {
@@ -194,9 +180,12 @@ GgufValue read_value(Cursor& in, GgufType type, const std::string& what) {
   in.fail(what + ": unknown value type " + std::to_string(uint32_t(type)));
 }
 
-// Bytes of a tensor, or nullopt-like false when the product overflows.
+// Bytes of a tensor, or false when the size overflows. ne[0] is a whole number of blocks.
 bool tensor_bytes(DType type, const std::array<int64_t, kMaxDims>& ne, uint64_t* bytes) {
-  uint64_t total = row_size(type, ne[0]);
+  const DTypeTraits& traits = dtype_traits(type);
+  const uint64_t blocks = uint64_t(ne[0]) / traits.block_size;
+  if (blocks > std::numeric_limits<uint64_t>::max() / traits.type_size) return false;
+  uint64_t total = blocks * traits.type_size;
   for (int d = 1; d < kMaxDims; ++d) {
     if (ne[d] != 0 && total > std::numeric_limits<uint64_t>::max() / uint64_t(ne[d])) return false;
     total *= uint64_t(ne[d]);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "tilegraph/core/error.h"
+#include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
@@ -135,7 +136,7 @@ std::string GgufValue::describe() const {
           return "array of " + std::to_string(v.size()) + " " +
                  std::string(gguf_type_name(GgufTypeOf<typename IsVector<V>::Element>::value));
         } else if constexpr (std::is_same_v<V, std::string>) {
-          return "string \"" + v + "\"";
+          return "string " + printable(v, '"');
         } else if constexpr (std::is_same_v<V, bool>) {
           return std::string("bool ") + (v ? "true" : "false");
         } else {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/printable.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::model {
@@ -49,6 +50,33 @@ float float_key(const GgufFile& file, const std::string& key, float fallback) {
   return float(value);
 }
 
+// RoPE's position scale, as llama.cpp reads it: linear scaling (also what a file without
+// llama.rope.scaling.type means) divides positions by llama.rope.scaling.factor (older files:
+// llama.rope.scale_linear; absent or 0: no scaling); type none never scales. YaRN and the other
+// schemes change more than the scale, so they are refused.
+float rope_freq_scale(const GgufFile& file) {
+  std::string type = "linear";
+  if (const GgufValue* v = file.find("llama.rope.scaling.type")) {
+    if (v->type() != GgufType::STRING) fail("llama.rope.scaling.type must be a string, got " + v->describe());
+    type = v->get<std::string>();
+    if (type != "none" && type != "linear") {
+      fail("llama.rope.scaling.type " + v->describe() + " is not supported (only none and linear)");
+    }
+  }
+  const char* key = file.find("llama.rope.scaling.factor") ? "llama.rope.scaling.factor" : "llama.rope.scale_linear";
+  const GgufValue* factor = file.find(key);
+  if (type == "none" || !factor) return 1.0f;
+  double value;
+  try {
+    value = factor->to_float();
+  } catch (const Error&) {
+    fail(std::string(key) + " must be f32 or f64, got " + factor->describe());
+  }
+  if (value == 0) return 1.0f;
+  if (!std::isfinite(value) || value < 0) fail(std::string(key) + " must be positive and finite, got " + factor->describe());
+  return float(1.0 / value);
+}
+
 }  // namespace
 
 void LlamaConfig::validate() const {
@@ -68,6 +96,7 @@ void LlamaConfig::validate() const {
   if (head_dim() % 2 != 0) fail("head_dim " + std::to_string(head_dim()) + " must be even for RoPE");
   if (!std::isfinite(rms_eps) || rms_eps <= 0) fail("rms_eps must be positive");
   if (!std::isfinite(rope_base) || rope_base <= 0) fail("rope freq_base must be positive");
+  if (!std::isfinite(rope_freq_scale) || rope_freq_scale <= 0) fail("rope freq_scale must be positive");
 }
 
 BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType cache_type) const {
@@ -79,6 +108,7 @@ BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType ca
   b.n_ctx = n_ctx;
   b.rms_eps = rms_eps;
   b.rope_base = rope_base;
+  b.rope_freq_scale = rope_freq_scale;
   b.weight_type = weight_type;
   b.cache_type = cache_type;
   b.validate();
@@ -90,7 +120,7 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   if (!arch) fail(file.source() + ": missing general.architecture (not a model file?)");
   if (arch->type() != GgufType::STRING) fail("general.architecture must be a string, got " + arch->describe());
   if (arch->get<std::string>() != "llama") {
-    fail(file.source() + ": unsupported architecture '" + arch->get<std::string>() + "' (supported: llama)");
+    fail(file.source() + ": unsupported architecture " + printable(arch->get<std::string>(), '\'') + " (supported: llama)");
   }
   LlamaConfig c;
   c.n_ctx_train = int_key(file, "llama.context_length");
@@ -101,13 +131,22 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   c.n_head_kv = file.find("llama.attention.head_count_kv") ? int_key(file, "llama.attention.head_count_kv") : c.n_head;
   c.rms_eps = float_key(file, "llama.attention.layer_norm_rms_epsilon", c.rms_eps);
   c.rope_base = float_key(file, "llama.rope.freq_base", c.rope_base);
+  const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+  if (tokens && !(tokens->is_array() && tokens->element_type() == GgufType::STRING)) {
+    fail("tokenizer.ggml.tokens must be an array of strings, got " + tokens->describe());
+  }
   if (file.find("llama.vocab_size")) {
     c.n_vocab = int_key(file, "llama.vocab_size");
-  } else if (const GgufValue* tokens = file.find("tokenizer.ggml.tokens"); tokens && tokens->is_array()) {
+    if (tokens && int64_t(tokens->array_size()) != c.n_vocab) {
+      fail("llama.vocab_size " + std::to_string(c.n_vocab) + " differs from the " +
+           std::to_string(tokens->array_size()) + " tokens of tokenizer.ggml.tokens");
+    }
+  } else if (tokens) {
     c.n_vocab = int64_t(tokens->array_size());
   } else {
     fail(file.source() + ": neither llama.vocab_size nor tokenizer.ggml.tokens gives the vocabulary size");
   }
+  c.rope_freq_scale = rope_freq_scale(file);
   c.validate();
 
   // Variants this builder does not implement: refuse them rather than compute something else.
@@ -118,9 +157,10 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
            std::to_string(c.head_dim()) + ": partial rotary embeddings are not supported");
     }
   }
-  if (const GgufValue* scaling = file.find("llama.rope.scaling.type")) {
-    if (scaling->type() != GgufType::STRING || scaling->get<std::string>() != "none") {
-      fail("llama.rope.scaling.type " + scaling->describe() + " is not supported (only none)");
+  for (const char* key : {"llama.attention.key_length", "llama.attention.value_length"}) {
+    if (file.find(key) && int_key(file, key) != c.head_dim()) {
+      fail(std::string(key) + " " + std::to_string(int_key(file, key)) + " differs from head_dim " +
+           std::to_string(c.head_dim()) + " (n_embd / n_head): other head sizes are not supported");
     }
   }
   if (file.find("llama.expert_count") && int_key(file, "llama.expert_count") > 0) {

@@ -79,6 +79,10 @@ GgufWriter LlamaModel::to_gguf(const std::string& name) const {
   w.set("llama.attention.head_count_kv", uint32_t(c.n_head_kv));
   w.set("llama.attention.layer_norm_rms_epsilon", c.rms_eps);
   w.set("llama.rope.freq_base", c.rope_base);
+  if (c.rope_freq_scale != 1.0f) {
+    w.set("llama.rope.scaling.type", "linear");
+    w.set("llama.rope.scaling.factor", 1.0f / c.rope_freq_scale);
+  }
   add_tokenizer(w, c.n_vocab);
 
   // llama.cpp's order: embedding, the blocks, the final norm and head.

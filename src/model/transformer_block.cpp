@@ -124,6 +124,7 @@ Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w, c
   RopeParams rope_params;
   rope_params.n_dims = int32_t(head_dim);
   rope_params.freq_base = c.rope_base;
+  rope_params.freq_scale = c.rope_freq_scale;
   q = rope(ctx, q, in.pos, rope_params);
   k = rope(ctx, k, in.pos, rope_params);
 

@@ -22,6 +22,7 @@ struct LlamaConfig {
   int64_t n_head_kv = 0;    // llama.attention.head_count_kv (defaults to n_head)
   float rms_eps = 1e-5f;    // llama.attention.layer_norm_rms_epsilon
   float rope_base = 10000.0f;  // llama.rope.freq_base
+  float rope_freq_scale = 1.0f;  // 1 / llama.rope.scaling.factor (linear RoPE scaling)
 
   int64_t head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
   // Throws tg::Error ("llama: ...") naming the first value out of range or inconsistent.
@@ -32,8 +33,9 @@ struct LlamaConfig {
 
 // Reads the config from `general.architecture` = "llama" and the llama.* keys. The vocabulary
 // size comes from llama.vocab_size, else from the tokenizer's token list; token_embd.weight is
-// checked against it when the model is loaded. Missing or mistyped keys, unsupported variants
-// (partial rotary dimensions, RoPE scaling, mixture of experts) throw tg::Error naming the key.
+// checked against it when the model is loaded. Missing, mistyped or contradicting keys and
+// unsupported variants (partial rotary dimensions, head sizes other than n_embd / n_head, RoPE
+// scaling other than linear, mixture of experts) throw tg::Error naming the key.
 LlamaConfig llama_config_from_gguf(const GgufFile& file);
 
 // "tiny" (d_model 128, 2 layers) and "small" (d_model 256, 4 layers); unknown names throw.

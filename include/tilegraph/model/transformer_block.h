@@ -18,6 +18,7 @@ struct BlockConfig {
   int64_t n_ctx = 256;  // KV cache length
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
+  float rope_freq_scale = 1.0f;  // positions are multiplied by it (linear RoPE scaling)
   DType weight_type = DType::F32;  // f32, f16, bf16 or q8_0
   DType cache_type = DType::F16;   // f32, f16 or bf16
 

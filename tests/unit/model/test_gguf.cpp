@@ -391,6 +391,13 @@ TEST(GgufMalformed, TensorDescriptors) {
   EXPECT_EQ(scalar.tensors()[0].size, 4u);
   expect_parse_error(one_tensor("t", {uint64_t(1) << 63}, kGgmlF32), "tensor 't': ne[0]=9223372036854775808 is out of range");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 40, uint64_t(1) << 40}, kGgmlF32), "tensor 't': size overflows");
+  // The bytes of dimension 0 alone overflow (2^62 f32 or f16 elements); 2^62 + 1 would wrap to 4.
+  expect_parse_error(one_tensor("t", {uint64_t(1) << 62}, kGgmlF32), "tensor 't': size overflows");
+  expect_parse_error(one_tensor("t", {(uint64_t(1) << 62) + 1}, kGgmlF32), "tensor 't': size overflows");
+  // 2^64 - 2 bytes of f16 still fit the size: it is the bounds check that refuses them.
+  expect_parse_error(one_tensor("t", {(uint64_t(1) << 63) - 1}, kGgmlF16),
+                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file");
+  expect_parse_error(one_tensor("t", {uint64_t(1) << 62, 4}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
   expect_parse_error(one_tensor("t", {32}, kGgmlQ4_0), "tensor 't': unsupported ggml tensor type 2 (q4_0)");
   expect_parse_error(one_tensor("t", {33}, kGgmlQ8_0), "tensor 't': ne[0]=33 is not a multiple of the q8_0 block size 32");

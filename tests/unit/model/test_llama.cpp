@@ -133,6 +133,31 @@ TEST(LlamaConfig, ReadsGgufMetadata) {
   EXPECT_EQ(e.n_vocab, 7);
 }
 
+TEST(LlamaConfig, ReadsLinearRopeScalingAsLlamaCppDoes) {
+  auto scale_of = [](const std::function<void(GgufWriter&)>& edit) {
+    return llama_config_from_gguf(file_with([&](GgufWriter& w) {
+             llama_keys(w);
+             edit(w);
+           })).rope_freq_scale;
+  };
+  EXPECT_EQ(scale_of([](GgufWriter&) {}), 1.0f);
+  // No type means linear; the older key name counts too; a factor of 0 means none.
+  EXPECT_EQ(scale_of([](GgufWriter& w) { w.set("llama.rope.scaling.factor", 4.0f); }), 0.25f);
+  EXPECT_EQ(scale_of([](GgufWriter& w) { w.set("llama.rope.scale_linear", 2.0); }), 0.5f);
+  EXPECT_EQ(scale_of([](GgufWriter& w) {
+              w.set("llama.rope.scaling.type", "linear");
+              w.set("llama.rope.scaling.factor", 8.0f);
+            }),
+            0.125f);
+  EXPECT_EQ(scale_of([](GgufWriter& w) { w.set("llama.rope.scaling.factor", 0.0f); }), 1.0f);
+  // Type none never scales.
+  EXPECT_EQ(scale_of([](GgufWriter& w) {
+              w.set("llama.rope.scaling.type", "none");
+              w.set("llama.rope.scaling.factor", 4.0f);
+            }),
+            1.0f);
+}
+
 TEST(LlamaConfig, RejectsBadMetadata) {
   expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "general.architecture"); })); },
                "model.gguf: missing general.architecture");
@@ -170,9 +195,45 @@ TEST(LlamaConfig, RejectsBadMetadata) {
   expect_error([] {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
       llama_keys(w);
-      w.set("llama.rope.scaling.type", "linear");
+      w.set("llama.rope.scaling.type", "yarn");
     }));
-  }, "llama.rope.scaling.type string \"linear\" is not supported");
+  }, "llama.rope.scaling.type string \"yarn\" is not supported (only none and linear)");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.scaling.factor", -2.0f);
+    }));
+  }, "llama.rope.scaling.factor must be positive and finite, got f32 -2");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.attention.key_length", uint32_t(8));
+    }));
+  }, "llama.attention.key_length 8 differs from head_dim 16 (n_embd / n_head)");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.attention.value_length", uint32_t(32));
+    }));
+  }, "llama.attention.value_length 32 differs from head_dim 16");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("tokenizer.ggml.tokens", std::vector<std::string>(3, "x"));
+    }));
+  }, "llama.vocab_size 96 differs from the 3 tokens of tokenizer.ggml.tokens");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w, "llama.vocab_size");
+      w.set("tokenizer.ggml.tokens", std::vector<uint32_t>(100, 1));
+    }));
+  }, "tokenizer.ggml.tokens must be an array of strings, got array of 100 u32");
+  // Strings from the file are escaped and cut in messages.
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      w.set("general.architecture", "\x1b[31m" + std::string(200, 'A'));
+    }));
+  }, "unsupported architecture '\\x1b[31m" + std::string(75, 'A') + "...' (supported: llama)");
   expect_error([] {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
       llama_keys(w);
@@ -448,6 +509,28 @@ TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
     EXPECT_EQ(b.n_past(), 4 + 11);
   }
   std::filesystem::remove(path);
+}
+
+TEST(LlamaSession, LinearRopeScalingSurvivesTheFileAndMatchesTheReference) {
+  LlamaConfig config = llama_preset("tiny");
+  config.rope_freq_scale = 0.25f;
+  const LlamaModel scaled = LlamaModel::generate(config, DType::F32, kSeed);
+  const GgufFile file = model_file(scaled);
+  EXPECT_EQ(file.get("llama.rope.scaling.factor").get<float>(), 4.0f);
+  const LlamaModel loaded = LlamaModel::from_gguf(file);
+  EXPECT_EQ(loaded.config().rope_freq_scale, 0.25f);
+
+  auto cpu = backend("cpu");
+  auto reference = backend("reference");
+  const std::vector<int32_t> prompt = prompt_ids(6, config.n_vocab);
+  const Trace a = decode(loaded, *cpu, prompt, 4);
+  const Trace b = decode(loaded, *reference, prompt, 4);
+  const Trace unscaled = decode(LlamaModel::generate(llama_preset("tiny"), DType::F32, kSeed), *cpu, prompt, 4);
+  for (size_t s = 0; s < a.logits.size(); ++s) {
+    EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9) << "step " << s;
+    // Position 0 alone rotates by nothing, so a prompt of 6 already differs.
+    EXPECT_GT(test::nmse(a.logits[s], unscaled.logits[s]), 1e-6) << "step " << s << ": the scale was not applied";
+  }
 }
 
 TEST(LlamaSession, TiedOutputUsesTheEmbedding) {
