@@ -219,7 +219,12 @@ class CpuBackend final : public Backend {
   // Builds the replay plan and executes it: the capture's results are the first replay's.
   std::unique_ptr<CapturedGraph> capture(const Graph& graph) override {
     check_graph_runnable(*this, graph);
-    auto plan = std::make_unique<ReplayPlan>(graph, kernel_for, exec_, fuse_);
+    std::unique_ptr<ReplayPlan> plan;
+    try {
+      plan = std::make_unique<ReplayPlan>(graph, kernel_for, exec_, fuse_);
+    } catch (const Error& e) {
+      throw CaptureError(std::string("cpu: capture: ") + e.what());
+    }
     plan->run(exec_, solo_exec_);
     return plan;
   }

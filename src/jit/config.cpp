@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <limits>
 #include <vector>
 
 #include "tilegraph/core/error.h"
@@ -34,7 +35,8 @@ Config Config::from_env() {
   config.cache_dir = dir && !dir->empty() ? std::filesystem::path(*dir)
                                           : home_dir() / ".cache" / "tilegraph" / "jit";
   config.max_cache_bytes =
-      uint64_t(config::env_positive_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes)));
+      uint64_t(config::env_positive_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes),
+                                         std::numeric_limits<long>::max()));
   const auto cxx = config::env("TG_JIT_CXX");
   config.cxx = cxx && !cxx->empty() ? *cxx : TG_JIT_DEFAULT_CXX;
   const auto nvcc = config::env("TG_JIT_NVCC");

@@ -28,21 +28,23 @@ bool env_bool(const char* name, bool fallback) {
   throw Error(std::string(name) + "='" + *raw + "': expected on/off, true/false, yes/no or 1/0");
 }
 
-long env_positive_int(const char* name, long fallback) {
+long env_positive_int(const char* name, long fallback, long max) {
   const std::optional<std::string> raw = env(name);
   if (!raw || raw->empty()) return fallback;
   char* end = nullptr;
   errno = 0;
-  const long value = std::strtol(raw->c_str(), &end, 10);
-  if (errno != 0 || end == raw->c_str() || *end != '\0' || value <= 0) {
-    throw Error(std::string(name) + "='" + *raw + "': expected a positive integer");
+  // strtol alone would also take leading blanks and a sign.
+  const long value = std::isdigit(static_cast<unsigned char>((*raw)[0])) ? std::strtol(raw->c_str(), &end, 10) : 0;
+  if (errno != 0 || end == nullptr || *end != '\0' || value < 1 || value > max) {
+    throw Error(std::string(name) + "='" + *raw + "': expected an integer from 1 to " + std::to_string(max));
   }
   return value;
 }
 
 int default_num_threads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return int(env_positive_int("TG_NUM_THREADS", long(cores)));
+  constexpr long kMaxThreads = 65535;  // the CPU backend's thread pool
+  return int(env_positive_int("TG_NUM_THREADS", long(cores), kMaxThreads));
 }
 
 }  // namespace tg::config

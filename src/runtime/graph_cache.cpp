@@ -60,10 +60,10 @@ void GraphCache::clear() {
   bytes_ = 0;
 }
 
-void GraphCache::set_limits(size_t capacity, size_t max_bytes) {
+size_t GraphCache::set_limits(size_t capacity, size_t max_bytes) {
   capacity_ = capacity;
   max_bytes_ = max_bytes;
-  evict_to_limits();
+  return evict_to_limits();
 }
 
 size_t GraphCache::evict_to_limits() {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "tilegraph/core/error.h"
@@ -29,6 +30,7 @@ std::string_view eager_reason_name(EagerReason reason) {
     case EagerReason::kTooManyUpdates: return "too_many_updates";
     case EagerReason::kWarmup: return "warmup";
     case EagerReason::kCaptureFailed: return "capture_failed";
+    case EagerReason::kEmpty: return "empty";
   }
   return "unknown";
 }
@@ -37,13 +39,12 @@ GraphModeConfig GraphModeConfig::from_env() {
   GraphModeConfig c;
   c.enabled = config::env_bool("TG_GRAPH_MODE", c.enabled);
   c.prefill_use_graph = config::env_bool("TG_PREFILL_USE_GRAPH", c.prefill_use_graph);
-  c.capacity = size_t(config::env_positive_int("TG_GRAPH_CACHE_CAPACITY", long(c.capacity)));
+  constexpr long kMaxInt = std::numeric_limits<int>::max(), kMaxLong = std::numeric_limits<long>::max();
+  c.capacity = size_t(config::env_positive_int("TG_GRAPH_CACHE_CAPACITY", long(c.capacity), kMaxInt));
   c.max_consecutive_updates =
-      int(config::env_positive_int("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", c.max_consecutive_updates));
-  c.admit_after = int(config::env_positive_int("TG_GRAPH_ADMIT_AFTER", c.admit_after));
-  if (config::env("TG_GRAPH_CACHE_MAX_BYTES") && config::env("TG_GRAPH_CACHE_MAX_BYTES")->size()) {
-    c.max_bytes = size_t(config::env_positive_int("TG_GRAPH_CACHE_MAX_BYTES", 1));
-  }
+      int(config::env_positive_int("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", c.max_consecutive_updates, kMaxInt));
+  c.admit_after = int(config::env_positive_int("TG_GRAPH_ADMIT_AFTER", c.admit_after, kMaxInt));
+  c.max_bytes = size_t(config::env_positive_int("TG_GRAPH_CACHE_MAX_BYTES", long(c.max_bytes), kMaxLong));
   return c;
 }
 
@@ -55,7 +56,8 @@ void GraphModeConfig::validate() const {
 
 bool is_prefill_graph(const Graph& graph) {
   for (const Tensor* node : graph.nodes()) {
-    if (node->op == Op::FLASH_ATTN_EXT && node->src[0]->ne[1] > 1) return true;
+    // Sources are checked only later (Backend::can_capture, check_graph_runnable).
+    if (node->op == Op::FLASH_ATTN_EXT && node->src[0] && node->src[0]->ne[1] > 1) return true;
     if (node->op == Op::SOFT_MAX && node->src[1] && node->ne[1] > 1) return true;
   }
   return false;
@@ -68,7 +70,7 @@ GraphMode::GraphMode(GraphModeConfig config) : config_(config), cache_(config.ca
 void GraphMode::set_config(const GraphModeConfig& config) {
   config.validate();
   config_ = config;
-  cache_.set_limits(config.capacity, config.max_bytes);
+  stats_.evictions += cache_.set_limits(config.capacity, config.max_bytes);
 }
 
 void GraphMode::run_eager(EagerReason reason, const std::function<void()>& eager) {
@@ -88,7 +90,7 @@ bool GraphMode::admitted(uint64_t key) {
 void GraphMode::compute(Backend& backend, const Graph& graph, const std::function<void()>& eager) {
   ++stats_.computes;
   if (!config_.enabled) return run_eager(EagerReason::kDisabled, eager);
-  if (graph.empty()) return eager();
+  if (graph.empty()) return run_eager(EagerReason::kEmpty, eager);
   // Prefill steps run eagerly unless prefill_use_graph. Detection scans every node, so a hit
   // takes it from the entry instead: graphs that match share their ops and shapes, hence their phase.
   const auto eager_prefill = [&](bool prefill_shaped) {
@@ -156,9 +158,10 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   const auto start = std::chrono::steady_clock::now();
   try {
     entry->captured = backend.capture(graph);
-  } catch (const Error&) {
-    // Nothing was inserted. The capture may have stopped part-way: rerun the whole graph eagerly,
-    // which raises the backend's own error if the fault is in the graph rather than the capture.
+  } catch (const CaptureError&) {
+    // Nothing was executed or inserted: the step runs eagerly, which raises the backend's own
+    // error if the fault is in the graph rather than in the capture. Other errors come from
+    // executing the step and propagate, with nothing inserted either.
     return run_eager(EagerReason::kCaptureFailed, eager);
   }
   entry->capture_seconds = seconds_since(start);
@@ -194,6 +197,9 @@ std::string format_stats(const GraphModeStats& s) {
     sep = ", ";
   }
   if (sep[0] == ',') out += ")";
+  if (s.disables || s.reenables) {
+    out += "; switched off " + std::to_string(s.disables) + ", back on " + std::to_string(s.reenables);
+  }
   std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms",
                 s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3);
   return out + line;

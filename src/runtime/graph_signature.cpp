@@ -63,7 +63,8 @@ void append_record(const Tensor& t, const NodeSources* sources, std::vector<uint
     }
     n_sources = sources->count;
   }
-  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceCountShift;
+  const uint64_t meta = flags << kFlagsShift | n_params << kParamWordsShift | n_sources << kSourceCountShift |
+                        io_flags(t) << kIoFlagsShift;
   out.push_back((flags & kWide ? 0 : type_op) | meta);
   if (flags & kWide) out.push_back(type_op);
   if (flags & kSmallNe) {
@@ -103,6 +104,7 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
   // A type or op of 256 or more has bits in kMetaBits, so it never equals a narrow header.
   uint64_t diff = (header & ~kMetaBits) ^ type_op;
   if (flags & kWide) [[unlikely]] diff = *e++ ^ type_op;
+  diff |= io_flags_diff(header, t);
   Vec vdiff;
   if (flags & kSmallNe) [[likely]] {
     // Widen the four 16-bit fields to words: an ne of 65536 or more never equals one of them.

@@ -21,6 +21,7 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
   const uint64_t type_op = type_op_word(t);
   uint64_t diff = (header & ~kMetaBits) ^ type_op;
   if (header & kWide << kFlagsShift) [[unlikely]] diff = *e++ ^ type_op;
+  diff |= io_flags_diff(header, t);
   const __m256i ne = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.ne));
   const __m256i nb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.nb));
   __mmask8 differ;

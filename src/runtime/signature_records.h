@@ -42,9 +42,10 @@ struct NodeSources {
 };
 
 // A record is one header word and then only the words its flags call for:
-//   header     the tensor's type and op as one word (type | op << 32), with the flags and counts
-//              in bits 8-31, which are zero for every type and op below 256; kWide marks a type
-//              or op that does not fit, stored in full in the next word instead
+//   header     the tensor's type and op as one word (type | op << 32), with the flags, counts
+//              and the tensor's input/output flags in bits 8-31, which are zero for every type
+//              and op below 256; kWide marks a type or op that does not fit, stored in full in
+//              the next word instead
 //   ne         one word of four 16-bit fields (kSmallNe), else four words
 //   nb         four words, unless nb is the contiguous layout of ne and type (kDefaultNb)
 //   view_offs  one word if it is not 0 (kViewOffs)
@@ -67,6 +68,9 @@ constexpr int kDerivedBit = 4;
 constexpr uint64_t kDerived = 1 << kDerivedBit;
 constexpr int kParamWordsShift = 16;
 constexpr int kSourceCountShift = 20;
+// Whether the tensor is a graph input or output (its kFlagInput and kFlagOutput) in two bits: a
+// backend's captured graph may depend on it (the CPU's fused chains never absorb one).
+constexpr int kIoFlagsShift = 24;
 constexpr int kParamWords = kMaxOpParams / 2;
 static_assert(kMaxOpParams % 4 == 0, "op_params: whole vectors");
 static_assert(kParamWords < 16 && kMaxSrc < 16, "the counts have four bits each");
@@ -114,6 +118,11 @@ inline uint64_t default_nb_diff(const Tensor& t) {
 }
 
 inline uint64_t type_op_word(const Tensor& t) { return load_word(&t.type); }
+
+static_assert(kFlagInput == 2 && kFlagOutput == 4, "io_flags takes bits 1 and 2");
+inline uint64_t io_flags(const Tensor& t) { return (t.flags & (kFlagInput | kFlagOutput)) >> 1; }
+// Zero when the header's input/output flags are the tensor's.
+inline uint64_t io_flags_diff(uint64_t header, const Tensor& t) { return (header >> kIoFlagsShift & 3) ^ io_flags(t); }
 
 // The address hash is a sum of one term per address, salted by the position of its tensor (node
 // index, or node count + leaf index): no dependency chain between nodes, and a graph whose

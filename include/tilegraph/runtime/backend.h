@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/tensor.h"
 
@@ -59,6 +60,9 @@ class Backend {
   // that supports it overrides all four. capture() executes the graph while recording it, so
   // its results are the eager results; launch() replays; rebind() points a capture at the data
   // addresses of `graph`, which has the capture's structure, and returns false if it cannot.
+  // capture() throws CaptureError if it fails before executing anything (graph mode then runs
+  // the step eagerly); any other error is the step's own, and graph mode passes it on rather
+  // than run again what may already have updated state in place.
   virtual bool can_capture(const Graph& graph, std::string* why = nullptr) const {
     (void)graph;
     if (why) *why = "backend does not capture graphs";
@@ -73,6 +77,12 @@ class Backend {
   }
   // The graph-mode state (configuration, statistics, cache) of a backend that captures, or null.
   virtual GraphMode* graph_mode() { return nullptr; }
+};
+
+// A capture that failed before executing anything (see Backend::capture).
+class CaptureError : public Error {
+ public:
+  using Error::Error;
 };
 
 // Throws tg::Error("<backend>: <why>") for the first node the backend cannot run, or whose data

@@ -52,7 +52,8 @@ class GraphCache {
   void erase(CachedGraph* entry);
   void clear();
 
-  void set_limits(size_t capacity, size_t max_bytes);
+  // Returns how many entries were evicted to meet the new limits.
+  size_t set_limits(size_t capacity, size_t max_bytes);
   size_t capacity() const { return capacity_; }
   size_t max_bytes() const { return max_bytes_; }  // 0: no byte bound
   size_t size() const { return lru_.size(); }

@@ -36,9 +36,10 @@ enum class EagerReason {
   kIncompatible,    // the backend cannot capture this graph
   kTooManyUpdates,  // switched off after too many consecutive misses
   kWarmup,          // not seen often enough yet to be captured
-  kCaptureFailed,   // capture raised an error; the step was rerun eagerly
+  kCaptureFailed,   // capture failed before executing anything (CaptureError)
+  kEmpty,           // an empty graph: nothing to capture
 };
-inline constexpr int kEagerReasonCount = int(EagerReason::kCaptureFailed) + 1;
+inline constexpr int kEagerReasonCount = int(EagerReason::kEmpty) + 1;
 std::string_view eager_reason_name(EagerReason reason);
 
 struct GraphModeStats {

@@ -2,9 +2,11 @@
 // The properties of a graph that decide whether a captured graph can be replayed for it (seed
 // 000 §6.1/§7.2, seed 003's ggml_graph_node_properties), stored compactly:
 //   per node   op, type, ne, nb, op_params, view offset, whether it is a view, and where each
-//              source comes from (a node or leaf index, see Graph::sources); per leaf: type, ne, nb.
-//   addresses  data pointers of every node that owns memory and of every leaf. Views, no-op
-//              nodes and in-place writes (SET_ROWS, CPY) are exempt: their addresses follow
+//              source comes from (a node or leaf index, see Graph::sources); per leaf: type, ne, nb;
+//              per node and leaf: whether it is a graph input or output (kFlagInput, kFlagOutput),
+//              which a backend's capture may depend on.
+//   addresses  data pointers of every node that owns memory and of every leaf. Views (in-place
+//              writes such as SET_ROWS and CPY among them) are exempt: their addresses follow
 //              from their base's address and their view offset, which are recorded.
 // Sources' addresses, shapes and strides are covered through the node or leaf they refer to.
 // key() hashes a cheap subset to find candidates in O(1); matches() then verifies exactly.

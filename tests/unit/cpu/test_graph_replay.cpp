@@ -4,6 +4,7 @@
 // counts) compared bit for bit with an eager backend on the same graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -110,7 +111,8 @@ struct StepGraph {
   Tensor *x, *idx;
 };
 
-std::unique_ptr<StepGraph> build(const Program& p, Weights& weights, int copy) {
+// `expose_matmul`: the matmul's result, which the chain after it would absorb, is also an output.
+std::unique_ptr<StepGraph> build(const Program& p, Weights& weights, int copy, bool expose_matmul = false) {
   auto s = std::make_unique<StepGraph>();
   Context& c = s->ctx;
   const int e = p.n_embd == 16 ? 0 : p.n_embd == 32 ? 1 : 2;
@@ -122,6 +124,7 @@ std::unique_ptr<StepGraph> build(const Program& p, Weights& weights, int copy) {
   Tensor* h = mul(c, rms_norm(c, s->x, 1e-5f), weights.gain[copy][e]);
   Tensor* y = mul_mat(c, weights.w[copy][p.weight_type == DType::F16][e][o], h);
   Tensor* gate = mul_mat(c, weights.w[copy][0][e][o], h);
+  Tensor* matmul = y;
   for (size_t i = 0; i < p.chain.size(); ++i) {
     switch (p.chain[i]) {
       case 0: y = scale(c, y, p.params[i], 0.25f); break;
@@ -137,6 +140,7 @@ std::unique_ptr<StepGraph> build(const Program& p, Weights& weights, int copy) {
   Tensor* total = sum_rows(c, written);
   s->graph = Graph::build(y);
   s->graph.expand(total);
+  if (expose_matmul) s->graph.expand(matmul);
   return s;
 }
 
@@ -158,7 +162,9 @@ TEST(GraphReplay, RandomisedStepsAreBitIdenticalToEager) {
     if (rng() % 8 == 0) pool[rng() % pool.size()] = random_program(rng);  // a new structure
     const Program& p = pool[rng() % pool.size()];
     const int copy = rng() % 5 == 0 ? 1 : 0;  // sometimes the weights live elsewhere
-    auto s = build(p, weights, copy);
+    // Sometimes the same structure asks for an intermediate too: a plan that fused it away must
+    // not be replayed.
+    auto s = build(p, weights, copy, rng() % 6 == 0);
     allocator.allocate(s->graph, *replaying);
     test::fill_uniform(*s->x, rng);
     for (int64_t t = 0; t < p.n_tokens; ++t) static_cast<int32_t*>(s->idx->data)[t] = int32_t((step + t) % 8);
@@ -283,6 +289,34 @@ TEST(GraphReplay, IntermediateReadTwiceIsNotFused) {
     (fused ? eager_backend() : unfused_backend())->compute(g);
     EXPECT_EQ(bytes_of(*out), replayed);
   }
+}
+
+TEST(GraphReplay, AnIntermediateThatBecomesAnOutputIsComputed) {
+  // The same graph at the same addresses, but the second step also asks for the intermediate
+  // that the first step's plan fused away: the second step must capture again and write it.
+  auto replaying = graph_backend(GraphModeConfig{}, 1);
+  Context weights;
+  Tensor* x = weights.new_tensor(DType::F32, {16, 2});
+  std::mt19937 rng(5);
+  test::fill_uniform(*x, rng);
+  GraphAllocator allocator;
+  for (const bool expose : {false, true}) {
+    Context ctx({.no_alloc = true});
+    Tensor* a = silu(ctx, x);
+    Tensor* b = scale(ctx, a, 2.0f);
+    Graph g = Graph::build(b);
+    if (expose) g.expand(a);
+    allocator.allocate(g, *replaying);
+    std::fill_n(static_cast<float*>(a->data), 32, 12345.0f);
+    replaying->compute(g);
+    if (!expose) continue;
+    const std::vector<char> got = bytes_of(*a);
+    eager_backend(1)->compute(g);
+    EXPECT_EQ(got, bytes_of(*a));
+  }
+  const GraphModeStats& stats = replaying->graph_mode()->stats();
+  EXPECT_EQ(stats.replays, 0u) << format_stats(stats);
+  EXPECT_EQ(stats.captures, 2u) << format_stats(stats);
 }
 
 // Eager execution fuses the same chains as a replay plan: the absorbed intermediates are never

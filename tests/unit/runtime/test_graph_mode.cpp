@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/runtime/graph_allocator.h"
@@ -45,7 +47,11 @@ class CountingBackend final : public Backend {
     return true;
   }
   std::unique_ptr<CapturedGraph> capture(const Graph&) override {
-    if (fail_capture) throw Error("counting: capture failed");
+    if (fail_capture) throw CaptureError("counting: capture failed");
+    if (fail_while_executing) {
+      ++executed_in_capture;  // as a capture that stopped part-way through the nodes
+      throw Error("counting: a node failed");
+    }
     return std::make_unique<CountingCapture>(++captures);
   }
   void launch(CapturedGraph& g) override {
@@ -58,8 +64,8 @@ class CountingBackend final : public Backend {
   }
 
   GraphMode mode;
-  int eager = 0, captures = 0, launches = 0, rebinds = 0, last_launched = 0;
-  bool allow_rebind = true, fail_capture = false, fail_eager = false;
+  int eager = 0, captures = 0, launches = 0, rebinds = 0, last_launched = 0, executed_in_capture = 0;
+  bool allow_rebind = true, fail_capture = false, fail_eager = false, fail_while_executing = false;
 };
 
 // out = scale(unary(a (+|-) b)) over 4-D tensors; every field is a property the match must see.
@@ -271,33 +277,67 @@ TEST(GraphMode, LruOrderAndEvictionAtCapacity) {
   EXPECT_EQ(backend.captures, captures) << "1 and 3 survived";
   r.run(2);
   EXPECT_EQ(backend.captures, captures + 1) << "2 was evicted";
+  // Lowering the capacity evicts from the least recently used end, and counts it.
+  const uint64_t evictions = backend.mode.stats().evictions;
+  config.capacity = 1;
+  backend.mode.set_config(config);
+  EXPECT_EQ(backend.mode.cache().size(), 1u);
+  EXPECT_EQ(backend.mode.stats().evictions, evictions + 2);
+  r.run(2);
+  EXPECT_EQ(backend.captures, captures + 1) << "2, the most recent, stayed";
 }
 
 TEST(GraphMode, ConfigurationFromTheEnvironment) {
-  setenv("TG_GRAPH_CACHE_CAPACITY", "5", 1);
-  setenv("TG_GRAPH_MODE", "off", 1);
-  setenv("TG_PREFILL_USE_GRAPH", "yes", 1);
-  setenv("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "7", 1);
+  const char* const names[] = {"TG_GRAPH_MODE", "TG_PREFILL_USE_GRAPH", "TG_GRAPH_CACHE_CAPACITY",
+                               "TG_GRAPH_CACHE_MAX_BYTES", "TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "TG_GRAPH_ADMIT_AFTER"};
+  const auto clear = [&] {
+    for (const char* name : names) unsetenv(name);
+  };
+  clear();
   GraphModeConfig c = GraphModeConfig::from_env();
-  EXPECT_EQ(c.capacity, 5u);
-  EXPECT_FALSE(c.enabled);
-  EXPECT_TRUE(c.prefill_use_graph);
-  EXPECT_EQ(c.max_consecutive_updates, 7);
-  setenv("TG_GRAPH_CACHE_CAPACITY", "0", 1);
-  EXPECT_THROW(GraphModeConfig::from_env(), Error);
-  setenv("TG_GRAPH_CACHE_CAPACITY", "twelve", 1);
-  EXPECT_THROW(GraphModeConfig::from_env(), Error);
-  setenv("TG_GRAPH_MODE", "maybe", 1);
-  EXPECT_THROW(GraphModeConfig::from_env(), Error);
-  for (const char* name : {"TG_GRAPH_CACHE_CAPACITY", "TG_GRAPH_MODE", "TG_PREFILL_USE_GRAPH",
-                           "TG_GRAPH_MAX_CONSECUTIVE_UPDATES"}) {
-    unsetenv(name);
-  }
-  c = GraphModeConfig::from_env();
   EXPECT_EQ(c.capacity, 12u);
   EXPECT_TRUE(c.enabled);
   EXPECT_FALSE(c.prefill_use_graph);
   EXPECT_EQ(c.max_consecutive_updates, 4);
+  EXPECT_EQ(c.admit_after, 1);
+  EXPECT_EQ(c.max_bytes, 0u);
+
+  setenv("TG_GRAPH_CACHE_CAPACITY", "5", 1);
+  setenv("TG_GRAPH_MODE", "off", 1);
+  setenv("TG_PREFILL_USE_GRAPH", "yes", 1);
+  setenv("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "7", 1);
+  setenv("TG_GRAPH_ADMIT_AFTER", "3", 1);
+  setenv("TG_GRAPH_CACHE_MAX_BYTES", "1048576", 1);
+  c = GraphModeConfig::from_env();
+  EXPECT_EQ(c.capacity, 5u);
+  EXPECT_FALSE(c.enabled);
+  EXPECT_TRUE(c.prefill_use_graph);
+  EXPECT_EQ(c.max_consecutive_updates, 7);
+  EXPECT_EQ(c.admit_after, 3);
+  EXPECT_EQ(c.max_bytes, 1048576u);
+  // A backend made now takes them.
+  EXPECT_EQ(make_backend("cpu", {.num_threads = 1})->graph_mode()->config().capacity, 5u);
+
+  // Each malformed value alone is refused, naming its variable.
+  const std::pair<const char*, const char*> malformed[] = {
+      {"TG_GRAPH_CACHE_CAPACITY", "0"},           {"TG_GRAPH_CACHE_CAPACITY", "twelve"},
+      {"TG_GRAPH_CACHE_CAPACITY", " 3"},          {"TG_GRAPH_CACHE_CAPACITY", "+3"},
+      {"TG_GRAPH_CACHE_CAPACITY", "3 "},          {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "4294967297"},
+      {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "-1"}, {"TG_GRAPH_ADMIT_AFTER", "2x"},
+      {"TG_GRAPH_CACHE_MAX_BYTES", "0"},          {"TG_GRAPH_CACHE_MAX_BYTES", "99999999999999999999"},
+      {"TG_GRAPH_MODE", "maybe"},                 {"TG_PREFILL_USE_GRAPH", "2"},
+  };
+  for (const auto& [name, value] : malformed) {
+    clear();
+    setenv(name, value, 1);
+    try {
+      GraphModeConfig::from_env();
+      ADD_FAILURE() << name << "='" << value << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+  clear();
 }
 
 TEST_F(GraphModeTest, SwitchingBetweenEagerAndGraph) {
@@ -386,6 +426,13 @@ TEST(GraphMode, EmptyGraphAndSoftMaxPrefillPattern) {
   backend.compute(empty);
   EXPECT_EQ(backend.eager, 1);
   EXPECT_EQ(backend.captures, 0);
+  EXPECT_EQ(backend.mode.stats().eager_runs, 1u);
+  EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kEmpty)], 1u);
+  // A hand-made FLASH_ATTN_EXT without sources is refused later, not dereferenced here.
+  Context bare_ctx({.no_alloc = true});
+  Tensor* bare = bare_ctx.new_tensor(DType::F32, {8, 4});
+  bare->op = Op::FLASH_ATTN_EXT;
+  EXPECT_FALSE(is_prefill_graph(Graph::build(bare)));
   Context ctx({.no_alloc = true});
   Tensor* scores = ctx.new_tensor(DType::F32, {16, 3, 2});
   Tensor* mask = ctx.new_tensor(DType::F32, {16, 3});
@@ -421,6 +468,20 @@ TEST(GraphMode, FailedCaptureLeavesNothingCached) {
   EXPECT_EQ(backend.captures, 1);
 }
 
+TEST(GraphMode, AnErrorWhileCapturingExecutesNothingTwice) {
+  // A capture that fails while executing may already have updated state in place (a KV cache
+  // row, a copy into an input): the error is the step's, and the step is not run again.
+  CountingBackend backend;
+  Context ctx;
+  Graph g = Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {8})));
+  backend.fail_while_executing = true;
+  EXPECT_THROW(backend.compute(g), Error);
+  EXPECT_EQ(backend.executed_in_capture, 1);
+  EXPECT_EQ(backend.eager, 0);
+  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kCaptureFailed)], 0u);
+}
+
 TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
   GraphModeConfig config;  // max_consecutive_updates = 4
   config.capacity = 2;
@@ -447,6 +508,8 @@ TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
   r.run(11);  // the fourth identical graph in a row re-enables and captures
   EXPECT_FALSE(backend.mode.suspended());
   EXPECT_EQ(backend.mode.stats().reenables, 1u);
+  EXPECT_NE(format_stats(backend.mode.stats()).find("switched off 1, back on 1"), std::string::npos)
+      << format_stats(backend.mode.stats());
   EXPECT_EQ(backend.captures, 7);
   r.run(11);
   EXPECT_EQ(backend.launches, 3);

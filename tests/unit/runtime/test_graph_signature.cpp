@@ -28,12 +28,13 @@ struct Snapshot {
     size_t view_offs;
     bool is_view;
     const void* data;
+    uint32_t io_flags;  // kFlagInput and kFlagOutput: a captured graph may depend on them
     std::array<SourceRef, kMaxSrc> refs;
   };
   std::vector<Props> nodes, leafs;
 
   static Props props(const Tensor& t, const std::array<SourceRef, kMaxSrc>& refs) {
-    Props p{t.type, t.op, {}, {}, {}, t.view_offs, t.view_src != nullptr, t.data, refs};
+    Props p{t.type, t.op, {}, {}, {}, t.view_offs, t.view_src != nullptr, t.data, t.flags & (kFlagInput | kFlagOutput), refs};
     std::memcpy(p.ne, t.ne, sizeof p.ne);
     std::memcpy(p.nb, t.nb, sizeof p.nb);
     std::memcpy(p.op_params, t.op_params, sizeof p.op_params);
@@ -51,7 +52,7 @@ struct Snapshot {
   }
 
   static bool same_structure(const Props& a, const Props& b, bool leaf) {
-    bool same = a.type == b.type && std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
+    bool same = a.type == b.type && a.io_flags == b.io_flags && std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
     if (!leaf) {
       same = same && a.op == b.op && std::memcmp(a.op_params, b.op_params, sizeof a.op_params) == 0 &&
              a.view_offs == b.view_offs && a.is_view == b.is_view && a.refs == b.refs;
@@ -179,6 +180,22 @@ TEST_P(GraphSignatureIsa, NoSourcesAndAllSources) {
   EXPECT_EQ(s.matches(f.graph, nullptr, isa()), SignatureMatch::kExact);
 }
 
+TEST_P(GraphSignatureIsa, InputAndOutputFlags) {
+  // A backend may capture differently for a graph input or output (the CPU never fuses one
+  // away), so either flag changing on a node or a leaf is another graph; kFlagParam is not.
+  for (const uint32_t flag : {kFlagInput, kFlagOutput}) {
+    Fixture f;
+    EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[3]->flags |= flag; }), SignatureMatch::kDifferent);
+    Fixture g;
+    EXPECT_EQ(record_then_match(isa(), g, [&] { g.leafs[1]->flags |= flag; }), SignatureMatch::kDifferent);
+  }
+  Fixture f;
+  f.nodes[2]->flags |= kFlagOutput;
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->flags &= ~uint32_t(kFlagOutput); }), SignatureMatch::kDifferent);
+  Fixture g;
+  EXPECT_EQ(record_then_match(isa(), g, [&] { g.nodes[3]->flags |= kFlagParam; }), SignatureMatch::kExact);
+}
+
 TEST_P(GraphSignatureIsa, Leaves) {
   Fixture f;
   Tensor* leaf = f.leafs[2];
@@ -260,7 +277,7 @@ TEST_P(GraphSignatureIsa, AgreesWithTheReferenceOnRandomChanges) {
     std::vector<Tensor*> all = f.nodes;
     all.insert(all.end(), f.leafs.begin(), f.leafs.end());
     Tensor* t = all[pick(all.size())];
-    switch (pick(9)) {
+    switch (pick(10)) {
       case 0: t->ne[pick(4)] = sizes[pick(8)]; break;
       case 1: t->nb[pick(4)] ^= size_t(1) << pick(40); break;
       case 2: t->op_params[pick(kMaxOpParams)] ^= int32_t(1u << pick(32)); break;
@@ -269,6 +286,7 @@ TEST_P(GraphSignatureIsa, AgreesWithTheReferenceOnRandomChanges) {
       case 5: t->data = static_cast<char*>(t->data) + 64 * pick(2); break;
       case 6: t->type = DType(pick(kDTypeCount)); break;
       case 7: if (t->op != Op::NONE) t->op = Op(pick(kOpCount - 1) + 1); break;
+      case 8: t->flags ^= std::array{kFlagInput, kFlagOutput, kFlagParam}[pick(3)]; break;
       default: if (t->op != Op::NONE) t->src[pick(kMaxSrc)] = pick(2) ? nullptr : f.leafs[pick(f.leafs.size())]; break;
     }
     f.rebuild();
