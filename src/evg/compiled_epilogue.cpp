@@ -18,8 +18,8 @@ void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std:
 
 void CompiledEpilogue::run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
                            const Bindings& bindings, const Launcher& launcher, KernelWorkspace& workspace) const {
-  const OrderedBindings ordered(dag_, signature_, bindings);
   if (problem.m < 0 || problem.n < 0) throw Error("evg: negative problem size");
+  const OrderedBindings ordered(dag_, signature_, bindings, problem);
   if (grid.block_rows <= 0 || grid.block_cols <= 0) throw Error("evg: block grid sizes must be positive");
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg: the launcher has no threads");
   if (blocks.size() > UINT32_MAX) throw Error("evg: too many blocks for one launch");

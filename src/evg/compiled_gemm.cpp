@@ -70,7 +70,7 @@ void CompiledGemm::run(const GemmInput& a, const GemmInput& b, const Bindings& b
                 ": A's columns must equal B's rows (K)");
   }
   params.problem = GemmShape{a.rows, b.cols, a.cols};
-  const OrderedBindings ordered(dag_, signature_, bindings);
+  const OrderedBindings ordered(dag_, signature_, bindings, params.problem);
   params.call.bindings = ordered.data();
   params.call.num_bindings = ordered.size();
   if (launcher.num_threads < 1 || !launcher.parallel_for) throw Error("evg gemm: the launcher has no threads");

@@ -6,9 +6,17 @@
 
 namespace tg::evg::frontend {
 
-Binding Binding::matrix(const void* data, int64_t ld) { return strided(data, ld, 1); }
+Binding Binding::matrix(const void* data, int64_t ld) {
+  Binding b = strided(data, ld, 1);
+  if (ld == 0) b.packed = Packed::kRows;
+  return b;
+}
 
-Binding Binding::column_major(const void* data, int64_t ld) { return strided(data, 1, ld); }
+Binding Binding::column_major(const void* data, int64_t ld) {
+  Binding b = strided(data, 1, ld);
+  if (ld == 0) b.packed = Packed::kColumns;
+  return b;
+}
 
 Binding Binding::strided(const void* data, int64_t row_stride, int64_t col_stride) {
   Binding b;

@@ -30,7 +30,8 @@ BuiltKernel build_kernel(const EpilogueDag& dag, std::string_view source, const 
   return built;
 }
 
-OrderedBindings::OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings)
+OrderedBindings::OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings,
+                                 const GemmShape& problem)
     : size_(dag.operands.size()) {
   if (size_ > kInline) spilled_.resize(size_);
   driver::Binding* out = size_ <= kInline ? inline_.data() : spilled_.data();
@@ -39,6 +40,8 @@ OrderedBindings::OrderedBindings(const EpilogueDag& dag, const Signature& signat
     const auto it = bindings.find(d.name);
     if (it == bindings.end()) throw Error("evg: no binding for " + std::string(kind_name(d.kind)) + " '" + d.name + "'");
     out[i] = it->second;
+    if (it->second.packed == Binding::Packed::kRows) out[i].row_stride = problem.n;
+    if (it->second.packed == Binding::Packed::kColumns) out[i].col_stride = problem.m;
   }
   for (const auto& [name, binding] : bindings) {
     if (!signature.find_input(name) && !signature.find_output(name)) {

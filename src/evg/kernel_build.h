@@ -28,12 +28,13 @@ struct BuiltKernel {
 BuiltKernel build_kernel(const EpilogueDag& dag, std::string_view source, const CompileOptions& options,
                          KernelKind kind);
 
-// One binding per DAG operand, in EpilogueDag::operands order, held inline for the usual few
-// operands so that a steady run allocates nothing. Throws tg::Error for a missing binding or one
-// the signature does not declare.
+// One binding per DAG operand, in EpilogueDag::operands order, with packed matrices' strides
+// resolved for `problem`, held inline for the usual few operands so that a steady run allocates
+// nothing. Throws tg::Error for a missing binding or one the signature does not declare.
 class OrderedBindings {
  public:
-  OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings);
+  OrderedBindings(const EpilogueDag& dag, const Signature& signature, const Bindings& bindings,
+                  const GemmShape& problem);
   const driver::Binding* data() const { return size_ <= kInline ? inline_.data() : spilled_.data(); }
   int64_t size() const { return int64_t(size_); }
 

@@ -112,7 +112,7 @@ TEST(EvgFrontEndJit, MultipleOutputsCastsLayoutsAndReductions) {
     std::vector<float> d(static_cast<size_t>(m * n)), rsum(static_cast<size_t>(n)), smax(static_cast<size_t>(m));
     std::vector<uint16_t> e(ref_e.size(), 0xabcd);
     epilogue.run({m, n, 8}, g, blocks_of(acc, m, n, g),
-                 {{"C", Binding::column_major(c_cm.data(), m)},
+                 {{"C", Binding::column_major(c_cm.data(), 0)},  // 0: packed, ld = m
                   {"scale", Binding::vector(scale.data())},
                   {"D", Binding::matrix(d.data(), n)},
                   {"E", Binding::matrix(e.data(), n + 3)},
@@ -147,10 +147,10 @@ TEST(EvgFrontEndJit, SharedSubexpressionAndTheKernelCache) {
   std::vector<float> d(acc.size());
   const BlockGrid g{5, 5};
   first.run({m, n, 1}, g, blocks_of(acc, m, n, g),
-            {{"C", Binding::matrix(c.data(), n)}, {"X", Binding::matrix(x.data(), n)}, {"D", Binding::matrix(d.data(), n)}});
+            {{"C", Binding::matrix(c.data(), n)}, {"X", Binding::matrix(x.data(), 0)}, {"D", Binding::matrix(d.data(), 0)}});
   std::vector<double> ref(acc.size());
   for (size_t i = 0; i < ref.size(); ++i) ref[i] = (c[i] + x[i]) + (c[i] + x[i]);
-  EXPECT_EQ(compare(d, ref, 0, 0), "");
+  EXPECT_EQ(compare(d, ref, 0, 0), "") << "X and D bound packed (ld 0 = n)";
 }
 
 TEST(EvgFrontEndJit, RunErrors) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,24 @@ TEST(EvgNodes, BroadcastsOfEveryExtent) {
       });
     }
   }
+}
+
+// A -0 broadcast keeps its sign: acc / alpha and acc / scale[row] with -0 divisors and acc > 0
+// are -inf in every lane, partial tiles included.
+TEST(EvgNodes, NegativeZeroBroadcastsKeepTheirSign) {
+  using OverScalar = TreeVisitor<Compute<fn::Divides>, Acc, VisitorScalarBroadcast<float>>;
+  using OverColumn = TreeVisitor<Compute<fn::Divides>, Acc, VisitorColBroadcast<float>>;
+  using EVG = TreeVisitor<VisitorAuxStore<float>, TreeVisitor<Compute<fn::Plus>, OverScalar, OverColumn>>;
+  const Shape s{5, 19};
+  const std::vector<float> acc(size_t(s.m * s.n), 1.0f);
+  const std::vector<float> scale(size_t(s.m), -0.0f);
+  const float alpha = -0.0f;
+  for_each_policy<EVG>([&]<class E>(const char* policy) {
+    Output d(s.m, s.n, s.n);
+    typename E::Arguments args{{{{}, {alpha}, {}}, {{}, {scale.data()}, {}}, {}}, {d.data.data(), {d.ld}}};
+    run_epilogue<E>(args, acc, s.m, s.n, BlockGrid{4, 16});
+    for (float v : d.data) EXPECT_EQ(v, -std::numeric_limits<float>::infinity()) << policy;
+  });
 }
 
 // Compute nodes with parameters and more than two inputs: clamp(fma(acc, C, bias[col]) * 2).

@@ -121,6 +121,30 @@ TEST(EvgReduce, BroadcastInputsAndNaN) {
   });
 }
 
+TEST(EvgReduce, NegativeZerosStayNegative) {
+  // -0 + -0 is -0, and so are max and min of -0s: a result of +0 means some lane started from a
+  // +0 (an identity or a padding lane broadcast as 0 + x).
+  const Shape s{7, 37};
+  const std::vector<float> zeros(size_t(s.m * s.n), -0.0f);
+  const auto all_negative_zeros = [](const std::vector<float>& v) {
+    for (float x : v) {
+      if (x != 0.0f || !std::signbit(x)) return false;
+    }
+    return true;
+  };
+  const auto check = [&]<class Fn>(Fn) {
+    for_each_policy<Reductions<Fn>>([&]<class E>(const char* policy) {
+      const Outputs o = run<E>(zeros, zeros, s.m, s.n, BlockGrid{4, 16}, Schedule::kShuffled, 2, 3);
+      EXPECT_TRUE(all_negative_zeros(o.d)) << Fn::kName << " " << policy;
+      EXPECT_TRUE(all_negative_zeros(o.per_column)) << Fn::kName << " " << policy;
+      EXPECT_TRUE(all_negative_zeros(o.per_row)) << Fn::kName << " " << policy;
+    });
+  };
+  check(reduce::Sum{});
+  check(reduce::Max{});
+  check(reduce::Min{});
+}
+
 TEST(EvgReduce, EmptyReductionsGiveTheIdentity) {
   using EVG = TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, VisitorRowReduce<reduce::Max>,
                                  VisitorColReduce<reduce::Sum>>;

@@ -97,9 +97,11 @@ TG_EVG_INLINE void store_partial(T* p, Vec<T, W> v, int n) {
   __builtin_memcpy(p, &v, size_t(n) * sizeof(T));
 }
 
+// x in every lane. x - 0 rather than 0 + x: the sum turns a -0 into +0, the difference is x for
+// every x (and costs nothing: the compiler drops the subtraction).
 template <int W, class T>
 TG_EVG_INLINE Vec<T, W> splat(T x) {
-  return Vec<T, W>{} + x;
+  return x - Vec<T, W>{};
 }
 
 // Reinterprets the bits (same total size).
@@ -115,14 +117,13 @@ TG_EVG_INLINE To convert(From from) {
   return __builtin_convertvector(from, To);
 }
 
-// x as a V: a V as it is (adding it to V{} would cost an add, as x + 0 is not x for x = -0), a
-// scalar in every lane.
+// x as a V: a V as it is, a scalar in every lane (as splat: -0 stays -0).
 template <class V, class T>
 TG_EVG_INLINE V broadcast(T x) {
   if constexpr (std::is_same_v<T, V>) {
     return x;
   } else {
-    return V{} + x;
+    return x - V{};
   }
 }
 

@@ -21,14 +21,18 @@ namespace tg::evg::frontend {
 
 // Where an operand's data is (driver::Binding with named constructors).
 struct Binding : driver::Binding {
-  // Row-major with `ld` elements between rows (0: packed).
+  // Row-major with `ld` elements between rows (0: packed, n).
   static Binding matrix(const void* data, int64_t ld);
-  // Column-major (a transposed row-major matrix) with `ld` elements between columns.
+  // Column-major (a transposed row-major matrix) with `ld` elements between columns (0: packed, m).
   static Binding column_major(const void* data, int64_t ld);
   static Binding strided(const void* data, int64_t row_stride, int64_t col_stride);
   // A row or column vector, `stride` elements apart.
   static Binding vector(const void* data, int64_t stride = 1);
   static Binding value(float value);  // a scalar input
+
+  // A packed matrix's stride, which needs the problem's size: set when it is run.
+  enum class Packed : uint8_t { kNo, kRows, kColumns };
+  Packed packed = Packed::kNo;
 };
 
 // Every declared operand by name.

@@ -207,7 +207,7 @@ struct Clamp {
   explicit Clamp(const Arguments& args) : lo(args.lo), hi(args.hi) {}
   template <class V>
   TG_EVG_INLINE V operator()(V x) const {
-    return math::min_nan(math::max_nan(x, V{} + lo), V{} + hi);
+    return math::min_nan(math::max_nan(x, simd::broadcast<V>(lo)), simd::broadcast<V>(hi));
   }
   float lo = 0.0f;
   float hi = 1.0f;
