@@ -319,6 +319,55 @@ TEST(GraphReplay, AnIntermediateThatBecomesAnOutputIsComputed) {
   EXPECT_EQ(stats.captures, 2u) << format_stats(stats);
 }
 
+TEST(GraphReplay, RefusedRebindCapturesAgain) {
+  // The output moves onto an operand its fused chain reads: a re-bind cannot keep the fusion,
+  // so the graph is captured again, and the result is still eager's.
+  std::vector<char> results[2];
+  for (const bool graph : {false, true}) {
+    GraphModeConfig config;
+    config.enabled = graph;
+    auto backend = graph_backend(config, 1);
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {16, 2});
+    Tensor* gain = ctx.new_tensor(DType::F32, {16, 2});
+    std::mt19937 rng(4);
+    test::fill_uniform(*x, rng);
+    test::fill_uniform(*gain, rng);
+    Tensor* out = mul(ctx, silu(ctx, x), gain);
+    Graph g = Graph::build(out);
+    backend->compute(g);
+    out->data = gain->data;
+    backend->compute(g);
+    results[graph] = bytes_of(*out);
+    if (graph) {
+      const GraphModeStats& stats = backend->graph_mode()->stats();
+      EXPECT_EQ(stats.captures, 2u) << format_stats(stats);
+      EXPECT_EQ(stats.rebinds, 0u) << format_stats(stats);
+    }
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+TEST(GraphReplay, TenThousandNodesReplayAsEagerRunsThem) {
+  Context weights;
+  Tensor* x = weights.new_tensor(DType::F32, {64, 3});
+  std::mt19937 rng(10);
+  test::fill_uniform(*x, rng);
+  Context ctx({.no_alloc = true});
+  Tensor* t = x;
+  for (int i = 0; i < 10000; ++i) t = i % 3 == 2 ? add(ctx, t, x) : scale(ctx, t, 1.0f + 0.001f * float(i % 7));
+  Graph g = Graph::build(t);
+  auto replaying = graph_backend(GraphModeConfig{});
+  GraphAllocator allocator;
+  allocator.allocate(g, *replaying);
+  replaying->compute(g);  // capture
+  replaying->compute(g);  // replay
+  EXPECT_EQ(replaying->graph_mode()->stats().replays, 1u);
+  const std::vector<char> replayed = bytes_of(*t);
+  unfused_backend()->compute(g);
+  EXPECT_EQ(bytes_of(*t), replayed);
+}
+
 // Eager execution fuses the same chains as a replay plan: the absorbed intermediates are never
 // written, and the result has the bits of the node-by-node run, which does write them.
 TEST(EagerFusion, MatmulAndRowChainsSkipTheirIntermediates) {

@@ -21,9 +21,11 @@ namespace tg {
 namespace {
 
 struct CountingCapture final : CapturedGraph {
-  explicit CountingCapture(int id) : id(id) {}
+  explicit CountingCapture(int id) : id(id) { ++alive; }
+  ~CountingCapture() override { --alive; }
   size_t bytes() const override { return 1000; }
   int id;
+  static inline int alive = 0;  // captures not yet released
 };
 
 class CountingBackend final : public Backend {
@@ -285,6 +287,20 @@ TEST(GraphMode, LruOrderAndEvictionAtCapacity) {
   EXPECT_EQ(backend.mode.stats().evictions, evictions + 2);
   r.run(2);
   EXPECT_EQ(backend.captures, captures + 1) << "2, the most recent, stayed";
+  EXPECT_EQ(CountingCapture::alive, 1) << "every evicted capture was released";
+}
+
+TEST(GraphMode, DestroyingTheBackendReleasesItsCaptures) {
+  const int alive_before = CountingCapture::alive;
+  {
+    GraphModeConfig config;
+    config.capacity = 4;
+    CountingBackend backend(config);
+    WidthRunner r(backend);
+    for (int i = 1; i <= 3; ++i) r.run(i);
+    EXPECT_EQ(CountingCapture::alive, alive_before + 3);
+  }
+  EXPECT_EQ(CountingCapture::alive, alive_before);
 }
 
 TEST(GraphMode, ConfigurationFromTheEnvironment) {
