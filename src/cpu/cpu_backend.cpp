@@ -270,9 +270,7 @@ class CpuBackend final : public Backend {
         }
         e += chain_.size() - 1;
       } catch (const std::exception& e) {
-        std::string label(op_name(node.op));
-        if (node.name[0]) label += std::string(" ") + node.name;
-        throw Error("cpu: " + label + ": " + e.what());
+        throw node_error(node, e);
       }
     }
   }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <string>
 
 #include "cpu/kernels.h"
 #include "tilegraph/core/context.h"
@@ -47,6 +48,12 @@ int64_t chunk_count(int64_t n, int64_t cost, int tasks) {
   const int64_t by_work = n * std::max<int64_t>(cost, 1) / kMinWorkPerTask;
   const int64_t at_most = std::min<int64_t>({by_work, n, int64_t(tasks) * kChunksPerTask});
   return std::max<int64_t>(at_most, std::min<int64_t>(tasks, n));
+}
+
+Error node_error(const Tensor& node, const std::exception& cause) {
+  std::string label(op_name(node.op));
+  if (node.name[0]) label += std::string(" ") + node.name;
+  return Error("cpu: " + label + ": " + cause.what());
 }
 
 }  // namespace tg::cpu

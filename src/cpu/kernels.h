@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cpu/rope_cache.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec.h"
+#include "tilegraph/core/error.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::cpu {
@@ -120,6 +122,10 @@ class ExecContext {
 };
 
 using Kernel = void (*)(const Tensor& node, ExecContext& exec);
+
+// "cpu: <op> <name>: <what went wrong>": the error of a node whose kernel (or fused chain,
+// named by its first node) failed, worded the same in eager execution and in replay.
+Error node_error(const Tensor& node, const std::exception& cause);
 
 
 // One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops

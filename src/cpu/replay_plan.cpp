@@ -150,10 +150,7 @@ void ReplayPlan::run_step(const Step& step, ExecContext& exec) const {
       case StepKind::kMatmul: run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec); break;
     }
   } catch (const std::exception& e) {
-    const Tensor& node = *nodes.back();
-    std::string label(op_name(node.op));
-    if (node.name[0]) label += std::string(" ") + node.name;
-    throw Error("cpu: replay: " + label + ": " + e.what());
+    throw node_error(*nodes.front(), e);
   }
 }
 

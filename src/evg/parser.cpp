@@ -1,6 +1,7 @@
 // Recursive-descent parser of string epilogues (grammar in frontend/ast.h).
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -63,7 +64,12 @@ class Lexer {
       step();
       token_.kind = Token::Kind::kSeparator;
     } else {
+      // A multi-byte UTF-8 character is one symbol, so that an error quotes all of it.
       step();
+      while (static_cast<unsigned char>(c) >= 0xc0 && pos_ < source_.size() &&
+             (static_cast<unsigned char>(source_[pos_]) & 0xc0) == 0x80) {
+        step();
+      }
       token_.kind = Token::Kind::kSymbol;
     }
     token_.text = std::string(source_.substr(start, pos_ - start));
@@ -89,7 +95,13 @@ std::string describe(const Token& t) {
   switch (t.kind) {
     case Token::Kind::kEnd: return "the end of the epilogue";
     case Token::Kind::kSeparator: return t.text == ";" ? "';'" : "the end of the line";
-    default: return "'" + t.text + "'";
+    default:
+      if (t.text.size() == 1 && std::iscntrl(static_cast<unsigned char>(t.text[0]))) {
+        char escaped[16];
+        std::snprintf(escaped, sizeof escaped, "byte 0x%02x", static_cast<unsigned char>(t.text[0]));
+        return escaped;
+      }
+      return "'" + t.text + "'";
   }
 }
 

@@ -152,6 +152,9 @@ TEST(EvgFrontEnd, SyntaxErrors) {
   expect_error("D = acc\n  + = 2", d, 2, 3, "+", "evg: 2:3: expected the name of an output or value, found '+'");
   expect_error("D = relu(acc", d, 1, 13, "",
                "evg: 1:13: expected ')' to close the call of 'relu' at column 9, found the end of the epilogue");
+  // A UTF-8 character is quoted whole, a control byte by its value.
+  expect_error("D = acc \u00d7 2", d, 1, 9, "\u00d7", "evg: 1:9: expected ';' or a new line before '\u00d7'");
+  expect_error("D = \x01" "acc", d, 1, 5, "\x01", "evg: 1:5: expected a value, found byte 0x01");
 }
 
 TEST(EvgFrontEnd, NameAndTypeErrors) {
