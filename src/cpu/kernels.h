@@ -127,7 +127,6 @@ using Kernel = void (*)(const Tensor& node, ExecContext& exec);
 // named by its first node) failed, worded the same in eager execution and in replay.
 Error node_error(const Tensor& node, const std::exception& cause);
 
-
 // One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops
 // (elementwise and norms) are in row_ops.h.
 void run_mul_mat(const Tensor& node, ExecContext& exec);
