@@ -85,7 +85,8 @@ GgufWriter LlamaModel::to_gguf(const std::string& name) const {
   }
   add_tokenizer(w, c.n_vocab);
 
-  // llama.cpp's order: embedding, the blocks, the final norm and head.
+  // llama.cpp's order: RoPE factors, embedding, the blocks, the final norm and head.
+  if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());
   w.add_tensor(token_embd_->name, *token_embd_);
   for (const BlockWeights& l : layers_) {
     for (const Tensor* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down}) {

@@ -30,11 +30,26 @@ std::string layer_name(int64_t layer, const char* tensor) {
   return "blk." + std::to_string(layer) + "." + tensor + ".weight";
 }
 
-// Matrices may be any weight type; norm gains are applied with MUL, which needs a float type.
-enum class Role { kMatrix, kNorm };
+// Matrices may be any weight type; norm gains are applied with MUL, which needs a float type;
+// ROPE takes its frequency factors in f32 only.
+enum class Role { kMatrix, kNorm, kFactors };
 
 bool type_allowed(Role role, DType type) {
-  return role == Role::kMatrix ? type != DType::I32 : dtype_traits(type).is_float;
+  switch (role) {
+    case Role::kMatrix: return type != DType::I32;
+    case Role::kNorm: return dtype_traits(type).is_float;
+    case Role::kFactors: return type == DType::F32;
+  }
+  return false;
+}
+
+const char* allowed_types(Role role) {
+  switch (role) {
+    case Role::kMatrix: return "matrices must be f32, f16, bf16 or q8_0";
+    case Role::kNorm: return "norm weights must be f32, f16 or bf16";
+    case Role::kFactors: return "RoPE frequency factors must be f32";
+  }
+  return "";
 }
 
 }  // namespace
@@ -61,8 +76,7 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
            ", expected " + shape_text(std::span(expected.begin(), expected.size())));
     }
     if (!type_allowed(role, info->type)) {
-      fail("tensor '" + name + "' is " + std::string(dtype_name(info->type)) + "; " +
-           (role == Role::kMatrix ? "matrices must be f32, f16, bf16 or q8_0" : "norm weights must be f32, f16 or bf16"));
+      fail("tensor '" + name + "' is " + std::string(dtype_name(info->type)) + "; " + allowed_types(role));
     }
     Tensor* t = m.ctx_->new_tensor(info->type, std::span(info->ne));
     // The mapping is read-only; backends only read weights.
@@ -75,6 +89,8 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
 
   const int64_t kv_dim = c.head_dim() * c.n_head_kv;
   m.token_embd_ = tensor("token_embd.weight", {c.n_embd, c.n_vocab}, Role::kMatrix);
+  Tensor* rope_freqs =
+      file.find_tensor("rope_freqs.weight") ? tensor("rope_freqs.weight", {c.head_dim() / 2}, Role::kFactors) : nullptr;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     BlockWeights w;
     w.attn_norm = tensor(layer_name(l, "attn_norm"), {c.n_embd}, Role::kNorm);
@@ -86,13 +102,14 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
     w.w_gate = tensor(layer_name(l, "ffn_gate"), {c.n_embd, c.n_ff}, Role::kMatrix);
     w.w_up = tensor(layer_name(l, "ffn_up"), {c.n_embd, c.n_ff}, Role::kMatrix);
     w.w_down = tensor(layer_name(l, "ffn_down"), {c.n_ff, c.n_embd}, Role::kMatrix);
+    w.rope_freqs = rope_freqs;
     m.layers_.push_back(w);
   }
   m.output_norm_ = tensor("output_norm.weight", {c.n_embd}, Role::kNorm);
   m.output_ = file.find_tensor("output.weight") ? tensor("output.weight", {c.n_embd, c.n_vocab}, Role::kMatrix)
                                                  : m.token_embd_;
-  // Anything else (biases, RoPE frequency factors, ...) belongs to a variant this builder does
-  // not implement; ignoring it would compute a different model.
+  // Anything else (biases, per-layer norms of other architectures, ...) belongs to a variant
+  // this builder does not implement; ignoring it would compute a different model.
   for (const GgufTensorInfo& info : file.tensors()) {
     if (!used.count(info.name)) {
       fail(file.source() + ": unexpected tensor '" + info.name + "' (not part of the llama layout this builder runs)");

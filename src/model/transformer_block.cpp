@@ -125,8 +125,8 @@ Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w, c
   rope_params.n_dims = int32_t(head_dim);
   rope_params.freq_base = c.rope_base;
   rope_params.freq_scale = c.rope_freq_scale;
-  q = rope(ctx, q, in.pos, rope_params);
-  k = rope(ctx, k, in.pos, rope_params);
+  q = rope(ctx, q, in.pos, rope_params, w.rope_freqs);
+  k = rope(ctx, k, in.pos, rope_params, w.rope_freqs);
 
   // Write this step's K and V into the caches, then attend over the first n_kv rows. The views
   // are taken of the SET_ROWS results so that attention is ordered after the writes.

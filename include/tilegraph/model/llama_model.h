@@ -10,6 +10,7 @@
 //   blk.N.ffn_down.weight    [n_ff, n_embd]
 //   output_norm.weight       [n_embd]            f32
 //   output.weight            [n_embd, n_vocab]   (absent: tied to token_embd)
+//   rope_freqs.weight        [head_dim / 2]      f32, optional: RoPE frequency factors (llama 3)
 // Matrices may be f32, f16, bf16 or q8_0 (each its own type, as llama.cpp's files mix them).
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,7 @@ class LlamaModel {
   Tensor* output() const { return output_; }  // == token_embd() when tied
   bool tied_output() const { return output_ == token_embd_; }
   const std::vector<BlockWeights>& layers() const { return layers_; }
+  Tensor* rope_freqs() const { return layers_.front().rope_freqs; }  // nullptr: none
   // The type of the attention matrices (the model's nominal weight type).
   DType weight_type() const { return layers_.front().wq->type; }
   // Weight bytes one decode step reads: every block, the final norm, the whole output head and

@@ -37,6 +37,9 @@ struct BlockWeights {
   Tensor* w_gate;     // [n_embd, n_ff]
   Tensor* w_up;       // [n_embd, n_ff]
   Tensor* w_down;     // [n_ff, n_embd]
+  // Optional f32 [head_dim / 2]: divides RoPE's per-pair frequencies (llama 3's long-context
+  // scaling); every block of a model shares one.
+  Tensor* rope_freqs = nullptr;
 };
 
 // A block's KV cache: one row of head_dim * n_head_kv per position. Kept apart from the weights

@@ -533,6 +533,59 @@ TEST(LlamaSession, LinearRopeScalingSurvivesTheFileAndMatchesTheReference) {
   }
 }
 
+TEST(LlamaSession, RopeFrequencyFactorsAreReadAndApplied) {
+  // llama 3 files carry rope_freqs.weight [head_dim / 2], dividing each pair's frequency.
+  const LlamaModel base = LlamaModel::generate(llama_preset("tiny"), DType::F32, kSeed);
+  const int64_t half = base.config().head_dim() / 2;
+  const GgufFile plain_file = model_file(base);
+  const LlamaModel plain = LlamaModel::from_gguf(plain_file);
+  EXPECT_EQ(plain.rope_freqs(), nullptr);
+  std::vector<float> ones(size_t(half), 1.0f), factors(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) factors[size_t(i)] = 1.0f + float(i % 8);
+  auto with_factors = [&](const std::vector<float>& f) {
+    return model_file(base, [&](GgufWriter& w) { w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{half}, f.data()); });
+  };
+  auto cpu = backend("cpu");
+  auto reference = backend("reference");
+  const std::vector<int32_t> prompt = prompt_ids(6, base.config().n_vocab);
+  const Trace unscaled = decode(plain, *cpu, prompt, 3);
+
+  // Factors of 1 change nothing, bit for bit.
+  const GgufFile ones_file = with_factors(ones);
+  const LlamaModel with_ones = LlamaModel::from_gguf(ones_file);
+  ASSERT_NE(with_ones.rope_freqs(), nullptr);
+  EXPECT_EQ(with_ones.layers().back().rope_freqs, with_ones.rope_freqs()) << "every block shares them";
+  EXPECT_EQ(decode(with_ones, *cpu, prompt, 3).logits, unscaled.logits);
+
+  // Other factors change the logits, on the CPU as in the reference, and survive a round trip.
+  const GgufFile scaled_file = with_factors(factors);
+  const LlamaModel scaled = LlamaModel::from_gguf(scaled_file);
+  const Trace a = decode(scaled, *cpu, prompt, 3), b = decode(scaled, *reference, prompt, 3);
+  for (size_t s = 0; s < a.logits.size(); ++s) {
+    EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9) << "step " << s;
+    EXPECT_GT(test::nmse(a.logits[s], unscaled.logits[s]), 1e-6) << "step " << s << ": the factors were not applied";
+  }
+  const GgufFile again = GgufFile::parse(scaled.to_gguf("again").to_bytes(), "again.gguf");
+  ASSERT_NE(again.find_tensor("rope_freqs.weight"), nullptr);
+  EXPECT_EQ(decode(LlamaModel::from_gguf(again), *cpu, prompt, 3).logits, a.logits);
+
+  // Their shape and type are checked like every other tensor's.
+  expect_error([&] {
+    std::vector<float> too_many(size_t(2 * half), 1.0f);
+    const GgufFile f = model_file(base, [&](GgufWriter& w) {
+      w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{2 * half}, too_many.data());
+    });
+    LlamaModel::from_gguf(f);
+  }, "tensor 'rope_freqs.weight' has shape [32], expected [16]");
+  expect_error([&] {
+    std::vector<uint16_t> halves(size_t(half), 0x3c00);
+    const GgufFile f = model_file(base, [&](GgufWriter& w) {
+      w.add_tensor("rope_freqs.weight", DType::F16, std::vector<int64_t>{half}, halves.data());
+    });
+    LlamaModel::from_gguf(f);
+  }, "tensor 'rope_freqs.weight' is f16; RoPE frequency factors must be f32");
+}
+
 TEST(LlamaSession, TiedOutputUsesTheEmbedding) {
   // Without output.weight the head is token_embd: the logits equal those of a file whose
   // output.weight is a copy of the embedding.
