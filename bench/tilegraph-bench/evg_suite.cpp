@@ -139,9 +139,9 @@ void add_evg_suite(CLI::App& app) {
   auto n = std::make_shared<int64_t>(4096);
   auto* cmd = app.add_subcommand("evg", "Epilogue visitor graphs: fused vs staged vs scalar vs separate passes");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("-m", *m, "Output rows");
-  cmd->add_option("-n", *n, "Output columns");
-  cmd->callback([=] { run_suite(*json, std::max<int64_t>(1, *m), std::max<int64_t>(1, *n)); });
+  cmd->add_option("-m", *m, "Output rows")->check(CLI::Range(int64_t(1), int64_t(1) << 16))->capture_default_str();
+  cmd->add_option("-n", *n, "Output columns")->check(CLI::Range(int64_t(1), int64_t(1) << 16))->capture_default_str();
+  cmd->callback([=] { run_suite(*json, *m, *n); });
 }
 
 }  // namespace tg::bench

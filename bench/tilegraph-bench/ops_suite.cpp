@@ -153,6 +153,16 @@ void add_ops_suite(CLI::App& app) {
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
   cmd->add_option("--filter", *filter, "Only cases whose op name contains this text");
   cmd->callback([json, filter] {
+    std::vector<OpCase> selected;
+    std::string ops;
+    for (const OpCase& c : cases()) {
+      if (ops.find(" " + c.op + ",") == std::string::npos) ops += " " + c.op + ",";
+      if (filter->empty() || c.op.find(*filter) != std::string::npos) selected.push_back(c);
+    }
+    if (selected.empty()) {
+      ops.pop_back();
+      throw CLI::ValidationError("--filter", "no op name contains '" + *filter + "' (ops:" + ops + ")");
+    }
     struct Config {
       std::string label;
       std::string backend;
@@ -167,8 +177,7 @@ void add_ops_suite(CLI::App& app) {
       std::printf("%-15s %-36s %-7s %10s %10s %10s %9s %9s\n", "op", "case", "unit", "reference", "cpu-1t",
                   "cpu-2t", "1t/ref", "2t/1t");
     }
-    for (const OpCase& c : cases()) {
-      if (!filter->empty() && c.op.find(*filter) == std::string::npos) continue;
+    for (const OpCase& c : selected) {
       Context ctx;
       Tensor* out = c.build(ctx);
       Graph graph = Graph::build(out);
