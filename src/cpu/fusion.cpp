@@ -43,6 +43,14 @@ void ExecutedNodes::count_consumers(const Graph& graph) {
       if (ref >= 0) ++all_consumers_[size_t(ref)];
     }
   }
+  // A view reads its base's memory even where it does not list the base as a source (one built
+  // with Context::new_view, a leaf then): the base must be stored, not fused away.
+  auto count_view = [&](const Tensor* t) {
+    if (!t->view_src || t->src[0] == t->view_src) return;
+    if (const SourceRef ref = graph.ref_of(t->view_src); ref >= 0) ++all_consumers_[size_t(ref)];
+  };
+  for (const Tensor* node : graph.nodes()) count_view(node);
+  for (const Tensor* leaf : graph.leafs()) count_view(leaf);
 }
 
 void grow_chain(const ExecutedNodes& executed, size_t e, ChainKind kind, std::vector<const Tensor*>& chain) {

@@ -195,18 +195,15 @@ AllocationPlan GraphAllocator::plan(const Graph& graph) {
 }
 
 const AllocationPlan& GraphAllocator::allocate(const Graph& graph, Backend& backend) {
-  // Tensors placed in our buffer by an earlier call are planned again rather than taken for
-  // caller-provided memory; their old offsets may belong to someone else in this plan.
-  if (buffer_) {
-    const char* lo = static_cast<const char*>(buffer_->base());
-    const char* hi = lo + buffer_->size();
-    auto forget = [&](Tensor* t) {
-      const char* p = static_cast<const char*>(t->data);
-      if (p && p >= lo && p < hi) t->data = nullptr;
-    };
-    for (Tensor* t : graph.leafs()) forget(t);
-    for (Tensor* t : graph.nodes()) forget(t);
-  }
+  // Tensors placed by an earlier call are planned again rather than taken for caller-provided
+  // memory: their old offsets may belong to someone else in this plan, and their old buffer
+  // may be gone (one that grew was released). Views follow their base.
+  auto forget = [](Tensor* t) {
+    Tensor* base = storage_of(t);
+    if (base->flags & kFlagPlaced) base->data = nullptr;
+  };
+  for (Tensor* t : graph.leafs()) forget(t);
+  for (Tensor* t : graph.nodes()) forget(t);
 
   workspace_->plan(graph, last_plan_);
   if (last_plan_.peak_bytes > buffer_size()) {
@@ -218,15 +215,23 @@ const AllocationPlan& GraphAllocator::allocate(const Graph& graph, Backend& back
     }
   }
   char* base = buffer_ ? static_cast<char*>(buffer_->base()) : nullptr;
-  for (const TensorPlacement& p : last_plan_.placements) p.tensor->data = base + p.offset;
+  for (const TensorPlacement& p : last_plan_.placements) {
+    p.tensor->data = base + p.offset;
+    p.tensor->flags |= kFlagPlaced;
+  }
   resolve_view_data(graph);
   return last_plan_;
 }
 
 void resolve_view_data(const Graph& graph) {
+  // Offsets add up along a hand-built chain of views (a Context makes views of views alias the
+  // storage directly), so a view never depends on its base having been resolved first.
   auto resolve = [](Tensor* t) {
     if (!t->view_src) return;
-    t->data = t->view_src->data ? static_cast<char*>(t->view_src->data) + t->view_offs : nullptr;
+    size_t offset = 0;
+    const Tensor* storage = t;
+    for (; storage->view_src; storage = storage->view_src) offset += storage->view_offs;
+    t->data = storage->data ? static_cast<char*>(storage->data) + offset : nullptr;
   };
   for (Tensor* t : graph.leafs()) resolve(t);
   for (Tensor* t : graph.nodes()) resolve(t);

@@ -1,8 +1,10 @@
 #include "tilegraph/runtime/reference_backend.h"
 
 #include <string>
+#include <utility>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/node_rules.h"
 #include "tilegraph/core/reference.h"
 
 namespace tg {
@@ -13,13 +15,12 @@ class ReferenceBackend final : public Backend {
  public:
   std::string_view name() const override { return "reference"; }
 
+  // The reference implements every op and dtype ops.h allows.
   bool supports_op(const Tensor& node, std::string* why) const override {
-    // The builders only create op/dtype combinations the reference implements.
-    if (int(node.op) < 0 || int(node.op) >= kOpCount) {
-      if (why) *why = "unknown op";
-      return false;
-    }
-    return true;
+    std::string reason = node_rule_violation(node);
+    if (reason.empty()) return true;
+    if (why) *why = std::move(reason);
+    return false;
   }
 
   void compute(const Graph& graph) override {

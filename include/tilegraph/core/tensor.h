@@ -66,6 +66,7 @@ enum TensorFlag : uint32_t {
   kFlagParam = 1u << 0,   // a weight: lives as long as the model
   kFlagInput = 1u << 1,   // written by the caller before each compute
   kFlagOutput = 1u << 2,  // read by the caller after compute: never reused by the allocator
+  kFlagPlaced = 1u << 3,  // data placed by a GraphAllocator, which places it again each time
 };
 
 // Field order is for graph-mode lookup (runtime/graph_signature.cpp), which reads every graph

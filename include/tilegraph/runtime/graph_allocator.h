@@ -36,9 +36,11 @@ class GraphAllocator {
   static AllocationPlan plan(const Graph& graph);
 
   // Plans, grows the owned buffer (from `backend`) if the plan needs more, and sets the data of
-  // every planned tensor and of every view over one. The buffer is reused across calls, so
-  // pointers from an earlier call are invalidated; tensors still pointing into it (the same graph
-  // allocated again) are planned again rather than taken for caller-provided memory.
+  // every planned tensor (marking it kFlagPlaced) and of every view over one. The buffer is
+  // reused across calls, so pointers from an earlier call are invalidated; tensors a
+  // GraphAllocator placed before (kFlagPlaced: the same graph allocated again, even after the
+  // buffer grew for another graph) are planned again rather than taken for caller-provided
+  // memory.
   const AllocationPlan& allocate(const Graph& graph, Backend& backend);
 
   size_t buffer_size() const { return buffer_ ? buffer_->size() : 0; }

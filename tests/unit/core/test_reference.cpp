@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
+#include "tilegraph/backends.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
@@ -57,6 +58,19 @@ void expect_near(const std::vector<float>& actual, const std::vector<float>& exp
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     EXPECT_NEAR(actual[i], expected[i], tolerance) << "at " << i;
+  }
+}
+
+TEST(Reference, BackendRefusesAHandBuiltNodeWithoutItsSources) {
+  Context ctx;
+  Tensor* a = ctx.new_tensor(DType::F32, {4});
+  Tensor* sum = add(ctx, a, a);
+  sum->src[1] = nullptr;
+  try {
+    make_backend("reference")->compute(Graph::build(sum));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("src[1] is missing"), std::string::npos) << e.what();
   }
 }
 

@@ -319,6 +319,32 @@ TEST(GraphReplay, AnIntermediateThatBecomesAnOutputIsComputed) {
   EXPECT_EQ(stats.captures, 2u) << format_stats(stats);
 }
 
+TEST(GraphReplay, AHandBuiltViewKeepsItsBaseStored) {
+  // peek views x without naming it as a source (Context::new_view): x must still be written,
+  // eagerly and in replay, although the chain scale -> tanh could otherwise absorb it.
+  Context weights;
+  Tensor* in = weights.new_tensor(DType::F32, {8});
+  for (int i = 0; i < 8; ++i) static_cast<float*>(in->data)[i] = float(i);
+  for (const bool graph : {false, true}) {
+    GraphModeConfig config;
+    config.enabled = graph;
+    auto backend = graph_backend(config, 1);
+    Context ctx({.no_alloc = true});
+    Tensor* x = scale(ctx, in, 2.0f);
+    Tensor* y = tanh(ctx, x);
+    const int64_t ne[1] = {8};
+    const size_t nb[4] = {4, 32, 32, 32};
+    Tensor* peek = ctx.new_view(x, DType::F32, ne, nb, 0);
+    Graph g = Graph::build(std::vector<Tensor*>{y, peek});
+    GraphAllocator allocator;
+    allocator.allocate(g, *backend);
+    std::fill_n(static_cast<float*>(x->data), 8, 0.0f);
+    backend->compute(g);
+    backend->compute(g);  // in graph mode: the replay
+    EXPECT_EQ(static_cast<float*>(peek->data)[3], 6.0f) << (graph ? "graph mode" : "eager");
+  }
+}
+
 TEST(GraphReplay, RefusedRebindCapturesAgain) {
   // The output moves onto an operand its fused chain reads: a re-bind cannot keep the fusion,
   // so the graph is captured again, and the result is still eager's.

@@ -370,6 +370,25 @@ TEST(GraphAllocator, ResolveViewDataAddsOffsetsToTheBase) {
   EXPECT_EQ(vt->data, memory.data() + 28);
 }
 
+TEST(GraphAllocator, ResolveViewDataFollowsAHandBuiltChainOfViews) {
+  // v2 views v1 views s, built by hand (a Context's view ops alias the storage directly); v1 is
+  // not in the graph, so only the sum of the offsets along the chain can place v2.
+  Context ctx(ContextOptions{.no_alloc = true});
+  Tensor* s = ctx.new_tensor(DType::F32, {16});
+  const int64_t ne[1] = {8};
+  const size_t nb[4] = {4, 32, 32, 32};
+  Tensor* v1 = ctx.new_view(s, DType::F32, ne, nb, 16);
+  Tensor* v2 = ctx.new_view(s, DType::F32, ne, nb, 0);
+  v2->view_src = v1;  // by hand: new_view would alias s directly
+  v2->view_offs = 8;
+  Tensor* out = scale(ctx, v2, 2.0f);
+  const Graph graph = Graph::build(out);
+  std::vector<float> memory(16);
+  s->data = memory.data();
+  resolve_view_data(graph);
+  EXPECT_EQ(v2->data, memory.data() + 6);
+}
+
 TEST(GraphAllocator, CallerMemoryIsLeftAlone) {
   Context weights;
   Tensor* w = weights.new_tensor(DType::F32, {16, 16});
@@ -408,6 +427,43 @@ TEST(GraphAllocator, BufferIsReusedAndGraphsCanBeAllocatedAgain) {
   EXPECT_EQ(x->data, x_data);
   allocator.allocate(small_graph, *backend);
   EXPECT_EQ(allocator.buffer_size(), peak) << "a smaller graph fits the existing buffer";
+}
+
+TEST(GraphAllocator, AGraphKeptAcrossABufferThatGrewIsPlacedAgain) {
+  // small, then big (the buffer grows: the first one is released), then small again: small's
+  // tensors must move into the new buffer, not keep pointers into the released one.
+  Context ctx(ContextOptions{.no_alloc = true});
+  Tensor* x = ctx.new_tensor(DType::F32, {16});
+  x->flags |= kFlagInput;
+  Tensor* small = scale(ctx, scale(ctx, x, 2.0f), 3.0f);
+  Tensor* y = ctx.new_tensor(DType::F32, {1 << 16});
+  y->flags |= kFlagInput;
+  Tensor* big = scale(ctx, y, 2.0f);
+  const Graph small_graph = Graph::build(small), big_graph = Graph::build(big);
+  auto backend = make_backend("reference");
+  GraphAllocator allocator;
+  allocator.allocate(small_graph, *backend);
+  const size_t first_size = allocator.buffer_size();
+  const AllocationPlan& big_plan = allocator.allocate(big_graph, *backend);
+  ASSERT_GT(allocator.buffer_size(), first_size);
+  const char* base = static_cast<const char*>(big_plan.placements.front().tensor->data) - big_plan.placements.front().offset;
+  const AllocationPlan& again = allocator.allocate(small_graph, *backend);
+  ASSERT_EQ(again.placements.size(), 3u);
+  for (const TensorPlacement& p : again.placements) {
+    EXPECT_EQ(static_cast<const char*>(p.tensor->data), base + p.offset) << "placed in the current buffer";
+  }
+  for (int i = 0; i < 16; ++i) static_cast<float*>(x->data)[i] = float(i);
+  backend->compute(small_graph);
+  EXPECT_EQ(static_cast<float*>(small->data)[3], 18.0f);
+
+  // Caller memory is never planned again.
+  Context own;
+  Tensor* input = own.new_tensor(DType::F32, {16});
+  const Graph own_graph = Graph::build(scale(ctx, input, 2.0f));
+  allocator.allocate(own_graph, *backend);
+  const AllocationPlan& own_again = allocator.allocate(own_graph, *backend);
+  ASSERT_EQ(own_again.placements.size(), 1u);
+  EXPECT_NE(own_again.placements.front().tensor, input);
 }
 
 TEST(GraphAllocator, IntermediateOutputsAreNeverOverwritten) {
