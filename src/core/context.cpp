@@ -1,14 +1,29 @@
 #include "tilegraph/core/context.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "tilegraph/core/error.h"
 
 namespace tg {
 
+namespace {
+
+std::string dims_text(std::span<const int64_t> ne) {
+  std::string text = "[";
+  for (size_t i = 0; i < ne.size(); ++i) text += (i ? "," : "") + std::to_string(ne[i]);
+  return text + "]";
+}
+
+}  // namespace
+
 void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
+  if (bytes > std::numeric_limits<size_t>::max() - alignment) {
+    throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
   // aligned_alloc needs a size that is a multiple of the alignment, and a non-zero one.
   const size_t rounded = std::max(alignment, (bytes + alignment - 1) / alignment * alignment);
   void* p = std::aligned_alloc(alignment, rounded);
@@ -50,12 +65,23 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
   } catch (const Error& e) {
     throw Error(std::string("new_tensor: ") + e.what());
   }
+  // Strides and the total size must fit in a ptrdiff_t, or pointer arithmetic over the tensor
+  // would wrap.
+  size_t nb[kMaxDims] = {traits.type_size, row_bytes, 0, 0};
+  size_t total = row_bytes;
+  for (int i = 1; i < kMaxDims; ++i) {
+    const size_t n = i < int(ne.size()) ? size_t(ne[size_t(i)]) : 1;
+    if (i + 1 < kMaxDims) nb[i + 1] = total * n;
+    if (n != 0 && total > size_t(std::numeric_limits<ptrdiff_t>::max()) / n) {
+      throw Error("new_tensor: " + std::string(traits.name) + " tensor of shape " + dims_text(ne) +
+                  " is larger than the address space");
+    }
+    total *= n;
+  }
   Tensor& t = add_tensor();
   t.type = type;
   for (size_t i = 0; i < ne.size(); ++i) t.ne[i] = ne[i];
-  t.nb[0] = traits.type_size;
-  t.nb[1] = row_bytes;
-  for (int i = 2; i < kMaxDims; ++i) t.nb[i] = t.nb[i - 1] * size_t(t.ne[i - 1]);
+  std::copy_n(nb, kMaxDims, t.nb);
   if (!options_.no_alloc) allocate(&t);
   return &t;
 }

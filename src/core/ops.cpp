@@ -85,10 +85,40 @@ Tensor* new_view_node(Context& ctx, Tensor* base, Op op, const int64_t (&ne)[kMa
   for (int i = 0; i < kMaxDims; ++i) {
     require(ne[i] >= 0, what, [&] { return "negative size in dimension " + std::to_string(i); }, {base});
   }
-  require(absolute + view.nbytes() <= storage->nbytes(), what,
-          [&] { return "view of " + std::to_string(view.nbytes()) + " bytes at offset " +
-              std::to_string(absolute) + " exceeds the " + std::to_string(storage->nbytes()) +
-              " bytes of its base"; },
+  const DTypeTraits& traits = dtype_traits(base->type);
+  if (traits.block_size > 1) {
+    // Rows of whole blocks, starting on a block: anything else splits a block's scale from its
+    // quants.
+    require(ne[0] % int64_t(traits.block_size) == 0 && absolute % traits.type_size == 0, what,
+            [&] { return "a " + std::string(traits.name) + " view needs ne[0] a multiple of " +
+                  std::to_string(traits.block_size) + " and an offset of whole blocks"; },
+            {base});
+  }
+  // Each extent is checked on its own before the sum, so that no product or sum wraps.
+  const size_t storage_bytes = storage->nbytes();
+  size_t extent = 0;
+  bool fits = absolute <= storage_bytes;
+  if (!view.is_empty()) {
+    const size_t blocks = size_t(ne[0]) / traits.block_size;
+    if (traits.block_size > 1) fits = fits && nb[0] <= storage_bytes / blocks;
+    extent = traits.block_size == 1 ? traits.type_size : blocks * nb[0];
+    if (traits.block_size == 1 && ne[0] > 1) {
+      fits = fits && nb[0] <= storage_bytes / size_t(ne[0] - 1);
+      extent += size_t(ne[0] - 1) * nb[0];
+    }
+    for (int i = 1; i < kMaxDims && fits; ++i) {
+      if (ne[i] <= 1) continue;
+      fits = nb[i] <= storage_bytes / size_t(ne[i] - 1);
+      extent += size_t(ne[i] - 1) * nb[i];
+      fits = fits && extent <= storage_bytes;
+    }
+  }
+  fits = fits && extent <= storage_bytes - absolute;
+  require(fits, what,
+          [&] { return "view at offset " + std::to_string(absolute) + " with ne=[" + std::to_string(ne[0]) + "," +
+                std::to_string(ne[1]) + "," + std::to_string(ne[2]) + "," + std::to_string(ne[3]) + "] nb=[" +
+                std::to_string(nb[0]) + "," + std::to_string(nb[1]) + "," + std::to_string(nb[2]) + "," +
+                std::to_string(nb[3]) + "] exceeds the " + std::to_string(storage_bytes) + " bytes of its base"; },
           {base});
   Tensor* t = ctx.new_view(base, base->type, std::span<const int64_t>(ne, kMaxDims),
                            std::span<const size_t>(nb, kMaxDims), offset);

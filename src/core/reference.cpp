@@ -136,6 +136,7 @@ void compute_graph(const Graph& graph) {
 // 0.5 x (1 + tanh(u)) == x / (1 + exp(-2u)): the second form does not cancel for negative x,
 // evaluated in double so the oracle stays accurate where float kernels lose digits.
 float gelu_tanh(float x) {
+  if (std::isinf(x)) return x > 0 ? x : -0.0f;  // the limits, not inf / inf
   const double sqrt_2_over_pi = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
   const double u = sqrt_2_over_pi * (double(x) + 0.044715 * double(x) * x * x);
   return float(double(x) / (1.0 + std::exp(-2.0 * u)));
@@ -148,6 +149,7 @@ float unary(UnaryOp op, float x) {
     case UnaryOp::RELU: return x > 0.0f ? x : 0.0f;
     case UnaryOp::GELU: return gelu_tanh(x);
     case UnaryOp::GELU_ERF:  // erfc keeps the precision that 1 + erf(x) loses for negative x
+      if (std::isinf(x)) return x > 0 ? x : -0.0f;  // the limits, not -inf * 0
       return float(0.5 * double(x) * std::erfc(-double(x) / std::numbers::sqrt2));
     case UnaryOp::SILU: return silu(x);
     case UnaryOp::SIGMOID: return 1.0f / (1.0f + std::exp(-x));

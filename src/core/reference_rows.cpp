@@ -110,9 +110,14 @@ void argmax(const Tensor& node) {
   std::vector<float> row(size_t(a.ne[0]));
   for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
     read_row(a, i1, 0, 0, row.data());
-    // ops.h asks for the first of equal maxima, which max_element gives (ggml's loop picks the
-    // last).
-    const auto best = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    // ops.h asks for the first of equal maxima (ggml's loop picks the last), NaNs skipped.
+    int32_t best = 0;
+    bool found = false;
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (std::isnan(row[i]) || (found && !(row[i] > row[size_t(best)]))) continue;
+      best = int32_t(i);
+      found = true;
+    }
     std::memcpy(node.element_ptr(i1, 0, 0, 0), &best, sizeof best);
   }
 }

@@ -1,4 +1,5 @@
 // Row reductions: sum_rows and argmax.
+#include <cmath>
 #include <cstring>
 
 #include "cpu/kernels.h"
@@ -27,10 +28,22 @@ void run_argmax(const Tensor& node, ExecContext& exec) {
     float* buf = tc.scratch.floats(size_t(n));
     for (int64_t i1 = begin; i1 < end; ++i1) {
       const float* x = read_row_f32(vec, a, i1, 0, 0, buf);
-      // The first maximum, as ops.h asks: a vector max, then a scan that stops at it.
-      const float best = vec.max(n, x);
+      // The first maximum, NaNs skipped, as ops.h asks: a vector max, then a scan that stops at
+      // it. The vector max is only right for a row without NaN (a max instruction passes on or
+      // drops a NaN depending on its operand order, so which lanes forget what depends on the
+      // ISA), which the row's sum tells; other rows take the scalar loop.
       int32_t index = 0;
-      while (index < n - 1 && !(x[index] == best)) ++index;
+      if (!std::isnan(vec.sum(n, x))) {
+        const float best = vec.max(n, x);
+        while (index < n - 1 && !(x[index] == best)) ++index;
+      } else {
+        bool found = false;
+        for (int32_t i = 0; i < n; ++i) {
+          if (std::isnan(x[i]) || (found && !(x[i] > x[index]))) continue;
+          index = i;
+          found = true;
+        }
+      }
       std::memcpy(static_cast<char*>(node.data) + i1 * node.nb[0], &index, sizeof index);
     }
   });

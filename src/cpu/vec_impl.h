@@ -443,7 +443,9 @@ void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, in
   const float* f16_table = f16_to_f32_table();
   // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
   constexpr int64_t kPanelBytes = 256 << 10;
-  const int64_t panel_rows = int64_t(kPanelBytes / stride) > 8 ? int64_t(kPanelBytes / stride) : 8;
+  // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
+  const int64_t fit = stride ? int64_t(kPanelBytes / stride) : count;
+  const int64_t panel_rows = fit > 8 ? fit : 8;
   for (int64_t p = 0; p < count; p += panel_rows) {
     const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
     const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;

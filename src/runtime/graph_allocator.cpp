@@ -1,6 +1,7 @@
 #include "tilegraph/runtime/graph_allocator.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "tilegraph/core/context.h"
@@ -42,6 +43,9 @@ class FreeList {
     if (!free_.empty() && free_.back().offset + free_.back().size == end_) {
       offset = free_.back().offset;
       free_.pop_back();
+    }
+    if (size > std::numeric_limits<size_t>::max() - offset) {
+      throw Error("graph allocator: the graph's tensors need more memory than the address space");
     }
     end_ = offset + size;
     peak_ = std::max(peak_, end_);

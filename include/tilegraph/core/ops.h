@@ -116,7 +116,8 @@ Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* ma
 
 // f32 [ne0, ...] -> f32 [1, ne1, ne2, ne3], the sum of each row.
 Tensor* sum_rows(Context& ctx, Tensor* a);
-// f32 [ne0, ne1] -> i32 [ne1]: index of the first maximum of each row.
+// f32 [ne0, ne1] -> i32 [ne1]: index of the first maximum of each row, NaNs skipped (0 for a
+// row of NaNs only).
 Tensor* argmax(Context& ctx, Tensor* a);
 
 // Inference batch norm over channel axis `axis` (default 2, i.e. [W, H, C, N] images):

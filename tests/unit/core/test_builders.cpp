@@ -146,5 +146,26 @@ TEST(Builders, NegativeSizesAndNullOperands) {
   expect_build_error([&] { unary(ctx, nullptr, UnaryOp::RELU); }, "unary", "null");
 }
 
+TEST(Builders, SizesThatWouldWrapAreRefused) {
+  Context lazy({.no_alloc = true});
+  constexpr int64_t k62 = int64_t(1) << 62, k32 = int64_t(1) << 32;
+  expect_build_error([&] { lazy.new_tensor(DType::F32, {1, k62}); }, "new_tensor", "larger than the address space");
+  expect_build_error([&] { lazy.new_tensor(DType::F32, {k32, k32, k32}); }, "new_tensor", "larger than the address space");
+  expect_build_error([&] { lazy.new_tensor(DType::F32, {k62 - 1}); }, "new_tensor", "larger than the address space");
+  Context ctx;
+  Tensor* x = ctx.new_tensor(DType::F32, {16});
+  // Offsets, strides and counts whose products or sums wrap around to something small.
+  expect_build_error([&] { view_1d(ctx, x, 4, SIZE_MAX - 7); }, "view", "exceeds");
+  expect_build_error([&] { view_2d(ctx, x, 1, 2, size_t(-4), 0); }, "view", "exceeds");
+  expect_build_error([&] { view_2d(ctx, x, 4, 3, size_t(1) << 63, 0); }, "view", "exceeds");
+  expect_build_error([&] { view_2d(ctx, x, 1, k62 + 1, 4, 0); }, "view", "exceeds");
+  EXPECT_EQ(view_2d(ctx, x, 4, 4, 16, 0)->nbytes(), 64u) << "the whole base still fits";
+  // q8_0 views take whole blocks.
+  Tensor* q = ctx.new_tensor(DType::Q8_0, {64, 2});
+  expect_build_error([&] { view_2d(ctx, q, 16, 2, q->nb[1], 0); }, "view", "multiple of 32");
+  expect_build_error([&] { view_2d(ctx, q, 32, 1, q->nb[1], 17); }, "view", "whole blocks");
+  EXPECT_NO_THROW(view_2d(ctx, q, 32, 2, q->nb[1], 34));
+}
+
 }  // namespace
 }  // namespace tg

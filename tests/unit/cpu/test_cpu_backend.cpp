@@ -602,6 +602,45 @@ TEST(CpuBackend, KernelErrorOnAWorkerNamesTheNodeAndLeavesTheBackendUsable) {
   EXPECT_LE(compare_with_reference(*backend, rows), 0.0);
 }
 
+TEST(CpuBackend, ArgmaxSkipsNaNOnEveryIsa) {
+  // A NaN anywhere must neither win nor hide the maximum, whatever lane it falls in.
+  Context ctx;
+  Tensor* a = ctx.new_tensor(DType::F32, {40, 6});
+  float* x = static_cast<float*>(a->data);
+  std::fill_n(x, 240, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int nan_at[6] = {31, 39, 0, 7, 8, 20}, max_at[6] = {7, 7, 7, 8, 7, 33};
+  for (int r = 0; r < 6; ++r) {
+    x[r * 40 + max_at[r]] = 5.0f;
+    x[r * 40 + nan_at[r]] = nan;
+  }
+  x[5 * 40 + 34] = 5.0f;  // a tie: the first one wins
+  Tensor* best = argmax(ctx, a);
+  for (Isa isa : runnable_isas()) {
+    make_cpu_backend(BackendOptions{2}, isa)->compute(Graph::build(best));
+    for (int r = 0; r < 6; ++r) EXPECT_EQ(static_cast<int32_t*>(best->data)[r], max_at[r]) << "row " << r << " isa " << int(isa);
+  }
+  reference::compute_graph(Graph::build(best));
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(static_cast<int32_t*>(best->data)[r], max_at[r]) << "reference, row " << r;
+  std::fill_n(x, 40, nan);
+  for (Isa isa : runnable_isas()) {
+    make_cpu_backend(BackendOptions{1}, isa)->compute(Graph::build(best));
+    EXPECT_EQ(static_cast<int32_t*>(best->data)[0], 0) << "a row of NaNs, isa " << int(isa);
+  }
+}
+
+TEST(CpuBackend, Q8_0RowsThatAllAliasOneRow) {
+  // A view with nb1 = 0 (every row the same memory) is valid; the q8_0 matrix-vector path once
+  // divided by that stride.
+  const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{2});
+  Context ctx;
+  test::Rng rng(8);
+  Tensor* w = random_tensor(ctx, rng, DType::Q8_0, {64, 1, 1, 1});
+  Tensor* rows = view_2d(ctx, w, 64, 5, 0, 0);
+  Tensor* x = random_tensor(ctx, rng, DType::F32, {64, 1, 1, 1});
+  EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, rows, x)), 1e-6);
+}
+
 TEST(CpuBackend, SetRowsRejectsOutOfRangeIndices) {
   const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{2});
   Context ctx;

@@ -90,6 +90,14 @@ TEST(EvgFunctional, SpecialValues) {
   const V g = fn::GELU{}(V{-20.0f, 20.0f, 0.0f, -0.0f});
   EXPECT_EQ(g[0], -0.0f);
   EXPECT_EQ(g[1], 20.0f);
+  // The limits at the infinities, not inf * 0.
+  for (const V e : {fn::GELU{}(V{inf, -inf, 30.0f, -30.0f}), fn::GELUErf{}(V{inf, -inf, 30.0f, -30.0f})}) {
+    EXPECT_EQ(e[0], inf);
+    EXPECT_EQ(e[1], 0.0f);
+    EXPECT_TRUE(std::signbit(e[1]));
+    EXPECT_EQ(e[2], 30.0f);
+    EXPECT_TRUE(e[3] == 0.0f && std::signbit(e[3]));
+  }
   // max/min propagate NaN from either side, so folds do not depend on order.
   EXPECT_TRUE(std::isnan(fn::Maximum{}(V{nan, 1, 1, 1}, V{1, 1, 1, 1})[0]));
   EXPECT_TRUE(std::isnan(fn::Maximum{}(V{1, 1, 1, 1}, V{nan, 1, 1, 1})[0]));

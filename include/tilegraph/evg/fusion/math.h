@@ -167,7 +167,10 @@ TG_EVG_INLINE V gelu_erf(V x) {
   const V half_x = 0.5f * x;
   // An explicit fma: a product with two uses would be contracted or not depending on how the
   // compiler lays out the select, which differs between lane counts.
-  return select(x < 0.0f, half_x * q, simd::fma(-half_x, q, x));
+  const V r = select(x < 0.0f, half_x * q, simd::fma(-half_x, q, x));
+  // Past |x| ~ 13 erfc is 0 and the result x or -0, which r already is for finite x; written
+  // out so that x = +-inf gives +inf and -0 instead of inf * 0.
+  return select(q == 0.0f, select(x < 0.0f, -V{}, x), r);
 }
 
 }  // namespace tg::evg::math
