@@ -14,9 +14,23 @@ Graph Graph::build(std::span<Tensor* const> outputs) {
 
 void Graph::expand(Tensor* output) {
   if (!output) throw Error("graph: output tensor is null");
+  const size_t n_nodes = nodes_.size(), n_leafs = leafs_.size();
+  try {
+    visit(output);
+  } catch (...) {
+    // A cycle leaves tensors half-visited: undo everything this call added, so that the graph
+    // is usable again once the cycle is fixed. Rare, so the map is rebuilt rather than tracked.
+    nodes_.resize(n_nodes);
+    leafs_.resize(n_leafs);
+    source_begin_.resize(n_nodes + 1);
+    source_refs_.resize(source_begin_.back());
+    refs_.clear();
+    for (size_t i = 0; i < n_nodes; ++i) refs_.try_emplace(nodes_[i], SourceRef(i));
+    for (size_t l = 0; l < n_leafs; ++l) refs_.try_emplace(leafs_[l], leaf_ref(l));
+    throw;
+  }
   output->flags |= kFlagOutput;
   outputs_.push_back(output);
-  visit(output);
 }
 
 // Post-order depth-first walk over sources, iterative so that very deep graphs (long chains of
@@ -43,10 +57,7 @@ void Graph::visit(Tensor* root) {
       while (n_sources > 0 && !tensor->src[n_sources - 1]) --n_sources;
       for (int j = 0; j < n_sources; ++j) {
         const SourceRef ref = tensor->src[j] ? *refs_.find(tensor->src[j]) : kNoSource;
-        if (tensor->src[j] && ref == kNoSource) {
-          source_refs_.resize(source_begin_.back());  // the node is not added
-          throw Error("graph: cycle through " + describe(*tensor));
-        }
+        if (tensor->src[j] && ref == kNoSource) throw Error("graph: cycle through " + describe(*tensor));
         source_refs_.push_back(ref);
       }
       *refs_.find(tensor) = SourceRef(nodes_.size());

@@ -23,7 +23,8 @@ class Graph {
   // The graph computing `outputs`; each output gets kFlagOutput.
   static Graph build(std::span<Tensor* const> outputs);
   static Graph build(Tensor* output) { return build(std::span<Tensor* const>(&output, 1)); }
-  // Adds `output` and everything it needs that is not already in the graph.
+  // Adds `output` and everything it needs that is not already in the graph. Throws tg::Error for
+  // a cycle, leaving the graph as it was.
   void expand(Tensor* output);
 
   const std::vector<Tensor*>& nodes() const { return nodes_; }

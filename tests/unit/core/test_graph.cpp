@@ -48,6 +48,32 @@ TEST(Graph, ExpandAddsOnlyNewNodes) {
   EXPECT_THROW(g.expand(nullptr), Error);
 }
 
+TEST(Graph, ACycleLeavesTheGraphAsItWas) {
+  Context ctx;
+  Tensor* x = ctx.new_tensor(DType::F32, {4});
+  Tensor* y = ctx.new_tensor(DType::F32, {4});
+  Tensor* first = scale(ctx, x, 3.0f);
+  Graph g = Graph::build(first);
+  Tensor* a = add(ctx, x, y);
+  Tensor* b = scale(ctx, a, 2.0f);
+  Tensor* c = scale(ctx, b, 3.0f);
+  a->src[1] = b;  // a -> b -> a
+  EXPECT_THROW(g.expand(c), Error);
+  EXPECT_EQ(g.size(), 1u);
+  EXPECT_EQ(g.leafs().size(), 1u);
+  EXPECT_EQ(g.outputs().size(), 1u);
+  EXPECT_FALSE(c->flags & kFlagOutput);
+  a->src[1] = y;  // fixed: the same call now adds a, b and c after what was there
+  g.expand(c);
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g.nodes()[0], first);
+  EXPECT_EQ(g.nodes()[3], c);
+  EXPECT_EQ(g.leafs().size(), 2u);
+  EXPECT_EQ(g.ref_of(b), 2);
+  EXPECT_EQ(g.sources(2).size(), 1u);
+  EXPECT_EQ(g.sources(2)[0], 1);
+}
+
 TEST(Graph, DeepChainDoesNotOverflowTheStack) {
   Context ctx({.no_alloc = true});
   Tensor* t = ctx.new_tensor(DType::F32, {4});
