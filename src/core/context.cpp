@@ -71,12 +71,11 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
   size_t total = row_bytes;
   for (int i = 1; i < kMaxDims; ++i) {
     const size_t n = i < int(ne.size()) ? size_t(ne[size_t(i)]) : 1;
-    if (i + 1 < kMaxDims) nb[i + 1] = total * n;
-    if (n != 0 && total > size_t(std::numeric_limits<ptrdiff_t>::max()) / n) {
+    if (__builtin_mul_overflow(total, n, &total) || total > size_t(std::numeric_limits<ptrdiff_t>::max())) {
       throw Error("new_tensor: " + std::string(traits.name) + " tensor of shape " + dims_text(ne) +
                   " is larger than the address space");
     }
-    total *= n;
+    if (i + 1 < kMaxDims) nb[i + 1] = total;
   }
   Tensor& t = add_tensor();
   t.type = type;

@@ -94,26 +94,23 @@ Tensor* new_view_node(Context& ctx, Tensor* base, Op op, const int64_t (&ne)[kMa
                   std::to_string(traits.block_size) + " and an offset of whole blocks"; },
             {base});
   }
-  // Each extent is checked on its own before the sum, so that no product or sum wraps.
+  // The view's extent (Tensor::nbytes) with every product and sum checked, so that an offset or
+  // a stride near SIZE_MAX cannot wrap around to a small view.
   const size_t storage_bytes = storage->nbytes();
   size_t extent = 0;
-  bool fits = absolute <= storage_bytes;
+  bool wraps = false;
   if (!view.is_empty()) {
-    const size_t blocks = size_t(ne[0]) / traits.block_size;
-    if (traits.block_size > 1) fits = fits && nb[0] <= storage_bytes / blocks;
-    extent = traits.block_size == 1 ? traits.type_size : blocks * nb[0];
-    if (traits.block_size == 1 && ne[0] > 1) {
-      fits = fits && nb[0] <= storage_bytes / size_t(ne[0] - 1);
-      extent += size_t(ne[0] - 1) * nb[0];
+    size_t term;
+    if (traits.block_size == 1) {
+      wraps = __builtin_mul_overflow(size_t(ne[0] - 1), nb[0], &term) || __builtin_add_overflow(term, traits.type_size, &extent);
+    } else {
+      wraps = __builtin_mul_overflow(size_t(ne[0]) / traits.block_size, nb[0], &extent);
     }
-    for (int i = 1; i < kMaxDims && fits; ++i) {
-      if (ne[i] <= 1) continue;
-      fits = nb[i] <= storage_bytes / size_t(ne[i] - 1);
-      extent += size_t(ne[i] - 1) * nb[i];
-      fits = fits && extent <= storage_bytes;
+    for (int i = 1; i < kMaxDims; ++i) {
+      wraps = wraps || __builtin_mul_overflow(size_t(ne[i] - 1), nb[i], &term) || __builtin_add_overflow(extent, term, &extent);
     }
   }
-  fits = fits && extent <= storage_bytes - absolute;
+  const bool fits = !wraps && absolute <= storage_bytes && extent <= storage_bytes - absolute;
   require(fits, what,
           [&] { return "view at offset " + std::to_string(absolute) + " with ne=[" + std::to_string(ne[0]) + "," +
                 std::to_string(ne[1]) + "," + std::to_string(ne[2]) + "," + std::to_string(ne[3]) + "] nb=[" +

@@ -204,7 +204,7 @@ const AllocationPlan& GraphAllocator::allocate(const Graph& graph, Backend& back
   // may be gone (one that grew was released). Views follow their base.
   auto forget = [](Tensor* t) {
     Tensor* base = storage_of(t);
-    if (base->flags & kFlagPlaced) base->data = nullptr;
+    if (base->data && (base->flags & kFlagPlaced)) base->data = nullptr;
   };
   for (Tensor* t : graph.leafs()) forget(t);
   for (Tensor* t : graph.nodes()) forget(t);
