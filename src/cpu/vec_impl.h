@@ -180,6 +180,15 @@ inline double sum_squares(int64_t n, const float* x, float center) {
   }
   double total = V::reduce_add(V::add(acc0, acc1));
   for (; i < n; ++i) total += double(x[i] - center) * double(x[i] - center);
+  if (std::isinf(total)) {
+    // The f32 partial sums overflowed (values beyond ~1e19): sum in double, as the reference
+    // does. An infinite input gives inf here too.
+    total = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = double(x[j]) - double(center);
+      total += d * d;
+    }
+  }
   return total;
 }
 

@@ -629,6 +629,18 @@ TEST(CpuBackend, ArgmaxSkipsNaNOnEveryIsa) {
   }
 }
 
+TEST(CpuBackend, RmsNormOfHugeValuesOnEveryIsa) {
+  // 128 values near 1e19: their squares overflow an f32 sum, not the double the reference uses.
+  Context ctx;
+  Tensor* a = ctx.new_tensor(DType::F32, {128, 2});
+  float* x = static_cast<float*>(a->data);
+  for (int i = 0; i < 256; ++i) x[i] = (i % 3 == 0 ? -1.0f : 1.0f) * 1e19f * float(1 + i % 5);
+  Tensor* normed = rms_norm(ctx, a, 1e-5f);
+  for (Isa isa : runnable_isas()) {
+    EXPECT_LE(compare_with_reference(*make_cpu_backend(BackendOptions{1}, isa), normed), 1e-12) << "isa " << int(isa);
+  }
+}
+
 TEST(CpuBackend, Q8_0RowsThatAllAliasOneRow) {
   // A view with nb1 = 0 (every row the same memory) is valid; the q8_0 matrix-vector path once
   // divided by that stride.
