@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/runtime/backend.h"
 
 namespace tg::cpu {
 
@@ -39,8 +40,9 @@ T wait_for_change(const std::atomic<T>& value, T old, Counter& sleepers) {
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
-  if (n_threads < 1 || n_threads >= (1 << kCountBits)) {
-    throw Error("cpu: thread count must be in [1, 65535], got " + std::to_string(n_threads));
+  static_assert(kMaxThreads < (1 << kCountBits), "task counts fit their bits");
+  if (n_threads < 1 || n_threads > kMaxThreads) {
+    throw Error("cpu: thread count must be in [1, " + std::to_string(kMaxThreads) + "], got " + std::to_string(n_threads));
   }
   workers_.reserve(size_t(n_threads - 1));
   for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });

@@ -14,7 +14,7 @@ namespace tg::cpu {
 
 class ThreadPool {
  public:
-  // n_threads counts the calling thread: n_threads - 1 workers are started. At most 65535.
+  // n_threads counts the calling thread: n_threads - 1 workers are started. At most kMaxThreads.
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

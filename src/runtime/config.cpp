@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/runtime/backend.h"
 
 namespace tg::config {
 
@@ -43,7 +43,6 @@ long env_positive_int(const char* name, long fallback, long max) {
 
 int default_num_threads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  constexpr long kMaxThreads = 65535;  // the CPU backend's thread pool
   return int(env_positive_int("TG_NUM_THREADS", long(cores), kMaxThreads));
 }
 

@@ -139,7 +139,7 @@ void add_demo_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Run one transformer block on a backend and check it against the reference");
   cmd->add_option("--backend", options->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--threads", options->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
-      ->check(CLI::Range(0, 65535))->capture_default_str();  // the thread pool's limit
+      ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
   cmd->add_option("--n-embd", options->n_embd, "Model width (multiple of 8)")
       ->check(CLI::Range(int64_t(8), int64_t(8192)))->capture_default_str();
   cmd->add_option("--prefill", options->prefill, "Prompt tokens processed in the first step")

@@ -202,7 +202,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
   cmd->add_option("--tokens", o->tokens, "Tokens to generate")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
-      ->check(CLI::Range(0, 65535))->capture_default_str();  // the thread pool's limit
+      ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
   cmd->callback([o] { run(*o); });
 }

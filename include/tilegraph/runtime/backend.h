@@ -35,8 +35,11 @@ class CapturedGraph {
   virtual size_t bytes() const = 0;  // host memory held, for the cache's byte bound
 };
 
+// The most threads a backend runs (the CPU pool counts tasks in 16 bits).
+inline constexpr int kMaxThreads = 65535;
+
 struct BackendOptions {
-  int num_threads = 0;  // 0: $TG_NUM_THREADS, else the number of cores
+  int num_threads = 0;  // 0: $TG_NUM_THREADS, else the number of cores; at most kMaxThreads
   // Run a mul_mat or row op and the elementwise ops after it as one kernel where the backend can
   // (same bits either way). Off: node by node, to check or debug a fusion.
   bool fuse = true;
