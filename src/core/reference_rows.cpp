@@ -9,6 +9,18 @@
 
 namespace tg::reference {
 
+int32_t argmax_row(const float* x, int64_t n) {
+  // ops.h asks for the first of equal maxima (ggml's loop picks the last), NaNs skipped.
+  int32_t best = 0;
+  bool found = false;
+  for (int32_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i]) || (found && !(x[i] > x[best]))) continue;
+    best = i;
+    found = true;
+  }
+  return best;
+}
+
 float alibi_slope(float max_bias, int64_t n_head, int64_t head) {
   if (max_bias <= 0.0f) return 1.0f;
   const int64_t n_head_log2 = int64_t(1) << int64_t(std::floor(std::log2(double(n_head))));
@@ -110,14 +122,7 @@ void argmax(const Tensor& node) {
   std::vector<float> row(size_t(a.ne[0]));
   for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
     read_row(a, i1, 0, 0, row.data());
-    // ops.h asks for the first of equal maxima (ggml's loop picks the last), NaNs skipped.
-    int32_t best = 0;
-    bool found = false;
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (std::isnan(row[i]) || (found && !(row[i] > row[size_t(best)]))) continue;
-      best = int32_t(i);
-      found = true;
-    }
+    const int32_t best = argmax_row(row.data(), a.ne[0]);
     std::memcpy(node.element_ptr(i1, 0, 0, 0), &best, sizeof best);
   }
 }

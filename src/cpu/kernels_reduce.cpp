@@ -4,6 +4,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
+#include "tilegraph/core/reference.h"
 
 namespace tg::cpu {
 
@@ -37,12 +38,7 @@ void run_argmax(const Tensor& node, ExecContext& exec) {
         const float best = vec.max(n, x);
         while (index < n - 1 && !(x[index] == best)) ++index;
       } else {
-        bool found = false;
-        for (int32_t i = 0; i < n; ++i) {
-          if (std::isnan(x[i]) || (found && !(x[i] > x[index]))) continue;
-          index = i;
-          found = true;
-        }
+        index = reference::argmax_row(x, n);
       }
       std::memcpy(static_cast<char*>(node.data) + i1 * node.nb[0], &index, sizeof index);
     }
