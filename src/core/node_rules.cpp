@@ -2,6 +2,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "tilegraph/core/dtype.h"
 
@@ -9,13 +10,11 @@ namespace tg {
 
 namespace {
 
-bool is_float(DType type) {
-  return type == DType::F32 || type == DType::F16 || type == DType::BF16;
-}
+// A plain comparison: dtype_traits(type).is_float throws for a hand-built node's unknown dtype.
+bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 
-}  // namespace
-
-std::string node_rule_violation(const Tensor& node) {
+// What is wrong with `node`, or nothing.
+std::string violation(const Tensor& node) {
   const Tensor* const* src = node.src;
   auto need = [&](std::initializer_list<int> indices) -> std::string {
     for (int i : indices) {
@@ -130,6 +129,15 @@ std::string node_rule_violation(const Tensor& node) {
       return node.type == DType::Q8_0 ? "q8_0 is not supported" : "";
   }
   return "unknown op " + std::to_string(int(node.op));
+}
+
+}  // namespace
+
+bool follows_node_rules(const Tensor& node, std::string* why) {
+  std::string reason = violation(node);
+  if (reason.empty()) return true;
+  if (why) *why = std::move(reason);
+  return false;
 }
 
 }  // namespace tg

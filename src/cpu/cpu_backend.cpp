@@ -73,12 +73,7 @@ class CpuBackend final : public Backend {
 
   std::string_view name() const override { return "cpu"; }
 
-  bool supports_op(const Tensor& node, std::string* why) const override {
-    std::string reason = node_rule_violation(node);
-    if (reason.empty()) return true;
-    if (why) *why = std::move(reason);
-    return false;
-  }
+  bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
 
   // Graph mode decides between eager execution, replaying a captured plan and capturing one.
   void compute(const Graph& graph) override {

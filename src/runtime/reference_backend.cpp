@@ -1,7 +1,6 @@
 #include "tilegraph/runtime/reference_backend.h"
 
 #include <string>
-#include <utility>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/node_rules.h"
@@ -16,12 +15,7 @@ class ReferenceBackend final : public Backend {
   std::string_view name() const override { return "reference"; }
 
   // The reference implements every op and dtype ops.h allows.
-  bool supports_op(const Tensor& node, std::string* why) const override {
-    std::string reason = node_rule_violation(node);
-    if (reason.empty()) return true;
-    if (why) *why = std::move(reason);
-    return false;
-  }
+  bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
 
   void compute(const Graph& graph) override {
     check_graph_runnable(*this, graph);

@@ -8,9 +8,9 @@
 
 namespace tg {
 
-// Empty when `node` keeps the rules of its op: the sources it needs are present, its own dtype
-// and theirs are among those ops.h allows, enum parameters are in range. Otherwise what is wrong
-// ("src[1] is missing", "idx is f32").
-std::string node_rule_violation(const Tensor& node);
+// Whether `node` keeps the rules of its op: the sources it needs are present, its own dtype and
+// theirs are among those ops.h allows, enum parameters are in range. If not and `why` is given,
+// *why says what is wrong ("src[1] is missing", "idx is f32"), as Backend::supports_op reports.
+bool follows_node_rules(const Tensor& node, std::string* why = nullptr);
 
 }  // namespace tg
