@@ -10,16 +10,6 @@
 
 namespace tg {
 
-namespace {
-
-std::string dims_text(std::span<const int64_t> ne) {
-  std::string text = "[";
-  for (size_t i = 0; i < ne.size(); ++i) text += (i ? "," : "") + std::to_string(ne[i]);
-  return text + "]";
-}
-
-}  // namespace
-
 void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
   if (bytes > std::numeric_limits<size_t>::max() - alignment) {
     throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
@@ -72,7 +62,7 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
   for (int i = 1; i < kMaxDims; ++i) {
     const size_t n = i < int(ne.size()) ? size_t(ne[size_t(i)]) : 1;
     if (__builtin_mul_overflow(total, n, &total) || total > size_t(std::numeric_limits<ptrdiff_t>::max())) {
-      throw Error("new_tensor: " + std::string(traits.name) + " tensor of shape " + dims_text(ne) +
+      throw Error("new_tensor: " + std::string(traits.name) + " tensor of shape " + shape_string(ne) +
                   " is larger than the address space");
     }
     if (i + 1 < kMaxDims) nb[i + 1] = total;

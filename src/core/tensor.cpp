@@ -80,10 +80,15 @@ void Tensor::set_name(std::string_view n) {
   name[len] = '\0';
 }
 
-std::string shape_string(const Tensor& t) {
-  std::ostringstream out;
-  out << '[' << t.ne[0] << ',' << t.ne[1] << ',' << t.ne[2] << ',' << t.ne[3] << ']';
-  return out.str();
+std::string shape_string(const Tensor& t) { return shape_string(std::span<const int64_t>(t.ne)); }
+
+std::string shape_string(std::span<const int64_t> ne) {
+  std::string text = "[";
+  for (size_t i = 0; i < ne.size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(ne[i]);
+  }
+  return text + ']';
 }
 
 std::string describe(const Tensor& t) {

@@ -16,16 +16,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw Error("llama: " + why); }
 
-std::string shape_text(std::span<const int64_t> ne) {
-  std::string s = "[";
-  for (size_t i = 0; i < ne.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(ne[i]);
-  }
-  s += ']';
-  return s;
-}
-
 std::string layer_name(int64_t layer, const char* tensor) {
   return "blk." + std::to_string(layer) + "." + tensor + ".weight";
 }
@@ -72,8 +62,9 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
     std::array<int64_t, kMaxDims> want = {1, 1, 1, 1};
     std::copy(expected.begin(), expected.end(), want.begin());
     if (info->ne != want) {
-      fail("tensor '" + name + "' has shape " + shape_text(std::span(info->ne).first(size_t(info->n_dims))) +
-           ", expected " + shape_text(std::span(expected.begin(), expected.size())));
+      const std::span<const int64_t> actual = std::span<const int64_t>(info->ne).first(size_t(info->n_dims));
+      fail("tensor '" + name + "' has shape " + shape_string(actual) + ", expected " +
+           shape_string(std::span<const int64_t>(expected.begin(), expected.size())));
     }
     if (!type_allowed(role, info->type)) {
       fail("tensor '" + name + "' is " + std::string(dtype_name(info->type)) + "; " + allowed_types(role));

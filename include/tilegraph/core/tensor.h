@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "tilegraph/core/dtype.h"
@@ -116,6 +117,8 @@ struct alignas(64) Tensor {
 
 // "[64,32,1,1]"
 std::string shape_string(const Tensor& t);
+// "[64,32]": the sizes given, however many (a shape not yet in a tensor, a file's n_dims).
+std::string shape_string(std::span<const int64_t> ne);
 // "name f32 [64,32,1,1] nb=[4,256,8192,8192]" for error messages and dumps.
 std::string describe(const Tensor& t);
 bool same_shape(const Tensor& a, const Tensor& b);
