@@ -1,11 +1,10 @@
 // LlamaModel::to_gguf: the metadata and tensor layout llama.cpp writes for a llama model, with a
 // minimal SentencePiece-style vocabulary so that GGUF tools and llama.cpp can open the file.
-#include <cstdio>
 #include <string>
-#include <vector>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/vocab.h"
 
 namespace tg::model {
 
@@ -21,43 +20,6 @@ uint32_t file_type(DType type) {
     case DType::I32: break;
   }
   throw Error("llama: no file type for " + std::string(dtype_name(type)) + " weights");
-}
-
-// llama.cpp's token types.
-constexpr int32_t kTokenNormal = 1, kTokenUnknown = 2, kTokenControl = 3, kTokenByte = 6;
-constexpr uint32_t kUnknownId = 0, kBosId = 1, kEosId = 2;
-
-void add_tokenizer(GgufWriter& w, int64_t n_vocab) {
-  if (n_vocab < 3) throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " + std::to_string(n_vocab));
-  std::vector<std::string> tokens;
-  std::vector<float> scores;
-  std::vector<int32_t> types;
-  auto add = [&](std::string piece, float score, int32_t type) {
-    tokens.push_back(std::move(piece));
-    scores.push_back(score);
-    types.push_back(type);
-  };
-  add("<unk>", 0.0f, kTokenUnknown);
-  add("<s>", 0.0f, kTokenControl);
-  add("</s>", 0.0f, kTokenControl);
-  // Byte-fallback tokens first, as SentencePiece vocabularies have them, then unique filler
-  // pieces ("\u2581" is SentencePiece's word-start mark).
-  for (int byte = 0; byte < 256 && int64_t(tokens.size()) < n_vocab; ++byte) {
-    char piece[8];
-    std::snprintf(piece, sizeof piece, "<0x%02X>", byte);
-    add(piece, 0.0f, kTokenByte);
-  }
-  while (int64_t(tokens.size()) < n_vocab) {
-    const size_t id = tokens.size();
-    add("\xe2\x96\x81t" + std::to_string(id), -float(id), kTokenNormal);
-  }
-  w.set("tokenizer.ggml.model", "llama");
-  w.set("tokenizer.ggml.tokens", std::move(tokens));
-  w.set("tokenizer.ggml.scores", std::move(scores));
-  w.set("tokenizer.ggml.token_type", std::move(types));
-  w.set("tokenizer.ggml.bos_token_id", kBosId);
-  w.set("tokenizer.ggml.eos_token_id", kEosId);
-  w.set("tokenizer.ggml.unknown_token_id", kUnknownId);
 }
 
 }  // namespace
@@ -83,7 +45,7 @@ GgufWriter LlamaModel::to_gguf(const std::string& name) const {
     w.set("llama.rope.scaling.type", "linear");
     w.set("llama.rope.scaling.factor", 1.0f / c.rope_freq_scale);
   }
-  add_tokenizer(w, c.n_vocab);
+  Vocab::minimal_sentencepiece(c.n_vocab).write_to(w);
 
   // llama.cpp's order: RoPE factors, embedding, the blocks, the final norm and head.
   if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());

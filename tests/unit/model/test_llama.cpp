@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common/expect_error.h"
 #include "common/tensor_utils.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
@@ -23,6 +24,8 @@
 
 namespace tg::model {
 namespace {
+
+using test::expect_error;
 
 constexpr uint64_t kSeed = 1234;
 
@@ -44,16 +47,6 @@ LlamaConfig micro_config() {
   c.n_ff = 160;
   c.n_ctx_train = 96;
   return c;
-}
-
-template <class Fn>
-void expect_error(Fn&& fn, const std::string& expected) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected \"" << expected << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << "message: " << e.what() << "\nexpected: " << expected;
-  }
 }
 
 std::vector<float> to_vector(std::span<const float> s) { return {s.begin(), s.end()}; }
@@ -631,6 +624,23 @@ TEST(LlamaSession, RejectsBadRequests) {
   expect_error([&] { session.generate(std::vector<int32_t>(4, 1), 6); }, "4 prompt tokens + 6 generated tokens do not fit in n_ctx 8");
   EXPECT_EQ(session.n_past(), 0) << "a rejected request leaves the session as it was";
   EXPECT_EQ(session.generate(std::vector<int32_t>(4, 1), 5).tokens.size(), 5u);
+}
+
+TEST(LlamaSession, GenerationEndsAtTheStopToken) {
+  const LlamaModel model = LlamaModel::generate(micro_config(), DType::F32, kSeed);
+  const std::vector<int32_t> prompt = {1, 5, 9};
+  auto b = backend("cpu");
+  const GenerationResult full = LlamaSession(model, *b, 32).generate(prompt, 8);
+  EXPECT_FALSE(full.stopped);
+  for (size_t k : {size_t(0), size_t(2), size_t(7)}) {
+    // The first occurrence of the k-th token ends the run there.
+    const int32_t stop = full.tokens[k];
+    const size_t first = size_t(std::find(full.tokens.begin(), full.tokens.end(), stop) - full.tokens.begin());
+    const GenerationResult r = LlamaSession(model, *b, 32).generate(prompt, 8, {}, stop);
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(full.tokens.begin(), full.tokens.begin() + std::ptrdiff_t(first) + 1));
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.decode_steps, int64_t(first));
+  }
 }
 
 TEST(LlamaSession, GreedyTokenIsTheFirstMaximum) {

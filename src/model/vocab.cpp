@@ -1,0 +1,377 @@
+#include "tilegraph/model/vocab.h"
+
+#include <array>
+#include <cstdio>
+#include <queue>
+
+#include "model/printable.h"
+#include "tilegraph/core/error.h"
+
+namespace tg::model {
+
+namespace {
+
+constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
+constexpr std::string_view kUnknownPiece = "\xe2\x96\x85";  // U+2585, what llama.cpp shows for <unk>
+
+struct Utf8Char {
+  size_t length;  // 0: the bytes there are not valid UTF-8
+  uint32_t code_point;
+};
+
+Utf8Char utf8_at(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned lead = byte(i);
+  if (lead < 0x80) return {1, lead};
+  size_t n;
+  uint32_t cp;
+  if ((lead & 0xe0) == 0xc0) {
+    n = 2, cp = lead & 0x1f;
+  } else if ((lead & 0xf0) == 0xe0) {
+    n = 3, cp = lead & 0x0f;
+  } else if ((lead & 0xf8) == 0xf0) {
+    n = 4, cp = lead & 0x07;
+  } else {
+    return {0, 0};
+  }
+  if (n > s.size() - i) return {0, 0};
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return {0, 0};
+    cp = cp << 6 | (byte(i + k) & 0x3f);
+  }
+  static constexpr uint32_t kShortest[] = {0, 0, 0x80, 0x800, 0x10000};  // overlong forms are invalid
+  if (cp < kShortest[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
+  return {n, cp};
+}
+
+// GPT-2's byte-level BPE writes each byte as a printable code point: the printable Latin-1 bytes
+// as themselves, the other 68 as U+0100 onwards in byte order. The inverse, by code point.
+constexpr int kGpt2CodePoints = 256 + 68;
+std::array<int16_t, kGpt2CodePoints> gpt2_bytes_by_code_point() {
+  std::array<int16_t, kGpt2CodePoints> bytes;
+  bytes.fill(-1);
+  int next = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    bytes[size_t(printable ? b : next++)] = int16_t(b);
+  }
+  return bytes;
+}
+
+std::string byte_piece(unsigned char byte) {
+  char piece[8];
+  std::snprintf(piece, sizeof piece, "<0x%02X>", byte);
+  return piece;
+}
+
+// A byte token's value, or -1 when `piece` is not "<0xNN>".
+int byte_of_piece(std::string_view piece) {
+  if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
+  int value = 0;
+  for (char c : piece.substr(3, 2)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+template <class T>
+const std::vector<T>* optional_array(const GgufFile& file, std::string_view key, size_t n) {
+  const GgufValue* value = file.find(key);
+  if (!value) return nullptr;
+  if (!value->is_array() || value->element_type() != GgufTypeOf<T>::value || value->array_size() != n) {
+    throw Error(file.source() + ": " + std::string(key) + " must be an array of " + std::to_string(n) + " " +
+                std::string(gguf_type_name(GgufTypeOf<T>::value)) + ", got " + value->describe());
+  }
+  return &value->get_array<T>();
+}
+
+}  // namespace
+
+std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsupported) {
+  const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+  if (!tokens) return std::nullopt;
+  const GgufValue* model = file.find("tokenizer.ggml.model");
+  const std::string model_name = model && model->type() == GgufType::STRING ? model->get<std::string>() : "";
+  Vocab v;
+  if (model_name == "llama") {
+    v.kind_ = Kind::kSentencePiece;
+  } else if (model_name == "gpt2") {
+    v.kind_ = Kind::kBytePairGpt2;
+  } else {
+    if (unsupported) *unsupported = model ? printable(model_name.empty() ? model->describe() : model_name, '"') : "none";
+    return std::nullopt;
+  }
+  if (!tokens->is_array() || tokens->element_type() != GgufType::STRING) {
+    throw Error(file.source() + ": tokenizer.ggml.tokens must be an array of strings, got " + tokens->describe());
+  }
+  v.pieces_ = tokens->get_array<std::string>();
+  const size_t n = v.pieces_.size();
+  if (n == 0) throw Error(file.source() + ": tokenizer.ggml.tokens is empty");
+  if (n > size_t(INT32_MAX)) throw Error(file.source() + ": tokenizer.ggml.tokens has more tokens than int32 ids can name");
+
+  const std::vector<float>* scores = optional_array<float>(file, "tokenizer.ggml.scores", n);
+  v.scores_ = scores ? *scores : std::vector<float>(n, 0.0f);
+  v.types_.assign(n, TokenType::kNormal);
+  if (const std::vector<int32_t>* types = optional_array<int32_t>(file, "tokenizer.ggml.token_type", n)) {
+    for (size_t i = 0; i < n; ++i) {
+      if ((*types)[i] < 0 || (*types)[i] > int32_t(TokenType::kByte)) {
+        throw Error(file.source() + ": tokenizer.ggml.token_type[" + std::to_string(i) + "] is " +
+                    std::to_string((*types)[i]) + ", not a token type (0..6)");
+      }
+      v.types_[i] = TokenType((*types)[i]);
+    }
+  }
+  // A special token id: absent, or -1 / 0xffffffff (llama.cpp's "none"), mean none.
+  const auto special = [&](std::string_view key, int32_t fallback) -> int32_t {
+    const GgufValue* value = file.find(key);
+    if (!value) return fallback < int32_t(n) ? fallback : -1;
+    const int64_t id = value->to_int();
+    if (id == -1 || id == int64_t(UINT32_MAX)) return -1;
+    if (id < 0 || id >= int64_t(n)) {
+      throw Error(file.source() + ": " + std::string(key) + " is " + std::to_string(id) + ", outside the vocabulary of " +
+                  std::to_string(n) + " tokens");
+    }
+    return int32_t(id);
+  };
+  const auto flag = [&](std::string_view key, bool fallback) {
+    const GgufValue* value = file.find(key);
+    if (!value) return fallback;
+    if (value->type() != GgufType::BOOL) throw Error(file.source() + ": " + std::string(key) + " must be a bool, got " + value->describe());
+    return value->get<bool>();
+  };
+  const bool spm = v.kind_ == Kind::kSentencePiece;
+  // llama.cpp's defaults for each tokenizer model.
+  v.bos_ = special("tokenizer.ggml.bos_token_id", spm ? 1 : -1);
+  v.eos_ = special("tokenizer.ggml.eos_token_id", spm ? 2 : -1);
+  v.unknown_ = special("tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
+  v.add_bos_ = flag("tokenizer.ggml.add_bos_token", spm) && v.bos_ >= 0;
+  v.add_space_prefix_ = flag("tokenizer.ggml.add_space_prefix", spm);
+  v.index_pieces();
+  return v;
+}
+
+Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
+  if (n_vocab < 3) {
+    throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " + std::to_string(n_vocab));
+  }
+  Vocab v;
+  const auto add = [&](std::string piece, float score, TokenType type) {
+    v.pieces_.push_back(std::move(piece));
+    v.scores_.push_back(score);
+    v.types_.push_back(type);
+  };
+  add("<unk>", 0.0f, TokenType::kUnknown);
+  add("<s>", 0.0f, TokenType::kControl);
+  add("</s>", 0.0f, TokenType::kControl);
+  // Byte-fallback tokens first, as SentencePiece vocabularies have them.
+  for (int byte = 0; byte < 256 && v.size() < n_vocab; ++byte) add(byte_piece(static_cast<unsigned char>(byte)), 0.0f, TokenType::kByte);
+  if (v.size() < n_vocab) add(std::string(kWordStart), 0.0f, TokenType::kNormal);  // a space, not its three bytes
+  while (v.size() < n_vocab) {
+    const int64_t id = v.size();
+    add(std::string(kWordStart) + "t" + std::to_string(id), -float(id), TokenType::kNormal);
+  }
+  v.unknown_ = 0, v.bos_ = 1, v.eos_ = 2;
+  v.add_bos_ = v.add_space_prefix_ = true;
+  v.index_pieces();
+  return v;
+}
+
+void Vocab::write_to(GgufWriter& w) const {
+  std::vector<int32_t> types;
+  types.reserve(types_.size());
+  for (TokenType t : types_) types.push_back(int32_t(t));
+  w.set("tokenizer.ggml.model", kind_ == Kind::kSentencePiece ? "llama" : "gpt2");
+  w.set("tokenizer.ggml.tokens", pieces_);
+  w.set("tokenizer.ggml.scores", scores_);
+  w.set("tokenizer.ggml.token_type", std::move(types));
+  if (bos_ >= 0) w.set("tokenizer.ggml.bos_token_id", uint32_t(bos_));
+  if (eos_ >= 0) w.set("tokenizer.ggml.eos_token_id", uint32_t(eos_));
+  if (unknown_ >= 0) w.set("tokenizer.ggml.unknown_token_id", uint32_t(unknown_));
+}
+
+void Vocab::index_pieces() {
+  index_.clear();
+  index_.reserve(pieces_.size());
+  for (size_t i = 0; i < pieces_.size(); ++i) index_[pieces_[i]] = int32_t(i);  // a repeated piece: the last id, as llama.cpp
+}
+
+int32_t Vocab::find(std::string_view piece) const {
+  const auto it = index_.find(piece);
+  return it == index_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> Vocab::encode(std::string_view text) const {
+  if (kind_ != Kind::kSentencePiece) {
+    throw Error("tokenizer: only SentencePiece (\"llama\") vocabularies can encode text; this one is gpt2 (pass token ids)");
+  }
+  std::vector<int32_t> ids;
+  if (add_bos_) ids.push_back(bos_);
+  if (text.empty()) return ids;
+
+  std::string escaped;
+  if (add_space_prefix_) escaped += kWordStart;
+  for (char c : text) {
+    if (c == ' ') {
+      escaped += kWordStart;
+    } else {
+      escaped += c;
+    }
+  }
+
+  // Symbols start as single characters in a linked list; the highest-scoring adjacent pair that
+  // is a piece of the vocabulary merges first (ties: the leftmost), until no pair is a piece.
+  struct Symbol {
+    size_t begin, length;
+    int prev, next;
+  };
+  std::vector<Symbol> symbols;
+  for (size_t i = 0; i < escaped.size();) {
+    const size_t length = std::max<size_t>(utf8_at(escaped, i).length, 1);
+    const int index = int(symbols.size());
+    symbols.push_back({i, length, index - 1, i + length == escaped.size() ? -1 : index + 1});
+    i += length;
+  }
+  struct Pair {
+    int left, right;
+    float score;
+    size_t length;  // both symbols' length when queued: a merge since then makes the pair stale
+    bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
+  };
+  std::priority_queue<Pair> queue;
+  const auto try_pair = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const size_t length = symbols[size_t(left)].length + symbols[size_t(right)].length;
+    const int32_t id = find(std::string_view(escaped).substr(symbols[size_t(left)].begin, length));
+    if (id >= 0) queue.push({left, right, scores_[size_t(id)], length});
+  };
+  for (int i = 1; i < int(symbols.size()); ++i) try_pair(i - 1, i);
+  while (!queue.empty()) {
+    const Pair pair = queue.top();
+    queue.pop();
+    Symbol& left = symbols[size_t(pair.left)];
+    Symbol& right = symbols[size_t(pair.right)];
+    if (left.length == 0 || right.length == 0 || left.length + right.length != pair.length) continue;
+    left.length += right.length;
+    right.length = 0;
+    left.next = right.next;
+    if (right.next >= 0) symbols[size_t(right.next)].prev = pair.left;
+    try_pair(left.prev, pair.left);
+    try_pair(pair.left, left.next);
+  }
+
+  for (int i = 0; i >= 0; i = symbols[size_t(i)].next) {
+    const std::string_view piece = std::string_view(escaped).substr(symbols[size_t(i)].begin, symbols[size_t(i)].length);
+    if (const int32_t id = find(piece); id >= 0) {
+      ids.push_back(id);
+      continue;
+    }
+    for (char byte : piece) {  // byte fallback, else the unknown token
+      const int32_t id = find(byte_piece(static_cast<unsigned char>(byte)));
+      if (id < 0 && unknown_ < 0) {
+        throw Error("tokenizer: the vocabulary has neither a byte token nor an unknown token for byte " +
+                    printable(std::string_view(&byte, 1), '\''));
+      }
+      ids.push_back(id >= 0 ? id : unknown_);
+    }
+  }
+  return ids;
+}
+
+void Vocab::append_sentencepiece(int32_t id, std::string& out) const {
+  const std::string& piece = pieces_[size_t(id)];
+  switch (types_[size_t(id)]) {
+    case TokenType::kUndefined:
+    case TokenType::kNormal:
+    case TokenType::kUserDefined:
+      for (size_t i = 0; i < piece.size();) {
+        if (piece.compare(i, kWordStart.size(), kWordStart) == 0) {
+          out += ' ';
+          i += kWordStart.size();
+        } else {
+          out += piece[i++];
+        }
+      }
+      break;
+    case TokenType::kUnknown: out += kUnknownPiece; break;
+    case TokenType::kByte:
+      if (const int byte = byte_of_piece(piece); byte >= 0) {
+        out += char(byte);
+      } else {
+        out += piece;
+      }
+      break;
+    case TokenType::kControl:
+    case TokenType::kUnused: break;
+  }
+}
+
+void Vocab::append_gpt2(int32_t id, std::string& out) const {
+  static const std::array<int16_t, kGpt2CodePoints> bytes = gpt2_bytes_by_code_point();
+  const std::string& piece = pieces_[size_t(id)];
+  switch (types_[size_t(id)]) {
+    case TokenType::kUndefined:
+    case TokenType::kNormal:
+    case TokenType::kByte:
+      for (size_t i = 0; i < piece.size();) {
+        const Utf8Char c = utf8_at(piece, i);
+        if (c.length == 0) {  // not byte-level text: keep the byte
+          out += piece[i++];
+          continue;
+        }
+        if (c.code_point < kGpt2CodePoints && bytes[c.code_point] >= 0) {
+          out += char(bytes[c.code_point]);
+        } else {
+          out.append(piece, i, c.length);
+        }
+        i += c.length;
+      }
+      break;
+    case TokenType::kUserDefined: out += piece; break;  // added tokens are stored as plain text
+    case TokenType::kUnknown: out += kUnknownPiece; break;
+    case TokenType::kControl:
+    case TokenType::kUnused: break;
+  }
+}
+
+std::string Vocab::decode(std::span<const int32_t> ids) const {
+  std::string out;
+  for (int32_t id : ids) {
+    if (id < 0 || id >= size()) {
+      throw Error("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(size()) + " tokens");
+    }
+    if (kind_ == Kind::kSentencePiece) {
+      append_sentencepiece(id, out);
+    } else {
+      append_gpt2(id, out);
+    }
+  }
+  return out;
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = utf8_at(text, i);
+    if (c.length == 0) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    const bool control = c.code_point < 0x20 || (c.code_point >= 0x7f && c.code_point < 0xa0);
+    if (control && c.code_point != '\n' && c.code_point != '\t') {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", unsigned(c.code_point));
+      out += escaped;
+    } else {
+      out.append(text, i, c.length);
+    }
+    i += c.length;
+  }
+  return out;
+}
+
+}  // namespace tg::model
