@@ -203,7 +203,8 @@ GgufFile::~GgufFile() = default;
 GgufFile GgufFile::open(const std::string& path) {
   GgufFile file;
   file.source_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw Error("gguf: cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
@@ -251,7 +252,7 @@ void GgufFile::parse_contents() {
   if (magic != kGgufMagic) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "0x%08x", magic);
-    in.fail(std::string("bad magic ") + buf + ": not a GGUF file (expected \"GGUF\")");
+    throw Error("gguf: " + source_ + ": bad magic " + buf + ": not a GGUF file (expected \"GGUF\")");
   }
   version_ = in.read<uint32_t>("version");
   if (__builtin_bswap32(version_) == 2 || __builtin_bswap32(version_) == 3) {

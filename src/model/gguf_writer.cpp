@@ -1,11 +1,17 @@
 // GgufWriter: header, metadata, tensor descriptors, then each tensor's data at an aligned offset.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"
@@ -208,28 +214,85 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
   return out;
 }
 
+namespace {
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A new file beside `path` that no other process can have opened: a unique name, created
+// exclusively (so a symlink planted under that name is not followed), with the mode the umask
+// gives a new file.
+std::pair<int, std::string> create_temporary_beside(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::random_device entropy;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".%d.%08x.tmp", int(::getpid()), unsigned(entropy()));
+    std::string temporary = dir + "." + base + suffix;
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return {fd, std::move(temporary)};
+    if (errno != EEXIST) throw Error("gguf: cannot create a file in '" + directory_of(path) + "': " + std::strerror(errno));
+  }
+  throw Error("gguf: cannot find an unused temporary name beside '" + path + "'");
+}
+
+}  // namespace
+
+void GgufWriter::check_destination(const std::string& path) {
+  if (path.empty()) throw Error("gguf: the output path is empty");
+  if (path.back() == '/') throw Error("gguf: '" + path + "' names a directory, not a file");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) throw Error("gguf: '" + path + "' is a symbolic link: name its target instead");
+    if (S_ISDIR(st.st_mode)) throw Error("gguf: '" + path + "' is a directory");
+    if (!S_ISREG(st.st_mode)) throw Error("gguf: '" + path + "' exists and is not a regular file");
+  } else if (errno != ENOENT) {
+    throw Error("gguf: cannot write '" + path + "': " + std::strerror(errno));
+  }
+  const std::string dir = directory_of(path);
+  if (::stat(dir.c_str(), &st) != 0) throw Error("gguf: cannot write '" + path + "': " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) throw Error("gguf: cannot write '" + path + "': '" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw Error("gguf: cannot write in directory '" + dir + "': " + std::strerror(errno));
+  }
+}
+
 void GgufWriter::write_file(const std::string& path) const {
-  const std::string temporary = path + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (!file) throw Error("gguf: cannot create '" + temporary + "': " + std::strerror(errno));
+  check_destination(path);
+  auto [fd, temporary] = create_temporary_beside(path);
+  std::FILE* file = ::fdopen(fd, "wb");
+  const auto fail = [&, temp = temporary](const std::string& what, int err) {
+    if (file) std::fclose(file);
+    std::remove(temp.c_str());
+    throw Error("gguf: " + what + " '" + path + "' failed: " + std::strerror(err));
+  };
+  if (!file) {
+    const int err = errno;
+    ::close(fd);
+    fail("opening", err);
+  }
+  // A replaced file keeps its permissions (rename would otherwise give it the new file's).
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && ::fchmod(fd, existing.st_mode & 07777) != 0) fail("setting the mode of", errno);
   try {
-    FileSink sink{file, temporary};
+    FileSink sink{file, path};
     write(sink);
   } catch (...) {
     std::fclose(file);
     std::remove(temporary.c_str());
     throw;
   }
-  if (std::fclose(file) != 0) {
-    const int err = errno;
-    std::remove(temporary.c_str());
-    throw Error("gguf: writing '" + temporary + "' failed: " + std::strerror(err));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(temporary.c_str());
-    throw Error("gguf: cannot rename '" + temporary + "' to '" + path + "': " + std::strerror(err));
-  }
+  // On disk before the rename, so a crash leaves the old file or the whole new one.
+  if (std::fflush(file) != 0 || ::fsync(fd) != 0) fail("writing", errno);
+  const int closed = std::fclose(file);
+  file = nullptr;
+  if (closed != 0) fail("writing", errno);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("replacing", errno);
 }
 
 }  // namespace tg::model

@@ -1,13 +1,17 @@
 // `tilegraph gguf-gen`: writes a llama model with deterministic random weights as a GGUF file in
 // the standard layout (tensor names, llama.* keys, a minimal tokenizer), for `tilegraph run` and
 // for other GGUF tools.
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "commands.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
 
 namespace tg::cli {
@@ -18,12 +22,24 @@ struct GenOptions {
   std::string config = "tiny";
   std::string type = "f16";
   std::string output;
-  uint64_t seed = 42;
+  std::string seed = "42";
   // Overrides of the preset; 0 keeps the preset's value.
   int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0, n_ctx = 0;
 };
 
+uint64_t parse_seed(const std::string& text) {
+  uint64_t seed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    throw Error("--seed: '" + text + "' is not an integer in 0.." + std::to_string(UINT64_MAX));
+  }
+  return seed;
+}
+
 void generate(const GenOptions& o) {
+  const uint64_t seed = parse_seed(o.seed);
+  // A path that cannot be written is refused before the weights are generated.
+  model::GgufWriter::check_destination(o.output);
   model::LlamaConfig c = model::llama_preset(o.config);
   const std::pair<int64_t, int64_t*> overrides[] = {{o.n_layer, &c.n_layer}, {o.n_embd, &c.n_embd}, {o.n_head, &c.n_head},
                                                      {o.n_head_kv, &c.n_head_kv}, {o.n_ff, &c.n_ff}, {o.n_vocab, &c.n_vocab},
@@ -35,12 +51,11 @@ void generate(const GenOptions& o) {
   if (o.n_head > 0 && o.n_head_kv == 0 && c.n_head % c.n_head_kv != 0) c.n_head_kv = c.n_head;
   const DType type = parse_dtype(o.type);
   if (type == DType::I32) throw Error("--type: weights cannot be i32");
-  const model::LlamaModel llama = model::LlamaModel::generate(c, type, o.seed);
-  llama.to_gguf("tilegraph " + o.config + " " + o.type + " seed " + std::to_string(o.seed)).write_file(o.output);
-  std::printf("wrote %s: llama, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights (%.1f MiB)\n",
-              o.output.c_str(), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
-              (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, o.type.c_str(),
-              double(llama.decode_weight_bytes()) / (1 << 20));
+  const model::LlamaModel llama = model::LlamaModel::generate(c, type, seed);
+  llama.to_gguf("tilegraph " + o.config + " " + o.type + " seed " + std::to_string(seed)).write_file(o.output);
+  std::printf("wrote %s (%.1f MiB): llama, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
+              o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
+              (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, o.type.c_str());
 }
 
 }  // namespace
@@ -52,7 +67,7 @@ void add_gguf_gen_command(CLI::App& app) {
       ->check(CLI::IsMember({"tiny", "small"}))->capture_default_str();
   cmd->add_option("--type", o->type, "Matrix type: f32, f16, bf16 or q8_0 (norms stay f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))->capture_default_str();
-  cmd->add_option("-o,--output", o->output, "File to write")->required();
+  cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
   cmd->add_option("--seed", o->seed, "Seed of the weights")->capture_default_str();
   const auto positive = CLI::PositiveNumber;
   cmd->add_option("--n-layer", o->n_layer, "Blocks")->check(positive);

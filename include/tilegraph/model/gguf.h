@@ -176,9 +176,15 @@ class GgufWriter {
   void add_tensor(std::string name, const Tensor& tensor);
 
   std::vector<uint8_t> to_bytes() const;
-  // Writes to `path` (through a temporary file renamed into place, so a failed write never
-  // leaves a partial file under that name).
+  // Writes to `path`, replacing a regular file there (it keeps its permissions): the bytes go to
+  // a new uniquely named file beside it, synced and then renamed into place, so a failed write
+  // or a crash leaves the old file or the whole new one, and concurrent writers each publish a
+  // whole file. check_destination() runs first.
   void write_file(const std::string& path) const;
+  // Throws tg::Error unless `path` is writable by write_file: absent or a regular file (not a
+  // symbolic link, directory or device), in an existing directory this process may write. For
+  // callers that want to refuse a bad path before spending time on the contents.
+  static void check_destination(const std::string& path);
 
  private:
   struct PendingTensor {

@@ -1,10 +1,16 @@
 // GGUF: write -> read round trips of every value and tensor type, and a corpus of malformed
 // files built byte by byte, each expected to fail with a tg::Error naming its problem.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <utility>
 #include <limits>
 #include <random>
 #include <string>
@@ -254,7 +260,6 @@ TEST(Gguf, RoundTripsThroughAMappedFile) {
   const auto tensors = every_tensor_type();
   const std::string path = temp_path("round_trip.gguf");
   writer_with_everything(tensors, 64).write_file(path);
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   {
     GgufFile file = GgufFile::open(path);
     EXPECT_EQ(file.source(), path);
@@ -263,6 +268,98 @@ TEST(Gguf, RoundTripsThroughAMappedFile) {
     check_round_trip(moved, 64, true);
   }
   std::filesystem::remove(path);
+}
+
+// write_file replaces only a regular file, through a temporary of its own: other files beside
+// it (one named like the old fixed temporary, a symlink planted there) are never touched.
+TEST(Gguf, WriteFileReplacesOnlyItsOwnFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_path("write_dir");
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  const auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; };
+  GgufWriter writer;
+  writer.set("general.name", "x");
+  const std::string out = (dir / "out.gguf").string();
+
+  write(dir / "out.gguf.tmp", "notes");
+  write(dir / "victim.txt", "keep");
+  fs::create_symlink(dir / "victim.txt", dir / "other.gguf.tmp");
+  write(out, "old");
+  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_write);
+  writer.write_file(out);
+  writer.write_file((dir / "other.gguf").string());
+  EXPECT_EQ(GgufFile::open(out).get("general.name").get<std::string>(), "x");
+  EXPECT_EQ(fs::status(out).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read(dir / "out.gguf.tmp"), "notes");
+  EXPECT_EQ(read(dir / "victim.txt"), "keep");
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) files += entry.path().filename().string().find(".tmp") == std::string::npos;
+  EXPECT_EQ(files, 3u) << "out.gguf, other.gguf, victim.txt and no stray temporaries";
+
+  // Refused before anything is written, the existing file untouched.
+  fs::create_symlink(out, dir / "link.gguf");
+  fs::create_directory(dir / "sub.gguf");
+  ASSERT_EQ(mkfifo((dir / "fifo.gguf").c_str(), 0600), 0);
+  const std::pair<std::string, std::string> refused[] = {
+      {(dir / "link.gguf").string(), "is a symbolic link"},
+      {(dir / "sub.gguf").string(), "is a directory"},
+      {(dir / "fifo.gguf").string(), "exists and is not a regular file"},
+      {(dir / "sub.gguf").string() + "/", "names a directory"},
+      {(dir / "missing" / "x.gguf").string(), "No such file or directory"},
+      {(dir / "victim.txt" / "x.gguf").string(), "Not a directory"},
+      {"", "the output path is empty"},
+  };
+  for (const auto& [path, message] : refused) {
+    try {
+      writer.write_file(path);
+      ADD_FAILURE() << path << " was written";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(fs::is_symlink(dir / "link.gguf"));
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo.gguf"));
+  EXPECT_EQ(GgufFile::open(out).get("general.name").get<std::string>(), "x");
+  fs::remove_all(dir);
+}
+
+// Two writers of one path publish whole files: the result is one of them, never a mixture.
+TEST(Gguf, ConcurrentWritersPublishWholeFiles) {
+  const std::string path = temp_path("concurrent.gguf");
+  std::vector<uint8_t> a(1 << 20, 0xaa), b(1 << 20, 0xbb);
+  GgufWriter wa, wb;
+  const int64_t ne[] = {int64_t(a.size() / 4)};
+  wa.add_tensor("t", DType::F32, ne, a.data());
+  wb.add_tensor("t", DType::F32, ne, b.data());
+  for (int round = 0; round < 5; ++round) {
+    std::thread other([&] { wb.write_file(path); });
+    wa.write_file(path);
+    other.join();
+    const GgufFile file = GgufFile::open(path);
+    const auto* data = static_cast<const uint8_t*>(file.tensor_data(*file.find_tensor("t")));
+    const uint8_t first = data[0];
+    EXPECT_TRUE(first == 0xaa || first == 0xbb);
+    EXPECT_EQ(std::count(data, data + a.size(), first), std::ptrdiff_t(a.size())) << "round " << round;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Gguf, OpeningAFifoIsRefusedWithoutWaiting) {
+  const std::string fifo = temp_path("fifo.gguf");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    GgufFile::open(fifo);
+    ADD_FAILURE() << "a FIFO was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(fifo);
 }
 
 TEST(Gguf, WritesTensorsFromContextTensors) {
