@@ -72,6 +72,7 @@ class CpuBackend final : public Backend {
   }
 
   std::string_view name() const override { return "cpu"; }
+  int threads() const override { return pool_.size(); }
 
   bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
 

@@ -65,28 +65,31 @@ const CpuFeatures& cpu_features() {
   return features;
 }
 
-std::string cpu_features_string() {
+std::vector<NamedCpuFeature> named_cpu_features() {
   const CpuFeatures& f = cpu_features();
-  const std::pair<bool, const char*> named[] = {
-      {f.sse42, "SSE4.2"},
-      {f.avx, "AVX"},
-      {f.avx2, "AVX2"},
-      {f.fma, "FMA"},
-      {f.f16c, "F16C"},
-      {f.avx512f, "AVX-512F"},
-      {f.avx512bw, "AVX-512BW"},
-      {f.avx512vl, "AVX-512VL"},
-      {f.avx512_vnni, "AVX-512-VNNI"},
-      {f.avx512_bf16, "AVX-512-BF16"},
-      {f.amx_tile, "AMX-TILE"},
-      {f.amx_bf16, "AMX-BF16"},
-      {f.amx_int8, "AMX-INT8"},
+  return {
+      {"SSE4.2", "sse42", f.sse42},
+      {"AVX", "avx", f.avx},
+      {"AVX2", "avx2", f.avx2},
+      {"FMA", "fma", f.fma},
+      {"F16C", "f16c", f.f16c},
+      {"AVX-512F", "avx512f", f.avx512f},
+      {"AVX-512BW", "avx512bw", f.avx512bw},
+      {"AVX-512VL", "avx512vl", f.avx512vl},
+      {"AVX-512-VNNI", "avx512_vnni", f.avx512_vnni},
+      {"AVX-512-BF16", "avx512_bf16", f.avx512_bf16},
+      {"AMX-TILE", "amx_tile", f.amx_tile},
+      {"AMX-BF16", "amx_bf16", f.amx_bf16},
+      {"AMX-INT8", "amx_int8", f.amx_int8},
   };
+}
+
+std::string cpu_features_string() {
   std::string out;
-  for (const auto& [present, name] : named) {
-    if (!present) continue;
+  for (const NamedCpuFeature& feature : named_cpu_features()) {
+    if (!feature.present) continue;
     if (!out.empty()) out += ' ';
-    out += name;
+    out += feature.name;
   }
   return out.empty() ? "none" : out;
 }

@@ -1,6 +1,7 @@
 #include "cpu/thread_pool.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/runtime/backend.h"
@@ -45,10 +46,20 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
     throw Error("cpu: thread count must be in [1, " + std::to_string(kMaxThreads) + "], got " + std::to_string(n_threads));
   }
   workers_.reserve(size_t(n_threads - 1));
-  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+  try {
+    for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+  } catch (const std::system_error& e) {
+    // The destructor does not run for a constructor that throws: the workers that did start
+    // must be stopped here, or their std::thread objects would terminate the program.
+    stop_workers();
+    throw Error("cpu: cannot start " + std::to_string(n_threads - 1) + " worker threads (started " +
+                std::to_string(workers_.size()) + "): " + e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   publish(0);
   region_.notify_all();
   for (std::thread& t : workers_) t.join();

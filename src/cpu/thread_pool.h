@@ -14,7 +14,8 @@ namespace tg::cpu {
 
 class ThreadPool {
  public:
-  // n_threads counts the calling thread: n_threads - 1 workers are started. At most kMaxThreads.
+  // n_threads counts the calling thread: n_threads - 1 workers are started. At most kMaxThreads;
+  // tg::Error if the system cannot start that many threads.
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -45,6 +46,7 @@ class ThreadPool {
   // Claims and runs tasks of region `generation` until none is left.
   void run_claimed_tasks(uint64_t generation, int nth);
   void publish(int n_tasks);
+  void stop_workers();
 
   const int n_threads_;
   std::vector<std::thread> workers_;

@@ -16,24 +16,15 @@ void add_info_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of text"));
   cmd->callback([json] {
-    const cpu::CpuFeatures& f = cpu::cpu_features();
     const int threads = config::default_num_threads();
     if (*json) {
-      nlohmann::json out = {
+      nlohmann::json features;
+      for (const cpu::NamedCpuFeature& feature : cpu::named_cpu_features()) features[feature.key] = feature.present;
+      const nlohmann::json out = {
           {"version", TG_VERSION},
           {"backends", backend_names()},
           {"threads", threads},
-          {"cpu_features",
-           {{"avx2", f.avx2},
-            {"fma", f.fma},
-            {"f16c", f.f16c},
-            {"avx512f", f.avx512f},
-            {"avx512bw", f.avx512bw},
-            {"avx512_vnni", f.avx512_vnni},
-            {"avx512_bf16", f.avx512_bf16},
-            {"amx_tile", f.amx_tile},
-            {"amx_bf16", f.amx_bf16},
-            {"amx_int8", f.amx_int8}}},
+          {"cpu_features", features},
       };
       std::printf("%s\n", out.dump(2).c_str());
       return;

@@ -3,6 +3,7 @@
 // the CPU has them (chosen at run time), and a portable path everywhere else.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tilegraph/runtime/backend.h"
 
@@ -15,7 +16,14 @@ struct CpuFeatures {
 };
 // Detected once (cpuid + OS support for the register state).
 const CpuFeatures& cpu_features();
-// "AVX2 FMA F16C AVX-512F ..." for reports.
+struct NamedCpuFeature {
+  const char* name;  // "AVX-512F", for people
+  const char* key;   // "avx512f", for JSON
+  bool present;
+};
+// Every feature of CpuFeatures, in the order of the struct.
+std::vector<NamedCpuFeature> named_cpu_features();
+// The present ones' names: "AVX2 FMA F16C AVX-512F ..." for reports.
 std::string cpu_features_string();
 
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options = {});

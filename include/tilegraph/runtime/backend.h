@@ -49,6 +49,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // Threads that compute() runs on (1 for a backend without a thread pool).
+  virtual int threads() const { return 1; }
   virtual std::unique_ptr<Buffer> alloc_buffer(size_t bytes) { return make_host_buffer(bytes); }
   // Whether this backend can execute `node` as built (types, layouts). When it cannot and `why`
   // is non-null, *why says what is missing.

@@ -2,6 +2,9 @@
 // propagation) and a sample of ops against the reference on every ISA this machine can run. The
 // exhaustive per-op sweep lives in test_backend_ops.cpp.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -22,6 +25,7 @@
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/reference.h"
 #include "tilegraph/cpu/cpu_backend.h"
+#include "tilegraph/runtime/reference_backend.h"
 
 namespace tg::cpu {
 namespace {
@@ -95,6 +99,35 @@ TEST(ThreadPool, RethrowsATaskErrorAfterAllTasksFinish) {
 TEST(ThreadPool, RejectsBadThreadCounts) {
   EXPECT_THROW(ThreadPool(0), Error);
   EXPECT_THROW(ThreadPool(-3), Error);
+}
+
+// A pool the system cannot give all its threads is an error, and the workers that did start are
+// stopped (before, their std::thread objects terminated the program). Run in a child process
+// whose thread limit is lowered: as root, under another user, whose limit then applies.
+TEST(ThreadPool, TooFewSystemThreadsIsAnError) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit limit{4, 4};
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    if (setrlimit(RLIMIT_NPROC, &limit) != 0) _exit(3);
+    try {
+      ThreadPool pool(64);
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find("cannot start 63 worker threads") != std::string::npos ? 0 : 2);
+    }
+    _exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: another message, 3: cannot lower the limit";
+}
+
+TEST(CpuBackend, ReportsItsThreadCount) {
+  EXPECT_EQ(make_cpu_backend(BackendOptions{3})->threads(), 3);
+  EXPECT_EQ(make_cpu_backend(BackendOptions{1})->threads(), 1);
+  EXPECT_EQ(make_reference_backend()->threads(), 1);
 }
 
 // ---- features and ISA selection ----
