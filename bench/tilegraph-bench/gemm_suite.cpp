@@ -217,7 +217,7 @@ void add_gemm_suite(CLI::App& app) {
   cmd->add_option("--only", *only, "Run one section: square, llm or fused")
       ->check(CLI::IsMember({"square", "llm", "fused"}));
   cmd->add_option("--rounds", *rounds, "Rounds per figure (medians; 4096-sized problems run at most 3)")
-      ->check(CLI::Range(1, 100));
+      ->check(CLI::Range(1, 100))->capture_default_str();
   cmd->callback([json_out, only, rounds] {
     const bool quiet = *json_out;
     std::vector<Problem> problems;

@@ -214,9 +214,9 @@ void add_jit_suite(CLI::App& app) {
   auto compiles = std::make_shared<int>(5);
   auto* cmd = app.add_subcommand("jit", "JIT kernel lookup: memory hit, disk hit in a fresh process, cold compile");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("--processes", *processes, "Fresh processes timed for the disk hit");
-  cmd->add_option("--compiles", *compiles, "Cold compiles timed");
-  cmd->callback([=] { run_suite(*json, std::max(1, *processes), std::max(1, *compiles)); });
+  cmd->add_option("--processes", *processes, "Fresh processes timed for the disk hit")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--compiles", *compiles, "Cold compiles timed")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->callback([=] { run_suite(*json, *processes, *compiles); });
 
   auto kernel_template = std::make_shared<std::string>();
   auto defines = std::make_shared<std::vector<std::string>>();

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 
+#include "common/cli_main.h"
 #include "suites.h"
 
 // OpenBLAS picks its kernels from OPENBLAS_CORETYPE when the library is loaded, before main()
@@ -36,13 +36,5 @@ int main(int argc, char** argv) {
   tg::bench::add_model_suite(app);
   tg::bench::add_gemm_suite(app);
   tg::bench::add_evg_suite(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilegraph-bench: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return tg::cli::run_cli(app, argc, argv, "tilegraph-bench");
 }

@@ -140,8 +140,8 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--threads", options->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
-  cmd->add_option("--n-embd", options->n_embd, "Model width (multiple of 8)")
-      ->check(CLI::Range(int64_t(8), int64_t(8192)))->capture_default_str();
+  cmd->add_option("--n-embd", options->n_embd, "Model width (a multiple of 16: 8 heads of an even size)")
+      ->check(CLI::Range(int64_t(16), int64_t(8192)))->capture_default_str();
   cmd->add_option("--prefill", options->prefill, "Prompt tokens processed in the first step")
       ->check(CLI::Range(1, 512))->capture_default_str();
   cmd->add_option("--steps", options->steps, "Decode steps after the prefill")
@@ -149,7 +149,7 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--graph-mode", options->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->callback([options] {
-    if (options->n_embd % 8 != 0) throw Error("--n-embd must be a multiple of 8 (8 heads)");
+    if (options->n_embd % 16 != 0) throw Error("--n-embd must be a multiple of 16 (8 heads of an even size, for RoPE)");
     const int rc = run_demo(*options);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -1,9 +1,6 @@
 // tilegraph: command-line front end. Subcommands are registered from their own files.
-#include <cstdio>
-#include <exception>
-
 #include "commands.h"
-#include "tilegraph/core/error.h"
+#include "common/cli_main.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tilegraph: a compute-graph compiler and runtime for AI accelerators"};
@@ -14,13 +11,5 @@ int main(int argc, char** argv) {
   tg::cli::add_jit_command(app);
   tg::cli::add_run_command(app);
   tg::cli::add_gguf_gen_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilegraph: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return tg::cli::run_cli(app, argc, argv, "tilegraph");
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -19,7 +20,7 @@
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
-#include "tilegraph/runtime/config.h"
+#include "tilegraph/model/vocab.h"
 #include "tilegraph/runtime/graph_mode.h"
 
 namespace tg::cli {
@@ -30,14 +31,17 @@ namespace {
 constexpr const char* kDefaultPreset = "small";
 constexpr DType kDefaultWeightType = DType::F16;
 constexpr uint64_t kDefaultSeed = 42;
+constexpr const char* kDefaultPromptIds = "1,17,42,101,7,256,73,5";  // inside every preset's vocabulary
 
 struct RunOptions {
-  std::string model;
+  std::optional<std::string> model;  // none: the embedded default
   std::string backend = "cpu";
   std::string graph_mode;  // "on", "off", or empty for $TG_GRAPH_MODE
-  std::string prompt_ids = "1,17,42,101,7,256,73,5";  // ids inside every preset's vocabulary
+  std::string prompt_ids = kDefaultPromptIds;
+  std::optional<std::string> prompt;                 // text, instead of prompt_ids
   int64_t tokens = 32;
   int threads = 0;
+  bool ignore_eos = false;
   bool json = false;
 };
 
@@ -47,17 +51,12 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
-    size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value < 0 || value > INT32_MAX) {
+    int32_t value = -1;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < 0) {
       throw Error("--prompt-ids: '" + item + "' is not a token id (expected comma-separated integers, e.g. 1,2,3)");
     }
-    ids.push_back(int32_t(value));
+    ids.push_back(value);
     start = comma + 1;
   }
   return ids;
@@ -71,6 +70,8 @@ std::string join(const std::vector<int32_t>& ids) {
   }
   return s;
 }
+
+std::string tokens(int64_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
@@ -108,17 +109,46 @@ nlohmann::json stats_json(const GraphModeStats& s) {
           {"capture_seconds", s.capture_seconds}, {"replay_seconds", s.replay_seconds}, {"eager_seconds", s.eager_seconds}};
 }
 
+// The model's vocabulary (the embedded model's is gguf-gen's minimal one); null, with the reason
+// in `missing`, when the file has none this build reads.
+std::optional<model::Vocab> load_vocab(const model::GgufFile* file, const model::LlamaConfig& c, std::string& missing) {
+  if (!file) return model::Vocab::minimal_sentencepiece(c.n_vocab);
+  std::string unsupported;
+  std::optional<model::Vocab> vocab = model::Vocab::from_gguf(*file, &unsupported);
+  if (!vocab) {
+    missing = unsupported.empty() ? "it has no tokenizer.ggml.tokens" : "its tokenizer.ggml.model " + unsupported + " is not supported";
+  }
+  return vocab;
+}
+
+std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::Vocab* vocab, const std::string& missing) {
+  if (!o.prompt) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
+  if (!vocab) throw Error("--prompt: cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
+  std::vector<int32_t> ids = vocab->encode(*o.prompt);
+  if (ids.empty()) throw Error("--prompt: the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
+  return ids;
+}
+
 void run(const RunOptions& o) {
+  if (o.model && o.model->empty()) throw Error("--model: the path is empty (leave --model out to run the embedded default)");
   // The prompt and the context it needs are checked against the model's configuration before
   // its weights are generated or bound, so a bad flag costs no load.
-  const std::vector<int32_t> prompt = parse_ids(o.prompt_ids);
   std::optional<model::GgufFile> file;  // stays mapped while the model's tensors point into it
-  if (!o.model.empty()) file.emplace(model::GgufFile::open(o.model));
+  if (o.model) file.emplace(model::GgufFile::open(*o.model));
   const model::LlamaConfig c = file ? model::llama_config_from_gguf(*file) : model::llama_preset(kDefaultPreset);
+  std::string no_vocab;
+  const std::optional<model::Vocab> vocab = load_vocab(file ? &*file : nullptr, c, no_vocab);
+  const std::vector<int32_t> prompt = prompt_tokens(o, vocab ? &*vocab : nullptr, no_vocab);
   const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
   if (needed > c.n_ctx_train) {
+    const int64_t most = c.n_ctx_train - int64_t(prompt.size()) + 1;
     throw Error("the prompt (" + std::to_string(prompt.size()) + " tokens) and " + std::to_string(o.tokens) +
-                " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train));
+                " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train) +
+                (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
+  }
+  if (!o.prompt && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
+    throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
+                std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
   }
   const int64_t n_ctx = std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
 
@@ -129,7 +159,7 @@ void run(const RunOptions& o) {
                std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
       return model::LlamaModel::generate(c, kDefaultWeightType, kDefaultSeed);
     }
-    source = o.model;
+    source = *o.model;
     return model::LlamaModel::from_gguf(*file);
   }();
 
@@ -141,14 +171,17 @@ void run(const RunOptions& o) {
     gc.enabled = o.graph_mode == "on";
     graph_mode->set_config(gc);
   }
-  const int threads = o.threads > 0 ? o.threads : config::default_num_threads();
+  const int threads = backend->threads();
 
   model::LlamaSession session(llama, *backend, n_ctx);
   model::GenerationResult result;
   {
     Progress progress(o.tokens);
-    result = session.generate(prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); });
+    const int32_t stop_token = vocab && !o.ignore_eos ? vocab->eos() : -1;
+    result = session.generate(
+        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_token);
   }
+  const std::optional<std::string> text = vocab ? std::optional(vocab->decode(result.tokens)) : std::nullopt;
   const double prefill_rate = per_second(double(result.prefill_tokens), result.prefill_seconds);
   const double decode_rate = per_second(double(result.decode_steps), result.decode_seconds);
 
@@ -165,12 +198,15 @@ void run(const RunOptions& o) {
         {"n_ctx", n_ctx},
         {"prompt_ids", prompt},
         {"generated_ids", result.tokens},
+        {"generated_text", text ? nlohmann::json(*text) : nlohmann::json(nullptr)},
+        {"stopped_at_eos", result.stopped},
         {"prefill", {{"tokens", result.prefill_tokens}, {"seconds", result.prefill_seconds}, {"tokens_per_second", prefill_rate}}},
         {"decode", {{"tokens", result.decode_steps}, {"seconds", result.decode_seconds}, {"tokens_per_second", decode_rate}}},
         {"graph_nodes_per_decode_step", session.last_graph_nodes()},
         {"graph_cache", graph_mode ? stats_json(graph_mode->stats()) : nlohmann::json(nullptr)},
     };
-    std::printf("%s\n", out.dump(2).c_str());
+    // Byte tokens can split a UTF-8 character: such bytes are written as U+FFFD.
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   std::printf("tilegraph run: %s\n", source.c_str());
@@ -179,9 +215,11 @@ void run(const RunOptions& o) {
               (long long)c.n_ff, std::string(dtype_name(llama.weight_type())).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
   std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
-  std::printf("  generated ids (%zu): %s\n", result.tokens.size(), join(result.tokens).c_str());
-  std::printf("  prefill: %lld tokens in %.2f ms, %.1f tok/s\n", (long long)result.prefill_tokens, result.prefill_seconds * 1e3, prefill_rate);
-  std::printf("  decode:  %lld tokens in %.2f ms, %.1f tok/s\n", (long long)result.decode_steps, result.decode_seconds * 1e3, decode_rate);
+  std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),
+              result.stopped ? " (end of sequence)" : "");
+  if (text) std::printf("  generated text: %s\n", model::terminal_text(*text).c_str());
+  std::printf("  prefill: %s in %.2f ms, %.1f tok/s\n", tokens(result.prefill_tokens).c_str(), result.prefill_seconds * 1e3, prefill_rate);
+  std::printf("  decode:  %s in %.2f ms, %.1f tok/s\n", tokens(result.decode_steps).c_str(), result.decode_seconds * 1e3, decode_rate);
   if (graph_mode) {
     std::printf("  graph mode %s (%zu nodes per decode step): %s\n", graph_mode->config().enabled ? "on" : "off",
                 session.last_graph_nodes(), format_stats(graph_mode->stats()).c_str());
@@ -199,10 +237,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--graph-mode", o->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));
-  cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
-  cmd->add_option("--tokens", o->tokens, "Tokens to generate")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+  auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
+  cmd->add_option("--prompt", o->prompt,
+                  "Prompt text, tokenized with the model's SentencePiece vocabulary (after its beginning-of-sequence token)")
+      ->excludes(ids);
+  cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
+  cmd->add_flag("--ignore-eos", o->ignore_eos, "Generate --tokens tokens even past the end-of-sequence token");
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
   cmd->callback([o] { run(*o); });
 }
