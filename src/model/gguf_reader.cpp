@@ -14,6 +14,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <type_traits>
 
 #include "tilegraph/core/error.h"
 #include "model/printable.h"
@@ -61,6 +62,7 @@ uint64_t element_bytes(GgufType type) {
 
 std::string quoted(std::string_view name) { return printable(name, '\''); }
 
+
 // A bounded reader over the file's bytes; every read checks the bytes left first.
 class Cursor {
  public:
@@ -73,10 +75,12 @@ class Cursor {
     throw Error("gguf: " + source_ + ": " + what + " (at byte " + std::to_string(pos_) + ")");
   }
 
-  template <class T>
-  T read(const std::string& what) {
+  // `what` names the field in errors: a string, or a function making one, for labels that cost
+  // more to build than the read (array elements) and are only needed when it fails.
+  template <class T, class Label>
+  T read(const Label& what) {
     if (remaining() < sizeof(T)) {
-      fail("truncated file: " + what + " needs " + std::to_string(sizeof(T)) + " bytes, " +
+      fail("truncated file: " + text(what) + " needs " + std::to_string(sizeof(T)) + " bytes, " +
            std::to_string(remaining()) + " remain");
     }
     T value;
@@ -85,15 +89,25 @@ class Cursor {
     return value;
   }
 
-  std::string read_string(const std::string& what) {
-    const uint64_t length = read<uint64_t>(what + " length");
+  template <class Label>
+  std::string read_string(const Label& what) {
+    const uint64_t length = read<uint64_t>([&] { return text(what) + " length"; });
     if (length > remaining()) {
-      fail("truncated file: " + what + " of " + std::to_string(length) + " bytes, " + std::to_string(remaining()) +
+      fail("truncated file: " + text(what) + " of " + std::to_string(length) + " bytes, " + std::to_string(remaining()) +
            " remain");
     }
     std::string s(reinterpret_cast<const char*>(data_ + pos_), size_t(length));
     pos_ += length;
     return s;
+  }
+
+  template <class Label>
+  static std::string text(const Label& what) {
+    if constexpr (std::is_invocable_v<Label>) {
+      return what();
+    } else {
+      return std::string(what);
+    }
   }
 
   // Fails unless `count` elements of at least `min_bytes` each can fit in what remains.
@@ -116,12 +130,12 @@ GgufValue read_array_of(Cursor& in, uint64_t count, const std::string& what) {
   std::vector<T> values;
   values.reserve(size_t(count));  // bounded by the bytes left: check_count ran first
   for (uint64_t i = 0; i < count; ++i) {
-    const std::string element = what + "[" + std::to_string(i) + "]";
+    const auto element = [&] { return what + "[" + std::to_string(i) + "]"; };
     if constexpr (std::is_same_v<T, std::string>) {
       values.push_back(in.read_string(element));
     } else if constexpr (std::is_same_v<T, bool>) {
       const uint8_t b = in.read<uint8_t>(element);
-      if (b > 1) in.fail(element + ": bool value " + std::to_string(b) + " is neither 0 nor 1");
+      if (b > 1) in.fail(element() + ": bool value " + std::to_string(b) + " is neither 0 nor 1");
       values.push_back(b != 0);
     } else {
       values.push_back(in.read<T>(element));
@@ -342,6 +356,11 @@ void GgufFile::parse_contents() {
       in.fail("tensor " + quoted(t.name) + ": data [" + std::to_string(t.offset) + ", " +
               std::to_string(t.offset) + " + " + std::to_string(t.size) + ") extends past the end of the file (the data section holds " +
               std::to_string(data_bytes) + " bytes)");
+    }
+    if ((data_offset_ + t.offset) % tensor_data_alignment(t.type) != 0) {
+      throw Error("gguf: " + source_ + ": tensor " + quoted(t.name) + ": " + std::string(dtype_name(t.type)) +
+                  " data starting at byte " + std::to_string(data_offset_ + t.offset) + " is not aligned to " +
+                  std::to_string(tensor_data_alignment(t.type)) + " bytes (general.alignment " + std::to_string(alignment_) + ")");
     }
   }
   std::vector<size_t> order(tensors_.size());

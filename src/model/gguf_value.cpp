@@ -1,4 +1,5 @@
 // GGUF value types, the ggml tensor type ids and GgufValue.
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -38,6 +39,17 @@ uint32_t ggml_type_id(DType type) {
     case DType::BF16: return 30;
   }
   throw Error("gguf: dtype " + std::to_string(int(type)) + " has no ggml type id");
+}
+
+uint64_t tensor_data_alignment(DType type) {
+  switch (type) {
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F16:
+    case DType::BF16:
+    case DType::Q8_0: return 2;
+  }
+  return 4;
 }
 
 DType dtype_from_ggml(uint32_t id) {
@@ -139,6 +151,10 @@ std::string GgufValue::describe() const {
           return "string " + printable(v, '"');
         } else if constexpr (std::is_same_v<V, bool>) {
           return std::string("bool ") + (v ? "true" : "false");
+        } else if constexpr (std::is_floating_point_v<V>) {
+          char text[32];  // the shortest form that reads back as the same value: 1e-40, not 0.000000
+          const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+          return std::string(gguf_type_name(GgufTypeOf<V>::value)) + " " + std::string(text, end);
         } else {
           return std::string(gguf_type_name(GgufTypeOf<V>::value)) + " " + std::to_string(v);
         }

@@ -23,6 +23,11 @@ namespace {
 uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 // Sinks count what they have written, so the writer can pad to the alignment.
+struct CountingSink {
+  uint64_t written = 0;
+  void put(const void*, size_t n) { written += n; }
+};
+
 struct VectorSink {
   std::vector<uint8_t>& out;
   uint64_t written = 0;
@@ -172,7 +177,7 @@ void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
 }
 
 template <class Sink>
-void GgufWriter::write(Sink& sink) const {
+void GgufWriter::write_metadata(Sink& sink) const {
   put_scalar(sink, kGgufMagic);
   put_scalar(sink, kGgufVersion);
   put_scalar(sink, uint64_t(tensors_.size()));
@@ -182,12 +187,27 @@ void GgufWriter::write(Sink& sink) const {
     put_scalar(sink, uint32_t(value.type()));
     put_value(sink, value);
   }
+}
+
+template <class Sink>
+void GgufWriter::write(Sink& sink) const {
+  // Where the data section starts: after the metadata and the tensor descriptors, aligned.
+  CountingSink counter;
+  write_metadata(counter);
+  uint64_t descriptors_end = counter.written;
+  for (const PendingTensor& t : tensors_) descriptors_end += 8 + t.info.name.size() + 4 + 8 * uint64_t(t.info.n_dims) + 4 + 8;
+  const uint64_t data_start = align_up(descriptors_end, alignment_);
+  // Each tensor at the next multiple of the alignment where its data is aligned in the file too
+  // (only an alignment below 4 needs more than one step).
   std::vector<uint64_t> offsets;
   uint64_t offset = 0;
   for (const PendingTensor& t : tensors_) {
+    while ((data_start + offset) % tensor_data_alignment(t.info.type) != 0) offset += alignment_;
     offsets.push_back(offset);
     offset = align_up(offset + t.info.size, alignment_);
   }
+
+  write_metadata(sink);
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const GgufTensorInfo& info = tensors_[i].info;
     put_string(sink, info.name);
@@ -198,8 +218,7 @@ void GgufWriter::write(Sink& sink) const {
   }
   // Data: each tensor at its offset from the aligned start of the data section, and the file
   // padded to the alignment after the last one, as ggml writes it.
-  put_zeros(sink, align_up(sink.written, alignment_) - sink.written);
-  const uint64_t data_start = sink.written;
+  put_zeros(sink, data_start - sink.written);
   for (size_t i = 0; i < tensors_.size(); ++i) {
     put_zeros(sink, data_start + offsets[i] - sink.written);
     sink.put(tensors_[i].data, size_t(tensors_[i].info.size));

@@ -47,6 +47,8 @@ float float_key(const GgufFile& file, const std::string& key, float fallback) {
     fail(key + " must be f32 or f64, got " + v->describe());
   }
   if (!std::isfinite(value) || value <= 0) fail(key + " must be positive and finite, got " + v->describe());
+  // An f64 can hold values that f32, which the graph computes with, rounds to 0 or inf.
+  if (!std::isnormal(float(value))) fail(key + " = " + v->describe() + " is outside the range of f32");
   return float(value);
 }
 
@@ -74,6 +76,7 @@ float rope_freq_scale(const GgufFile& file) {
   }
   if (value == 0) return 1.0f;
   if (!std::isfinite(value) || value < 0) fail(std::string(key) + " must be positive and finite, got " + factor->describe());
+  if (!std::isnormal(float(1.0 / value))) fail(std::string(key) + " = " + factor->describe() + " is outside the range of f32 (as 1 / factor)");
   return float(1.0 / value);
 }
 
@@ -163,8 +166,10 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
            std::to_string(c.head_dim()) + " (n_embd / n_head): other head sizes are not supported");
     }
   }
-  if (file.find("llama.expert_count") && int_key(file, "llama.expert_count") > 0) {
-    fail("mixture-of-experts models (llama.expert_count > 0) are not supported");
+  if (file.find("llama.expert_count")) {
+    const int64_t experts = int_key(file, "llama.expert_count");
+    if (experts < 0) fail("llama.expert_count = " + std::to_string(experts) + " is negative");
+    if (experts > 0) fail("mixture-of-experts models (llama.expert_count > 0) are not supported");
   }
   return c;
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "model/printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/random_weights.h"
 
@@ -103,7 +104,7 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
   // this builder does not implement; ignoring it would compute a different model.
   for (const GgufTensorInfo& info : file.tensors()) {
     if (!used.count(info.name)) {
-      fail(file.source() + ": unexpected tensor '" + info.name + "' (not part of the llama layout this builder runs)");
+      fail(file.source() + ": unexpected tensor " + printable(info.name, '\'') + " (not part of the llama layout this builder runs)");
     }
   }
   return m;

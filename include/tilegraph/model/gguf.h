@@ -40,6 +40,11 @@ std::string_view gguf_type_name(GgufType type);
 // bf16 30). dtype_from_ggml throws for any other id, naming the ggml type when it is a known one.
 uint32_t ggml_type_id(DType type);
 DType dtype_from_ggml(uint32_t id);
+// Where a tensor's data may start in the file: a multiple of its widest scalar (q8_0: the f16
+// scale), since tensors are used in place from the mapping. `general.alignment` values below
+// that do not guarantee it: the writer places tensors so that it holds, the reader refuses a
+// tensor where it does not.
+uint64_t tensor_data_alignment(DType type);
 
 template <class T> struct GgufTypeOf;
 template <> struct GgufTypeOf<uint8_t> { static constexpr GgufType value = GgufType::U8; };
@@ -191,6 +196,8 @@ class GgufWriter {
     GgufTensorInfo info;
     const void* data;
   };
+  template <class Sink>
+  void write_metadata(Sink& sink) const;  // the header and the key-value pairs
   template <class Sink>
   void write(Sink& sink) const;
 

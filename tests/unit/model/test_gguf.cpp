@@ -270,6 +270,43 @@ TEST(Gguf, RoundTripsThroughAMappedFile) {
   std::filesystem::remove(path);
 }
 
+// Tensors are used in place from the mapping, so their data must be aligned for its scalars even
+// where general.alignment (1, 2) does not ask for it: the writer pads, the reader refuses.
+TEST(Gguf, TensorDataIsAlignedForItsScalars) {
+  const float f32[3] = {1, 2, 3};
+  const uint16_t f16[2] = {0x3c00, 0x4000};
+  for (uint32_t alignment : {1u, 2u, 4u}) {
+    GgufWriter w;
+    w.set("general.alignment", alignment);
+    w.set("x", "odd");  // a key of odd length, so the data section starts anywhere
+    const int64_t one[] = {1}, two[] = {2}, three[] = {3};
+    w.add_tensor("a", DType::F16, one, f16);  // 2 bytes: the next tensor would start at 2 mod 4
+    w.add_tensor("b", DType::F32, three, f32);
+    w.add_tensor("c", DType::F16, two, f16);
+    const GgufFile file = GgufFile::parse(w.to_bytes());
+    for (const GgufTensorInfo& t : file.tensors()) {
+      EXPECT_EQ((file.data_offset() + t.offset) % tensor_data_alignment(t.type), 0u) << t.name << " at alignment " << alignment;
+      EXPECT_EQ(t.offset % alignment, 0u);
+    }
+    EXPECT_EQ(static_cast<const float*>(file.tensor_data(*file.find_tensor("b")))[2], 3.0f);
+  }
+
+  // One f32 tensor at alignment 1, its offset moved one byte on.
+  GgufWriter w;
+  w.set("general.alignment", 1u);
+  const int64_t three[] = {3};
+  w.add_tensor("b", DType::F32, three, f32);
+  std::vector<uint8_t> bytes = w.to_bytes();
+  const uint64_t data_offset = GgufFile::parse(bytes).data_offset();
+  uint64_t offset = 0;
+  std::memcpy(&offset, &bytes[data_offset - 8], 8);  // the last descriptor field
+  offset += 1;
+  std::memcpy(&bytes[data_offset - 8], &offset, 8);
+  bytes.push_back(0);
+  expect_parse_error(bytes, "tensor 'b': f32 data starting at byte " + std::to_string(data_offset + offset) +
+                                " is not aligned to 4 bytes (general.alignment 1)");
+}
+
 // write_file replaces only a regular file, through a temporary of its own: other files beside
 // it (one named like the old fixed temporary, a symlink planted there) are never touched.
 TEST(Gguf, WriteFileReplacesOnlyItsOwnFile) {

@@ -235,6 +235,31 @@ TEST(LlamaConfig, RejectsBadMetadata) {
   }, "mixture-of-experts");
   expect_error([] {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.expert_count", int32_t(-1));
+    }));
+  }, "llama.expert_count = -1 is negative");
+  // f64 values f32 cannot hold are named, not reported as a zero or infinite config value.
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.attention.layer_norm_rms_epsilon", 1e-300);
+    }));
+  }, "llama.attention.layer_norm_rms_epsilon = f64 1e-300 is outside the range of f32");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.freq_base", 1e300);
+    }));
+  }, "llama.rope.freq_base = f64 1e+300 is outside the range of f32");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
+      llama_keys(w);
+      w.set("llama.rope.scaling.factor", 1e-40f);
+    }));
+  }, "llama.rope.scaling.factor = f32 1e-40 is outside the range of f32 (as 1 / factor)");
+  expect_error([] {
+    llama_config_from_gguf(file_with([](GgufWriter& w) {
       llama_keys(w, "llama.attention.head_count");
       w.set("llama.attention.head_count", uint32_t(0));
     }));
@@ -328,6 +353,12 @@ TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
       w.add_tensor("blk.0.attn_q.bias", DType::F32, ne, zeros.data());
     }));
   }, "unexpected tensor 'blk.0.attn_q.bias'");
+  expect_error([&] {
+    LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
+      const int64_t ne[] = {c.n_embd};
+      w.add_tensor("out\x1b[2J\nput", DType::F32, ne, zeros.data());
+    }));
+  }, "unexpected tensor 'out\\x1b[2J\\x0aput'");
 }
 
 // ---- decoding ----
