@@ -31,8 +31,12 @@ void make_dirs(const std::filesystem::path& dir) {
 }  // namespace
 
 void prepare_cache_dir(const std::filesystem::path& dir) {
+  make_dirs(std::filesystem::absolute(dir));
+  check_cache_dir(dir);
+}
+
+void check_cache_dir(const std::filesystem::path& dir) {
   const std::filesystem::path absolute = std::filesystem::absolute(dir);
-  make_dirs(absolute);
   struct stat st;
   if (::stat(absolute.c_str(), &st) != 0) {
     throw Error("jit: cache directory " + absolute.string() + ": " + std::strerror(errno));

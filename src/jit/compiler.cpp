@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 
 #include "dependencies.h"
+#include "escape.h"
 #include "file_util.h"
 #include "request_table.h"
 #include "tilegraph/core/error.h"
@@ -39,14 +42,29 @@ struct Resolution {
   DependencyScan dependencies;
 };
 
+const char* file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "of an unknown type";
+}
+
+// A template must be a regular file: the compiler would block reading a FIFO, and never finish
+// reading a device such as /dev/zero.
 std::string canonical_path(std::string_view path, const char* what, bool directory) {
   std::error_code error;
   const std::filesystem::path p = std::filesystem::canonical(std::string(path), error);
   if (error) throw Error("jit: " + std::string(what) + " '" + std::string(path) + "': " + error.message());
   struct stat st;
-  if (::stat(p.c_str(), &st) != 0 || S_ISDIR(st.st_mode) != directory) {
+  if (::stat(p.c_str(), &st) != 0) {
+    throw Error("jit: " + std::string(what) + " '" + std::string(path) + "': " + std::strerror(errno));
+  }
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
     throw Error("jit: " + std::string(what) + " '" + std::string(path) + "' is " +
-                (directory ? "not a directory" : "not a file"));
+                file_type_name(st.st_mode) + ", not " + (directory ? "a directory" : "a regular file"));
   }
   return p.string();
 }
@@ -72,19 +90,23 @@ struct Compiler::Impl {
   Resolution resolve(const RequestView& request) {
     validate_macros(*request.macros);
     Resolution r;
-    r.toolchain = &toolchain(request.type);
     r.template_path = canonical_path(request.template_path, "template", false);
     std::vector<std::string> include_dirs;
     for (const std::string& dir : *request.include_dirs) {
       include_dirs.push_back(canonical_path(dir, "include directory", true));
     }
+    r.toolchain = &toolchain(request.type);
     const std::vector<std::string> flags = r.toolchain->flags(*request.macros, include_dirs);
     r.command = {r.toolchain->compiler};
     r.command.insert(r.command.end(), flags.begin(), flags.end());
 
-    const nlohmann::json direct = {{"template", r.template_path}, {"arch", r.toolchain->arch},
-                                   {"compiler", r.toolchain->compiler},
-                                   {"version", r.toolchain->version}, {"flags", flags},
+    nlohmann::json escaped_flags = nlohmann::json::array();
+    for (const std::string& flag : flags) escaped_flags.push_back(escape_bytes(flag));
+    const nlohmann::json direct = {{"template", escape_bytes(r.template_path)},
+                                   {"arch", r.toolchain->arch},
+                                   {"compiler", escape_bytes(r.toolchain->compiler)},
+                                   {"version", escape_bytes(r.toolchain->version)},
+                                   {"flags", std::move(escaped_flags)},
                                    {"tilegraph", TG_VERSION}};
     r.dependencies =
         scan_dependencies(r.command, with_tmpdir(r.toolchain->environment, cache.tmp_dir()),

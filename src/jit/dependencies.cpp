@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "escape.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/process.h"
 #include "tilegraph/jit/sha256.h"
@@ -11,7 +12,8 @@ namespace tg::jit {
 
 namespace {
 
-constexpr int kRecordFormat = 1;
+// 2: paths are stored escaped (escape_bytes).
+constexpr int kRecordFormat = 2;
 // The make target the compiler is told to name, so its output can be split from the file list.
 constexpr std::string_view kTarget = "tg-deps";
 
@@ -63,14 +65,14 @@ std::vector<std::string> parse_make_rule(const std::string& text, const std::str
 }
 
 nlohmann::json file_json(const TrackedFile& f) {
-  return {{"path", f.path},         {"sha256", f.sha256},           {"device", f.stamp.device},
-          {"inode", f.stamp.inode}, {"size", f.stamp.size},         {"mtime_ns", f.stamp.mtime_ns},
-          {"ctime_ns", f.stamp.ctime_ns}, {"trusted", f.stamp_trusted}};
+  return {{"path", escape_bytes(f.path)},  {"sha256", f.sha256},   {"device", f.stamp.device},
+          {"inode", f.stamp.inode},         {"size", f.stamp.size}, {"mtime_ns", f.stamp.mtime_ns},
+          {"ctime_ns", f.stamp.ctime_ns},   {"trusted", f.stamp_trusted}};
 }
 
 TrackedFile file_from_json(const nlohmann::json& j) {
   TrackedFile f;
-  f.path = j.at("path").get<std::string>();
+  f.path = unescape_bytes(j.at("path").get<std::string>());
   f.sha256 = j.at("sha256").get<std::string>();
   f.stamp = {j.at("device").get<uint64_t>(), j.at("inode").get<uint64_t>(), j.at("size").get<int64_t>(),
              j.at("mtime_ns").get<int64_t>(), j.at("ctime_ns").get<int64_t>()};

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "cache_names.h"
 #include "file_lock.h"
 #include "file_util.h"
 #include "tilegraph/core/error.h"
@@ -23,16 +24,14 @@ namespace tg::jit {
 
 namespace {
 
+using cache_names::is_hex_id;
+
 // A temporary file older than this was left by a crashed process (live writes take
 // milliseconds); temporary build directories are judged by their build lock instead.
 constexpr auto kAbandonedFileAge = std::chrono::hours(1);
 
-bool is_kernel_id(std::string_view s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
 void check_id(const std::string& id) {
-  if (!is_kernel_id(id)) throw Error("jit: '" + id + "' is not a kernel id (64 hex digits)");
+  if (!is_hex_id(id)) throw Error("jit: '" + id + "' is not a kernel id (64 hex digits)");
 }
 
 uint64_t size_of_file(const std::filesystem::path& path) {
@@ -77,7 +76,7 @@ struct OpenKernel {
 class WorkDir {
  public:
   WorkDir(const std::filesystem::path& tmp_dir, const std::string& id) {
-    std::string pattern = (tmp_dir / (id + ".XXXXXX")).string();
+    std::string pattern = (tmp_dir / (id + std::string(cache_names::kBuildSuffix))).string();
     if (!::mkdtemp(pattern.data())) {
       throw Error("jit: cannot create a build directory in " + tmp_dir.string() + ": " +
                   std::strerror(errno));
@@ -105,6 +104,8 @@ bool file_in_use(const std::filesystem::path& so) {
   return busy;
 }
 
+// A missing directory has no entries: a cache opened with open_existing may not exist, and one
+// an earlier version wrote may lack a subdirectory.
 std::vector<std::filesystem::directory_entry> entries_of(const std::filesystem::path& dir) {
   std::vector<std::filesystem::directory_entry> out;
   std::error_code error;
@@ -112,8 +113,55 @@ std::vector<std::filesystem::directory_entry> entries_of(const std::filesystem::
        !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
     out.push_back(*it);
   }
-  if (error) throw Error("jit: cannot list " + dir.string() + ": " + error.message());
+  if (error && error != std::errc::no_such_file_or_directory) {
+    throw Error("jit: cannot list " + dir.string() + ": " + error.message());
+  }
   return out;
+}
+
+// Types without following symlinks: the cache writes none, so a symlink is never its own.
+bool is_file(const std::filesystem::directory_entry& entry) {
+  std::error_code error;
+  return entry.symlink_status(error).type() == std::filesystem::file_type::regular;
+}
+
+bool is_directory(const std::filesystem::directory_entry& entry) {
+  std::error_code error;
+  return entry.symlink_status(error).type() == std::filesystem::file_type::directory;
+}
+
+std::string name_of(const std::filesystem::path& path) { return path.filename().string(); }
+
+// The regular files in `dir` whose names pass `ours`.
+std::vector<std::filesystem::path> own_files(const std::filesystem::path& dir,
+                                             bool (*ours)(std::string_view)) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : entries_of(dir)) {
+    if (is_file(entry) && ours(name_of(entry.path()))) out.push_back(entry.path());
+  }
+  return out;
+}
+
+// Whether `dir` holds the cache, and if so whether it is marked. Throws if it is something else:
+// a file, or a directory with names the cache does not write and no marker.
+enum class Found { kNothing, kMarked, kUnmarked };
+
+Found inspect(const std::filesystem::path& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Found::kNothing;
+    throw Error("jit: cache directory " + dir.string() + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) throw Error("jit: cache directory " + dir.string() + " is not a directory");
+  if (cache_names::is_our_tag(dir / cache_names::kTag)) return Found::kMarked;
+  if (const std::string foreign = cache_names::first_foreign_entry(dir); !foreign.empty()) {
+    throw Error("jit: refusing cache directory " + dir.string() + ": it holds " + foreign +
+                ", which the JIT cache did not write, and no tilegraph " +
+                std::string(cache_names::kTag) +
+                ", so it is not a JIT cache (and the cache deletes files in its directory); set "
+                "TG_JIT_CACHE_DIR to an empty or new directory");
+  }
+  return Found::kUnmarked;
 }
 
 }  // namespace
@@ -130,10 +178,26 @@ struct DiskCache::Attempt {
   std::string problem;   // why there is no kernel
 };
 
-DiskCache::DiskCache(std::filesystem::path dir) : dir_(std::filesystem::absolute(dir)) {
+DiskCache::DiskCache(std::filesystem::path dir) : DiskCache(std::move(dir), true) {}
+
+DiskCache DiskCache::open_existing(std::filesystem::path dir) { return DiskCache(std::move(dir), false); }
+
+DiskCache::DiskCache(std::filesystem::path dir, bool create) : dir_(std::filesystem::absolute(dir)) {
+  // Whose directory it is comes first: nothing may be written to a directory that is not the
+  // cache's, and the privacy checks' advice (chmod 700) would be wrong for it.
+  const Found found = inspect(dir_);
+  if (!create) {
+    if (found != Found::kNothing) check_cache_dir(dir_);
+    return;
+  }
   prepare_cache_dir(dir_);
-  for (const char* sub : {"kernels", "deps", "toolchains", "tmp", "sources"}) prepare_cache_dir(dir_ / sub);
+  for (const std::string_view sub : cache_names::kSubdirs) prepare_cache_dir(dir_ / sub);
+  if (found != Found::kMarked) {
+    write_file_atomically(tmp_dir(), dir_ / cache_names::kTag, cache_names::tag_content());
+  }
 }
+
+bool DiskCache::missing() const { return ::access(dir_.c_str(), F_OK) != 0 && errno == ENOENT; }
 
 std::filesystem::path DiskCache::kernel_path(const std::string& id) const {
   return dir_ / "kernels" / (id + ".so");
@@ -294,11 +358,8 @@ bool DiskCache::remove_entry(const std::string& id) const {
 
 std::vector<CacheEntryInfo> DiskCache::list() const {
   std::set<std::string> ids;
-  for (const auto& entry : entries_of(dir_ / "kernels")) {
-    const std::filesystem::path& p = entry.path();
-    if ((p.extension() == ".so" || p.extension() == ".json") && is_kernel_id(p.stem().string())) {
-      ids.insert(p.stem().string());
-    }
+  for (const std::filesystem::path& p : own_files(dir_ / "kernels", cache_names::is_entry_file)) {
+    ids.insert(p.stem().string());
   }
   std::vector<CacheEntryInfo> out;
   for (const std::string& id : ids) {
@@ -328,18 +389,19 @@ CacheStats DiskCache::stats(uint64_t max_bytes) const {
     stats.bytes += entry.bytes;
     if (entry.manifest) stats.compile_seconds += entry.manifest->compile_seconds;
   }
-  stats.dependency_records = entries_of(deps_dir()).size();
-  stats.toolchain_records = entries_of(toolchains_dir()).size();
-  stats.temporaries = entries_of(tmp_dir()).size();
+  stats.dependency_records = own_files(deps_dir(), cache_names::is_record).size();
+  stats.toolchain_records = own_files(toolchains_dir(), cache_names::is_record).size();
+  stats.temporaries = temporaries().size();
   return stats;
 }
 
 CacheRemoval DiskCache::evict(uint64_t max_bytes) {
   CacheRemoval removal;
+  if (missing()) return removal;
   // One evictor at a time; a process that finds another at work leaves it to finish.
-  const std::optional<FileLock> guard = FileLock::try_acquire(dir_ / "evict.lock");
+  const std::optional<FileLock> guard = FileLock::try_acquire(dir_ / cache_names::kEvictLock);
   if (!guard) return removal;
-  remove_abandoned_temporaries();
+  removal.kept_temporaries = remove_abandoned_temporaries();
   // Runs after every compile: sizes from the directory alone are enough to see that nothing
   // needs to go; manifests are read only when something does.
   if (entry_bytes() <= max_bytes) return removal;
@@ -362,7 +424,8 @@ CacheRemoval DiskCache::evict(uint64_t max_bytes) {
 
 CacheRemoval DiskCache::clear() {
   CacheRemoval removal;
-  const FileLock guard = FileLock::acquire(dir_ / "evict.lock");
+  if (missing()) return removal;
+  const FileLock guard = FileLock::acquire(dir_ / cache_names::kEvictLock);
   for (const CacheEntryInfo& entry : list()) {
     if (remove_entry(entry.id)) {
       removal.removed += 1;
@@ -371,55 +434,68 @@ CacheRemoval DiskCache::clear() {
       removal.kept_in_use += 1;
     }
   }
-  for (const std::filesystem::path& dir : {deps_dir(), toolchains_dir(), sources_dir()}) {
-    for (const auto& entry : entries_of(dir)) remove_file(entry.path());
-  }
-  remove_abandoned_temporaries();
+  for (const std::filesystem::path& p : own_files(deps_dir(), cache_names::is_record)) remove_file(p);
+  for (const std::filesystem::path& p : own_files(toolchains_dir(), cache_names::is_record)) remove_file(p);
+  for (const std::filesystem::path& p : own_files(sources_dir(), cache_names::is_source)) remove_file(p);
+  removal.kept_temporaries = remove_abandoned_temporaries();
   return removal;
 }
 
 uint64_t DiskCache::entry_bytes() const {
   uint64_t total = 0;
-  for (const auto& entry : entries_of(dir_ / "kernels")) {
-    const std::filesystem::path& p = entry.path();
-    std::error_code error;
-    const uint64_t size = entry.file_size(error);
-    if (!error && (p.extension() == ".so" || p.extension() == ".json")) total += size;
+  for (const std::filesystem::path& p : own_files(dir_ / "kernels", cache_names::is_entry_file)) {
+    total += size_of_file(p);
   }
   return total;
 }
 
 void DiskCache::remove_orphan_records() const {
-  for (const auto& entry : entries_of(deps_dir())) {
+  for (const std::filesystem::path& record : own_files(deps_dir(), cache_names::is_record)) {
     // Dependency records name the kernel they last resolved to (src/jit/dependencies.cpp).
     std::string kernel;
     try {
-      kernel = nlohmann::json::parse(read_file(entry.path()).value_or("{}")).value("kernel_id", "");
+      kernel = nlohmann::json::parse(read_file(record).value_or("{}")).value("kernel_id", "");
     } catch (const nlohmann::json::exception&) {
       // unreadable: as good as orphaned
     }
-    if (!is_kernel_id(kernel) || ::access(manifest_path(kernel).c_str(), F_OK) != 0) {
-      remove_file(entry.path());
+    if (!is_hex_id(kernel) || ::access(manifest_path(kernel).c_str(), F_OK) != 0) {
+      remove_file(record);
     }
   }
 }
 
-void DiskCache::remove_abandoned_temporaries() const {
-  const auto now = std::filesystem::file_time_type::clock::now();
+std::vector<std::filesystem::directory_entry> DiskCache::temporaries() const {
+  std::vector<std::filesystem::directory_entry> out;
   for (const auto& entry : entries_of(tmp_dir())) {
+    const std::string name = name_of(entry.path());
+    if ((is_directory(entry) && cache_names::is_build_dir(name)) ||
+        (is_file(entry) && cache_names::is_temp_file(name))) {
+      out.push_back(entry);
+    }
+  }
+  return out;
+}
+
+size_t DiskCache::remove_abandoned_temporaries() const {
+  size_t kept = 0;
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& entry : temporaries()) {
     const std::filesystem::path& p = entry.path();
     std::error_code error;
-    if (entry.is_directory(error)) {
-      // <id>.XXXXXX: abandoned if no one holds the build lock of <id>.
-      const std::string id = p.stem().string();
-      if (!is_kernel_id(id)) continue;
-      if (std::optional<FileLock> lock = FileLock::try_acquire(lock_path(id))) {
+    if (is_directory(entry)) {
+      // <id>.build.XXXXXX: abandoned if no one holds the build lock of <id>.
+      if (std::optional<FileLock> lock = FileLock::try_acquire(lock_path(name_of(p).substr(0, 64)))) {
         std::filesystem::remove_all(p, error);
+      } else {
+        kept += 1;
       }
     } else if (now - entry.last_write_time(error) > kAbandonedFileAge && !error) {
       remove_file(p);
+    } else {
+      kept += 1;
     }
   }
+  return kept;
 }
 
 }  // namespace tg::jit

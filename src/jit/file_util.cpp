@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "cache_names.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::jit {
@@ -76,7 +77,8 @@ std::optional<std::string> read_file(const std::filesystem::path& path) {
 
 void write_file_atomically(const std::filesystem::path& tmp_dir,
                            const std::filesystem::path& target, const std::string& content) {
-  std::string tmp = (tmp_dir / (target.filename().string() + ".XXXXXX")).string();
+  std::string tmp =
+      (tmp_dir / (target.filename().string() + std::string(cache_names::kTempSuffix))).string();
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) fail("cannot create a temporary file in", tmp_dir);
   size_t written = 0;

@@ -1,5 +1,6 @@
 #include "tilegraph/jit/kernel_id.h"
 
+#include "escape.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/macros.h"
 #include "tilegraph/jit/sha256.h"
@@ -9,10 +10,11 @@ namespace tg::jit {
 namespace {
 
 // Bumped whenever the meaning of the key changes, so old entries can never match new requests.
-constexpr int kKeyFormat = 1;
+// 2: paths, flags and the compiler's version are stored escaped (escape_bytes).
+constexpr int kKeyFormat = 2;
 
 nlohmann::json digest_json(const SourceDigest& digest) {
-  return {{"path", digest.path}, {"sha256", digest.sha256}};
+  return {{"path", escape_bytes(digest.path)}, {"sha256", digest.sha256}};
 }
 
 }  // namespace
@@ -20,6 +22,8 @@ nlohmann::json digest_json(const SourceDigest& digest) {
 nlohmann::json key_material(const KernelKeyInputs& inputs) {
   nlohmann::json headers = nlohmann::json::array();
   for (const SourceDigest& header : inputs.headers) headers.push_back(digest_json(header));
+  nlohmann::json flags = nlohmann::json::array();
+  for (const std::string& flag : inputs.flags) flags.push_back(escape_bytes(flag));
   return {
       {"key_format", kKeyFormat},
       {"inputs",
@@ -27,8 +31,9 @@ nlohmann::json key_material(const KernelKeyInputs& inputs) {
         {"template", digest_json(inputs.template_source)},
         {"headers", std::move(headers)},
         {"tilegraph", inputs.tilegraph_version}}},
-      {"compiler", {{"path", inputs.compiler_path}, {"version", inputs.compiler_version}}},
-      {"flags", inputs.flags},
+      {"compiler",
+       {{"path", escape_bytes(inputs.compiler_path)}, {"version", escape_bytes(inputs.compiler_version)}}},
+      {"flags", std::move(flags)},
   };
 }
 
@@ -38,8 +43,7 @@ std::string kernel_id(const nlohmann::json& key_material) {
   try {
     return sha256_hex(key_material.dump());
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("jit: a kernel input (a path or the compiler's version) is not valid "
-                            "UTF-8: ") + e.what());
+    throw Error(std::string("jit: the kernel key is not valid UTF-8: ") + e.what());
   }
 }
 

@@ -1,5 +1,6 @@
 #include "tilegraph/jit/manifest.h"
 
+#include "escape.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::jit {
@@ -50,7 +51,7 @@ std::string Manifest::template_path() const {
   const nlohmann::json inputs = key.value("inputs", nlohmann::json::object());
   const nlohmann::json source = inputs.is_object() ? inputs.value("template", nlohmann::json::object())
                                                    : nlohmann::json::object();
-  return source.is_object() ? source.value("path", "") : "";
+  return source.is_object() ? unescape_bytes(source.value("path", "")) : "";
 }
 
 std::string Manifest::macros() const {

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,8 +64,15 @@ std::string sha256_fd(int fd, const std::string& what) {
 }
 
 std::string sha256_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is refused below with the
+  // devices, which would never end. The flag does not change reads of a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error("jit: cannot open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("jit: cannot hash " + path + ": not a regular file");
+  }
   try {
     std::string digest = sha256_fd(fd, path);
     ::close(fd);

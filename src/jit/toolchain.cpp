@@ -1,9 +1,11 @@
 #include "toolchain.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include <nlohmann/json.hpp>
 
+#include "escape.h"
 #include "file_util.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/process.h"
@@ -29,19 +31,38 @@ nlohmann::json stamp_json(const FileStamp& s) {
           {"ctime_ns", s.ctime_ns}};
 }
 
+// Why find_executable(name) found nothing.
+std::string why_not_found(const std::string& name) {
+  if (name.find('/') == std::string::npos) return "is not on PATH";
+  struct stat st;
+  if (::stat(name.c_str(), &st) != 0) return "does not exist";
+  if (!S_ISREG(st.st_mode)) return "is not a file";
+  return "is not executable";
+}
+
 std::string resolve_compiler(KernelType type, const Config& config) {
   if (type == KernelType::kCpu) {
     const std::string path = find_executable(config.cxx);
     if (path.empty()) {
-      throw Error("jit: C++ compiler '" + config.cxx + "' not found or not executable (TG_JIT_CXX)");
+      throw Error("jit: the C++ compiler TG_JIT_CXX='" + config.cxx + "' " + why_not_found(config.cxx));
     }
     return path;
   }
-  std::string path = find_executable(config.nvcc);
-  if (path.empty() && config.nvcc == "nvcc") path = find_executable("/usr/local/cuda/bin/nvcc");
+  // Only the default name falls back to CUDA's usual install location; a configured one is
+  // taken as it is.
+  if (config.nvcc == "nvcc") {
+    std::string path = find_executable("nvcc");
+    if (path.empty()) path = find_executable("/usr/local/cuda/bin/nvcc");
+    if (path.empty()) {
+      throw Error("jit: cuda kernels need nvcc, which is neither on PATH nor at "
+                  "/usr/local/cuda/bin/nvcc (install the CUDA toolkit or set TG_JIT_NVCC)");
+    }
+    return path;
+  }
+  const std::string path = find_executable(config.nvcc);
   if (path.empty()) {
-    throw Error("jit: cuda kernels need nvcc, and '" + config.nvcc +
-                "' was not found on PATH or in /usr/local/cuda/bin (set TG_JIT_NVCC)");
+    throw Error("jit: cuda kernels need nvcc, and TG_JIT_NVCC='" + config.nvcc + "' " +
+                why_not_found(config.nvcc));
   }
   return path;
 }
@@ -67,8 +88,8 @@ std::string compiler_version(const std::string& compiler, const std::vector<std:
   if (const std::optional<std::string> text = read_file(record)) {
     try {
       const nlohmann::json json = nlohmann::json::parse(*text);
-      if (json.at("path") == compiler && json.at("stamp") == stamp_json(*stamp)) {
-        return json.at("version").get<std::string>();
+      if (json.at("path") == escape_bytes(compiler) && json.at("stamp") == stamp_json(*stamp)) {
+        return unescape_bytes(json.at("version").get<std::string>());
       }
     } catch (const nlohmann::json::exception&) {
       // unreadable record: probe again and overwrite it
@@ -76,7 +97,8 @@ std::string compiler_version(const std::string& compiler, const std::vector<std:
   }
   std::string version = probe_version(compiler, environment);
   if (stamp->is_settled(unix_time_ns())) {
-    const nlohmann::json json = {{"path", compiler}, {"stamp", stamp_json(*stamp)}, {"version", version}};
+    const nlohmann::json json = {
+        {"path", escape_bytes(compiler)}, {"stamp", stamp_json(*stamp)}, {"version", escape_bytes(version)}};
     write_file_atomically(tmp_dir, record, json.dump(2) + "\n");
   }
   return version;

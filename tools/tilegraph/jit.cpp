@@ -47,12 +47,22 @@ std::string local_time(int64_t unix_ms) {
 
 std::string human_bytes(uint64_t bytes) {
   char text[32];
-  if (bytes >= (uint64_t(1) << 20)) {
+  if (bytes >= (uint64_t(1) << 30)) {
+    std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(uint64_t(1) << 30));
+  } else if (bytes >= (uint64_t(1) << 20)) {
     std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
-  } else {
+  } else if (bytes >= 1024) {
     std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024.0);
+  } else {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
   }
   return text;
+}
+
+// Paths are bytes, not necessarily UTF-8; strict dumping would throw on them (after `clear` had
+// already removed the entries). A byte that is not UTF-8 prints as U+FFFD.
+void print_json(const nlohmann::json& json) {
+  std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 void run_compile(const CompileOptions& options) {
@@ -69,7 +79,7 @@ void run_compile(const CompileOptions& options) {
                                 {"seconds", seconds},
                                 {"kernel", compiler.cache().kernel_path(kernel.id).string()},
                                 {"cache_dir", compiler.cache().dir().string()}};
-    std::printf("%s\n", out.dump(2).c_str());
+    print_json(out);
     return;
   }
   std::printf("%s  %s  (%.3f s)\n", kernel.id.c_str(), source.c_str(), seconds);
@@ -78,7 +88,7 @@ void run_compile(const CompileOptions& options) {
 
 void run_ls(bool json) {
   const jit::Config config = jit::Config::from_env();
-  const jit::DiskCache cache(config.cache_dir);
+  const jit::DiskCache cache = jit::DiskCache::open_existing(config.cache_dir);
   const std::vector<jit::CacheEntryInfo> entries = cache.list();
   if (json) {
     nlohmann::json out = nlohmann::json::array();
@@ -94,7 +104,7 @@ void run_ls(bool json) {
       }
       out.push_back(std::move(item));
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    print_json(out);
     return;
   }
   std::printf("%s: %zu entries, most recently used first\n", cache.dir().c_str(), entries.size());
@@ -112,7 +122,7 @@ void run_ls(bool json) {
 
 void run_stats(bool json) {
   const jit::Config config = jit::Config::from_env();
-  const jit::CacheStats s = jit::DiskCache(config.cache_dir).stats(config.max_cache_bytes);
+  const jit::CacheStats s = jit::DiskCache::open_existing(config.cache_dir).stats(config.max_cache_bytes);
   if (json) {
     const nlohmann::json out = {{"cache_dir", s.dir.string()},
                                 {"entries", s.entries},
@@ -124,7 +134,7 @@ void run_stats(bool json) {
                                 {"toolchain_records", s.toolchain_records},
                                 {"temporaries", s.temporaries},
                                 {"compile_seconds", s.compile_seconds}};
-    std::printf("%s\n", out.dump(2).c_str());
+    print_json(out);
     return;
   }
   std::printf("cache dir:          %s\n", s.dir.c_str());
@@ -139,18 +149,22 @@ void run_stats(bool json) {
 
 void run_clear(bool json) {
   const jit::Config config = jit::Config::from_env();
-  jit::DiskCache cache(config.cache_dir);
+  jit::DiskCache cache = jit::DiskCache::open_existing(config.cache_dir);
   const jit::CacheRemoval r = cache.clear();
   if (json) {
     const nlohmann::json out = {{"cache_dir", cache.dir().string()},
                                 {"removed", r.removed},
                                 {"bytes", r.bytes},
-                                {"kept_in_use", r.kept_in_use}};
-    std::printf("%s\n", out.dump(2).c_str());
+                                {"kept_in_use", r.kept_in_use},
+                                {"kept_temporaries", r.kept_temporaries}};
+    print_json(out);
     return;
   }
   std::printf("removed %zu entries (%s) from %s", r.removed, human_bytes(r.bytes).c_str(), cache.dir().c_str());
   if (r.kept_in_use > 0) std::printf("; kept %zu in use by running processes", r.kept_in_use);
+  if (r.kept_temporaries > 0) {
+    std::printf("; kept %zu temporaries of running builds", r.kept_temporaries);
+  }
   std::printf("\n");
 }
 
@@ -177,7 +191,7 @@ void add_jit_command(CLI::App& app) {
   auto* stats = jit->add_subcommand("stats", "Summarise the disk cache");
   stats->add_flag("--json", *json, std::string("Print JSON"));
   stats->callback([json] { run_stats(*json); });
-  auto* clear = jit->add_subcommand("clear", "Remove every cached kernel not in use");
+  auto* clear = jit->add_subcommand("clear", "Remove every cached kernel and record not in use");
   clear->add_flag("--json", *json, std::string("Print JSON"));
   clear->callback([json] { run_clear(*json); });
 }

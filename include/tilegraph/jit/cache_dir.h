@@ -6,9 +6,11 @@
 
 namespace tg::jit {
 
-// Creates `dir` and any missing parents with mode 0700, then checks it: it must be a directory
-// (a symlink to one is followed), owned by the effective user, and not writable by group or
-// others. Throws tg::Error saying which check failed and how to fix it.
+// Creates `dir` and any missing parents with mode 0700, then check_cache_dir(dir).
 void prepare_cache_dir(const std::filesystem::path& dir);
+// Checks, changing nothing, that `dir` is a directory (a symlink to one is followed), owned by
+// the effective user, and not writable by group or others. Throws tg::Error saying which check
+// failed and how to fix it.
+void check_cache_dir(const std::filesystem::path& dir);
 
 }  // namespace tg::jit

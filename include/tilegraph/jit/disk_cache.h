@@ -5,10 +5,15 @@
 //   deps/              dependency records (which headers a template includes)
 //   toolchains/        compiler version records   tmp/  builds in progress
 //   sources/           generated templates (Compiler::load_source), named by content hash
+//   CACHEDIR.TAG       the marker that makes the directory the cache's
 // A kernel is built in tmp/ and published by rename, so no one sees half a file; its content
 // hash is checked against the manifest before every load, so a truncated or altered file is
 // rebuilt rather than run. A process that has a kernel loaded holds a shared flock on the .so,
 // which is how eviction knows not to remove it.
+//
+// The cache removes files, so it only works in a directory it can tell is its own: one with its
+// CACHEDIR.TAG, or one it creates or finds empty (and then marks). Even there it touches only
+// the names it writes (docs/jit.md lists them); anything else is left alone and not counted.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -71,12 +76,22 @@ struct CacheRemoval {
   size_t removed = 0;
   uint64_t bytes = 0;
   size_t kept_in_use = 0;  // entries that would have gone but are loaded, or being built
+  // Temporaries left in place: builds whose lock is held, and files younger than an hour (a
+  // write in progress cannot be told apart from one a crash left).
+  size_t kept_temporaries = 0;
 };
 
 class DiskCache {
  public:
-  // Creates the directory and its subdirectories (prepare_cache_dir: private to this user).
+  // Opens the cache to use it, creating the directory and its subdirectories if missing
+  // (prepare_cache_dir: private to this user). An existing directory must be the cache: marked
+  // with its CACHEDIR.TAG, or else empty or holding only names the cache writes (a cache of an
+  // earlier version, which wrote no marker), and is then marked. Anything else throws tg::Error
+  // naming the directory and an entry that is not the cache's, before anything is written.
   explicit DiskCache(std::filesystem::path dir);
+  // Opens the cache to list, count or clear it, creating and marking nothing: a directory that
+  // does not exist is an empty cache. Refuses what the constructor refuses.
+  static DiskCache open_existing(std::filesystem::path dir);
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path kernel_path(const std::string& id) const;
@@ -100,20 +115,24 @@ class DiskCache {
   // Most recently used first.
   std::vector<CacheEntryInfo> list() const;
   CacheStats stats(uint64_t max_bytes) const;
-  // Removes least-recently-used entries that no process has loaded until the entries take at
-  // most `max_bytes`, then dependency records of removed kernels and abandoned temporaries.
+  // Removes abandoned temporaries, then least-recently-used entries that no process has loaded
+  // until the entries take at most `max_bytes`, then dependency records of removed kernels.
   CacheRemoval evict(uint64_t max_bytes);
   // Removes every entry not in use, every record, every generated source (they are written
   // again on demand, with the same name) and every abandoned temporary.
   CacheRemoval clear();
 
  private:
+  DiskCache(std::filesystem::path dir, bool create);
   struct Attempt;
   Attempt try_load(const std::string& id) const;
   void record_use(const std::string& id, const Manifest& loaded) const;
   bool remove_entry(const std::string& id) const;
   void remove_entry_files(const std::string& id) const;
-  void remove_abandoned_temporaries() const;
+  // Returns how many temporaries it kept (CacheRemoval::kept_temporaries).
+  size_t remove_abandoned_temporaries() const;
+  std::vector<std::filesystem::directory_entry> temporaries() const;
+  bool missing() const;
   void remove_orphan_records() const;
   uint64_t entry_bytes() const;
   std::filesystem::path lock_path(const std::string& id) const;

@@ -33,7 +33,9 @@ struct KernelKeyInputs {
 // The canonical JSON form of the inputs (sorted keys), stored in each entry's manifest so the id
 // can be recomputed from it: {"key_format", "inputs": {"macros" (the seed's key=value& string,
 // arch and kernel type included), "template", "headers", "tilegraph"}, "compiler": {"path",
-// "version"}, "flags"}.
+// "version"}, "flags"}. Paths, flags and the version may hold any bytes: they are stored with
+// '%' and every byte outside valid UTF-8 written as %XX, so any input gives a valid document
+// and different inputs different ones.
 nlohmann::json key_material(const KernelKeyInputs& inputs);
 
 // SHA-256 of key_material(inputs).dump(): 64 lowercase hex digits.

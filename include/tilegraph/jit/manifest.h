@@ -23,7 +23,8 @@ struct Manifest {
   // Throws tg::Error naming the missing or mistyped field.
   static Manifest from_json(const nlohmann::json& json);
 
-  // From the key, for listings: the template's path and the seed's macro string.
+  // From the key, for listings: the template's path (as the bytes it is, unescaped) and the
+  // seed's macro string.
   std::string template_path() const;
   std::string macros() const;
 };

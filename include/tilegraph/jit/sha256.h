@@ -31,7 +31,8 @@ std::string sha256_hex(std::string_view data);
 // Hashes the whole file behind `fd` from offset 0 (the fd's position is not used); throws
 // tg::Error on a read error.
 std::string sha256_fd(int fd, const std::string& what);
-// Throws tg::Error if the file cannot be read.
+// Throws tg::Error if the file cannot be read or is not a regular file (a FIFO would block, a
+// device such as /dev/zero never end).
 std::string sha256_file(const std::string& path);
 
 }  // namespace tg::jit

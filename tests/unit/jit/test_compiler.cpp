@@ -380,6 +380,69 @@ TEST(Compiler, MissingTemplateOrIncludeDirIsAClearError) {
             std::string::npos);
 }
 
+TEST(Compiler, TemplateMustBeARegularFile) {
+  TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "f.cpp";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Compiler compiler(test_config(tmp.path()));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo.string(), "is a FIFO, not a regular file"},  // the compiler would wait for a writer
+      {"/dev/zero", "is a character device, not a regular file"},  // and read this for ever
+      {tmp.path().string(), "is a directory, not a regular file"}};
+  for (const auto& [path, problem] : cases) {
+    const std::string message = error_of([&] { compiler.get_kernel(path, kScale2, KernelType::kCpu); });
+    EXPECT_NE(message.find("template '" + path + "' " + problem), std::string::npos) << message;
+    EXPECT_THROW(compiler.load(path, kScale2, KernelType::kCpu), Error);
+  }
+  // Refused before any program ran: not even the compiler's version was asked for.
+  EXPECT_EQ(files_in(compiler.cache(), "toolchains"), 0u);
+}
+
+TEST(Compiler, AMissingConfiguredCompilerIsNamed) {
+  TempDir tmp;
+  Config config = test_config(tmp.path());
+  config.cxx = "/nonexistent/c++";
+  config.nvcc = "/nonexistent/nvcc";
+  Compiler compiler(config);
+  EXPECT_EQ(error_of([&] { compiler.get_kernel(kernel_template("saxpy.cpp"), kScale2, KernelType::kCpu); }),
+            "jit: the C++ compiler TG_JIT_CXX='/nonexistent/c++' does not exist");
+  EXPECT_EQ(error_of([&] { compiler.get_kernel(kernel_template("fill.cu"), {{"VALUE", "7"}}, KernelType::kCuda); }),
+            "jit: cuda kernels need nvcc, and TG_JIT_NVCC='/nonexistent/nvcc' does not exist");
+}
+
+TEST(Compiler, PathsNeedNotBeUtf8) {
+  TempDir tmp;
+  const std::filesystem::path dir = std::filesystem::canonical(tmp.path()) / "k\xfe" "dir";
+  std::filesystem::create_directory(dir);
+  std::filesystem::copy_file(kernel_template("saxpy.cpp"), dir / "saxpy.cpp");
+  std::filesystem::copy_file(kernel_template("saxpy_params.h"), dir / "saxpy_params.h");
+  // The same file under a name that reads like the escaped form of the other.
+  std::filesystem::create_directory(tmp.path() / "k%FEdir");
+  std::filesystem::copy_file(dir / "saxpy.cpp", tmp.path() / "k%FEdir" / "saxpy.cpp");
+  std::filesystem::copy_file(dir / "saxpy_params.h", tmp.path() / "k%FEdir" / "saxpy_params.h");
+  Config config = test_config(tmp.path());
+  config.cache_dir = tmp.path() / "c\xff" "ache";
+  const std::string source = (dir / "saxpy.cpp").string();
+  std::string id;
+  {
+    Compiler compiler(config);
+    const Kernel kernel = compiler.load(source, kScale2, KernelType::kCpu);
+    EXPECT_EQ(kernel.source, KernelSource::kCompiled);
+    EXPECT_TRUE(saxpy_works(kernel.entry, 2.0f));
+    const Manifest m = *compiler.cache().list()[0].manifest;
+    EXPECT_EQ(m.template_path(), source);
+    EXPECT_EQ(kernel_id(m.key), kernel.id);
+    id = kernel.id;
+    EXPECT_NE(compiler.kernel_id((tmp.path() / "k%FEdir" / "saxpy.cpp").string(), kScale2, KernelType::kCpu), id);
+  }
+  Compiler fresh(config);
+  const Kernel again = fresh.load(source, kScale2, KernelType::kCpu);
+  EXPECT_EQ(again.source, KernelSource::kDisk);
+  EXPECT_EQ(again.id, id);
+  const Kernel generated = fresh.load_source(testing::read_text(source), kScale2, KernelType::kCpu, {dir.string()});
+  EXPECT_TRUE(saxpy_works(generated.entry, 2.0f));
+}
+
 TEST(Compiler, MissingHeaderIsReportedWithDiagnostics) {
   TempDir tmp;
   const std::filesystem::path source = tmp.path() / "k.cpp";

@@ -1,6 +1,6 @@
 // The disk cache's safety properties: damaged entries are rebuilt, never loaded; eviction keeps
 // to the byte budget in least-recently-used order and never removes a kernel some process has
-// loaded; clear and the listings.
+// loaded, nor anything the cache did not write; clear and the listings.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "jit/file_lock.h"
 #include "jit_test_utils.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/sha256.h"
@@ -171,11 +172,99 @@ TEST(DiskCache, AbandonedBuildDirectoriesAreRemoved) {
   Config config = test_config(tmp.path());
   DiskCache cache(config.cache_dir);
   // What a compiler killed mid-build leaves behind: a build directory no one holds the lock of.
-  const std::filesystem::path abandoned = cache.tmp_dir() / (std::string(64, 'a') + ".x1y2z3");
+  const std::filesystem::path abandoned = cache.tmp_dir() / (std::string(64, 'a') + ".build.x1y2z3");
   std::filesystem::create_directory(abandoned);
   testing::write_text(abandoned / "kernel.so", "partial");
   cache.evict(config.max_cache_bytes);
   EXPECT_FALSE(std::filesystem::exists(abandoned));
+}
+
+void make_old(const std::filesystem::path& path) {
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
+}
+
+TEST(DiskCache, TouchesNothingItDidNotWrite) {
+  TempDir tmp;
+  const Config config = test_config(tmp.path(), 1);  // every compile evicts all it can
+  const std::string id = build(config, 1);
+  DiskCache cache(config.cache_dir);
+  // Other files and folders, old enough to be taken for abandoned temporaries, some with names
+  // close to the cache's own.
+  const std::string hex(64, '0');
+  const std::filesystem::path dir = config.cache_dir;
+  const std::vector<std::filesystem::path> files = {
+      dir / "notes.txt",        dir / "kernels" / "notes.txt", dir / "kernels" / (hex + ".so.bak"),
+      dir / "deps" / "README",  dir / "toolchains" / "gcc.json", dir / "sources" / "main.cpp",
+      dir / "tmp" / "old.iso",  dir / "tmp" / (hex + ".json.Ab12Cd")};
+  const std::vector<std::filesystem::path> folders = {
+      dir / "sources" / "sub", dir / "sources" / (hex + ".cpp"), dir / "kernels" / (hex + ".so"),
+      dir / "tmp" / (hex + ".backup")};
+  for (const auto& folder : folders) {
+    std::filesystem::create_directory(folder);
+    testing::write_text(folder / "data", "x");
+    make_old(folder / "data");
+    make_old(folder);
+  }
+  for (const auto& file : files) {
+    testing::write_text(file, "x");
+    make_old(file);
+  }
+  const CacheStats stats = cache.stats(0);
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_EQ(stats.incomplete, 0u);
+  EXPECT_EQ(stats.dependency_records, 1u);
+  EXPECT_EQ(stats.toolchain_records, 1u);
+  EXPECT_EQ(stats.temporaries, 0u);
+  EXPECT_EQ(cached_ids(cache), std::vector<std::string>{id});
+
+  const std::string other = build(config, 2);  // evicts `id`
+  EXPECT_EQ(cached_ids(cache), std::vector<std::string>{other});
+  const CacheRemoval removal = cache.clear();
+  EXPECT_EQ(removal.removed, 1u);
+  EXPECT_EQ(removal.kept_temporaries, 0u);
+  EXPECT_TRUE(cached_ids(cache).empty());
+  for (const auto& file : files) EXPECT_TRUE(std::filesystem::exists(file)) << file;
+  for (const auto& folder : folders) EXPECT_TRUE(std::filesystem::exists(folder / "data")) << folder;
+  EXPECT_TRUE(std::filesystem::exists(dir / "CACHEDIR.TAG"));
+}
+
+TEST(DiskCache, ClearKeepsTemporariesOfRunningBuilds) {
+  TempDir tmp;
+  DiskCache cache(tmp.path() / "cache");
+  const std::string a(64, 'a');
+  const std::string b(64, 'b');
+  // A write in progress, and one a crash left an hour ago.
+  const std::filesystem::path writing = cache.tmp_dir() / (a + ".json.tmp.Ab12Cd");
+  const std::filesystem::path left = cache.tmp_dir() / (b + ".json.tmp.Ab12Cd");
+  testing::write_text(writing, "{");
+  testing::write_text(left, "{");
+  make_old(left);
+  // A build whose process holds its lock, and one whose process is gone.
+  const std::filesystem::path building = cache.tmp_dir() / (a + ".build.Ab12Cd");
+  const std::filesystem::path abandoned = cache.tmp_dir() / (b + ".build.Ab12Cd");
+  std::filesystem::create_directory(building);
+  std::filesystem::create_directory(abandoned);
+  EXPECT_EQ(cache.stats(0).temporaries, 4u);
+  const FileLock build_lock = FileLock::acquire(cache.dir() / "kernels" / (a + ".lock"));
+  const CacheRemoval removal = cache.clear();
+  EXPECT_EQ(removal.kept_temporaries, 2u);
+  EXPECT_TRUE(std::filesystem::exists(writing));
+  EXPECT_TRUE(std::filesystem::exists(building));
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_FALSE(std::filesystem::exists(abandoned));
+}
+
+TEST(DiskCache, OpeningAMissingCacheCreatesNothing) {
+  TempDir tmp;
+  const DiskCache cache = DiskCache::open_existing(tmp.path() / "a" / "cache");
+  EXPECT_TRUE(cache.list().empty());
+  const CacheStats stats = cache.stats(1);
+  EXPECT_EQ(stats.entries + stats.dependency_records + stats.toolchain_records + stats.temporaries, 0u);
+  EXPECT_EQ(stats.dir, tmp.path() / "a" / "cache");
+  DiskCache writable = DiskCache::open_existing(tmp.path() / "a" / "cache");
+  EXPECT_EQ(writable.clear().removed, 0u);
+  EXPECT_EQ(writable.evict(0).removed, 0u);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "a"));
 }
 
 TEST(DiskCache, RejectsMalformedIds) {

@@ -1,10 +1,14 @@
 // The kernel id as a pure function of its inputs: stable, and different whenever any input that
 // decides the compiled code is different.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <functional>
 #include <set>
 
+#include "jit/escape.h"
+#include "jit_test_utils.h"
+#include "tilegraph/core/error.h"
 #include "tilegraph/jit/kernel_id.h"
 #include "tilegraph/jit/sha256.h"
 
@@ -92,6 +96,61 @@ TEST(KernelId, FieldBoundariesCannotBeShifted) {
   a.compiler_path = "/usr/bin/c++x";
   b.compiler_version = "x" + b.compiler_version;
   EXPECT_NE(kernel_id(a), kernel_id(b));
+}
+
+TEST(KernelId, PathsMayHoldAnyBytes) {
+  // Paths are bytes; JSON, hence the key, is UTF-8. Each of these is a different file.
+  const std::vector<std::string> paths = {
+      "/src/k\xff.cpp",    "/src/k\xfe.cpp",   "/src/k%FF.cpp", "/src/k%25FF.cpp", "/src/k%.cpp",
+      "/src/k\xc3\xa9.cpp",  // é: valid UTF-8
+      "/src/k\xc3.cpp",      // a truncated sequence
+      "/src/k\xed\xa0\x80.cpp", "/src/k\xc0\xaf.cpp",  // a surrogate, an overlong '/'
+  };
+  std::set<std::string> ids;
+  for (const std::string& path : paths) {
+    KernelKeyInputs in = base_inputs();
+    in.template_source.path = path;
+    in.headers[0].path = path + ".h";
+    in.compiler_path = path + "-c++";
+    in.compiler_version = path;
+    in.flags.push_back("-I" + path);
+    EXPECT_TRUE(ids.insert(kernel_id(in)).second) << path;
+  }
+  KernelKeyInputs in = base_inputs();
+  in.template_source.path = "/src/k\xff.cpp";
+  EXPECT_EQ(key_material(in)["inputs"]["template"]["path"], "/src/k%FF.cpp");
+  in.template_source.path = "/src/k\xc3\xa9.cpp";
+  EXPECT_EQ(key_material(in)["inputs"]["template"]["path"], "/src/k\xc3\xa9.cpp");
+}
+
+TEST(EscapeBytes, KeepsUtf8AndRoundTrips) {
+  EXPECT_EQ(escape_bytes("/home/user/kernels/saxpy.cpp"), "/home/user/kernels/saxpy.cpp");
+  EXPECT_EQ(escape_bytes("/k/\xe2\x82\xac/\xf0\x9f\x98\x80"), "/k/\xe2\x82\xac/\xf0\x9f\x98\x80");
+  EXPECT_EQ(escape_bytes("100%"), "100%25");
+  EXPECT_EQ(escape_bytes("a\xff\x80z"), "a%FF%80z");
+  EXPECT_EQ(escape_bytes("\xe2\x82"), "%E2%82");  // cut short
+  EXPECT_EQ(escape_bytes("\xf4\x90\x80\x80"), "%F4%90%80%80");  // above U+10FFFF
+  std::string all;
+  for (int b = 0; b < 256; ++b) all += char(b);
+  for (const std::string& bytes : {all, std::string("%%41%"), std::string("\xe2\x82\xac%E2")}) {
+    EXPECT_EQ(unescape_bytes(escape_bytes(bytes)), bytes);
+  }
+  EXPECT_EQ(unescape_bytes("50%-%4"), "50%-%4");  // not an escape: kept as it is
+}
+
+TEST(Sha256, RefusesFilesThatAreNotRegular) {
+  testing::TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "header.h";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Opening the FIFO would wait for a writer, reading /dev/zero never end.
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero"), tmp.path().string()}) {
+    try {
+      sha256_file(path);
+      ADD_FAILURE() << path << " was hashed";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Sha256, MatchesKnownVectors) {
