@@ -117,10 +117,11 @@ int run_demo(const DemoOptions& o) {
   }
   constexpr double kBound = 1e-5;  // f16 KV cache rounding dominates
   const bool ok = std::isfinite(worst) && worst <= kBound;
-  std::printf("  graph: %zu nodes per decode step; allocator: %.1f KiB of intermediates in %.1f KiB\n",
-              nodes, unshared / 1024.0, peak / 1024.0);
-  std::printf("  ran a %d-token prefill and %d decode steps on '%s' and on 'reference'\n", o.prefill,
-              o.steps, o.backend.c_str());
+  // `nodes` is the last step's: a decode step's, or the prefill's when there is none.
+  std::printf("  graph: %zu nodes per %s step; allocator: %.1f KiB of intermediates in %.1f KiB\n", nodes,
+              o.steps > 0 ? "decode" : "prefill", unshared / 1024.0, peak / 1024.0);
+  std::printf("  ran a %d-token prefill and %d decode step%s on '%s' and on 'reference'\n", o.prefill, o.steps,
+              o.steps == 1 ? "" : "s", o.backend.c_str());
   std::printf("  worst NMSE against the reference: %.3g (bound %.0e)  %s\n", worst, kBound,
               ok ? "OK" : "MISMATCH");
   std::printf("  total compute time: %s %.2f ms, reference %.2f ms\n", o.backend.c_str(),

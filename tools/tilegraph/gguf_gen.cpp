@@ -69,7 +69,8 @@ void add_gguf_gen_command(CLI::App& app) {
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))->capture_default_str();
   cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
   cmd->add_option("--seed", o->seed, "Seed of the weights")->capture_default_str();
-  const auto positive = CLI::PositiveNumber;
+  // The config's own checks give the real bounds; this only keeps the flags to sane integers.
+  const auto positive = CLI::Range(int64_t(1), int64_t(INT32_MAX));
   cmd->add_option("--n-layer", o->n_layer, "Blocks")->check(positive);
   cmd->add_option("--n-embd", o->n_embd, "Model width")->check(positive);
   cmd->add_option("--n-head", o->n_head, "Attention heads")->check(positive);
