@@ -128,7 +128,12 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   const auto special = [&](std::string_view key, int32_t fallback) -> int32_t {
     const GgufValue* value = file.find(key);
     if (!value) return fallback < int32_t(n) ? fallback : -1;
-    const int64_t id = value->to_int();
+    int64_t id;
+    try {
+      id = value->to_int();
+    } catch (const Error&) {
+      throw Error(file.source() + ": " + std::string(key) + " must be an integer, got " + value->describe());
+    }
     if (id == -1 || id == int64_t(UINT32_MAX)) return -1;
     if (id < 0 || id >= int64_t(n)) {
       throw Error(file.source() + ": " + std::string(key) + " is " + std::to_string(id) + ", outside the vocabulary of " +

@@ -214,6 +214,8 @@ TEST(Vocab, MalformedKeysAreRefusedByName) {
                "tokenizer.ggml.token_type[1] is 9, not a token type");
   expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.eos_token_id", uint32_t(3)); })); },
                "tokenizer.ggml.eos_token_id is 3, outside the vocabulary of 3 tokens");
+  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.bos_token_id", "1"); })); },
+               "tokenizer.ggml.bos_token_id must be an integer, got string \"1\"");
   expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.add_bos_token", uint32_t(1)); })); },
                "tokenizer.ggml.add_bos_token must be a bool");
   const GgufFile empty = tokenizer_file("llama", {}, [](GgufWriter&, auto&, auto&) {});
