@@ -374,9 +374,19 @@ TEST(Gguf, ConcurrentWritersPublishWholeFiles) {
   wa.add_tensor("t", DType::F32, ne, a.data());
   wb.add_tensor("t", DType::F32, ne, b.data());
   for (int round = 0; round < 5; ++round) {
-    std::thread other([&] { wb.write_file(path); });
-    wa.write_file(path);
+    std::string errors[2];
+    const auto write = [&](const GgufWriter& w, std::string& error) {
+      try {
+        w.write_file(path);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    };
+    std::thread other(write, std::cref(wb), std::ref(errors[1]));
+    write(wa, errors[0]);
     other.join();
+    EXPECT_EQ(errors[0], "");
+    EXPECT_EQ(errors[1], "");
     const GgufFile file = GgufFile::open(path);
     const auto* data = static_cast<const uint8_t*>(file.tensor_data(*file.find_tensor("t")));
     const uint8_t first = data[0];
