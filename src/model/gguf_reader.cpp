@@ -214,7 +214,7 @@ GgufFile::GgufFile(GgufFile&&) noexcept = default;
 GgufFile& GgufFile::operator=(GgufFile&&) noexcept = default;
 GgufFile::~GgufFile() = default;
 
-GgufFile GgufFile::open(const std::string& path) {
+GgufFile GgufFile::open(const std::string& path, Access access) {
   GgufFile file;
   file.source_ = path;
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-file.
@@ -231,7 +231,24 @@ GgufFile GgufFile::open(const std::string& path) {
     throw Error("gguf: '" + path + "' is not a regular file");
   }
   file.mapping_ = std::make_unique<Mapping>();
-  if (st.st_size > 0) {
+  if (access == Access::kRead) {
+    std::vector<uint8_t>& bytes = file.mapping_->memory;
+    bytes.resize(size_t(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : 0;
+        ::close(fd);
+        throw Error("gguf: cannot read '" + path + "': " + (n < 0 ? std::strerror(err) : "it shrank while being read"));
+      }
+      done += size_t(n);
+    }
+    ::close(fd);
+    file.bytes_ = bytes.data();
+    file.size_ = bytes.size();
+  } else if (st.st_size > 0) {
     void* address = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     const int err = errno;
     ::close(fd);

@@ -42,6 +42,7 @@ struct RunOptions {
   int64_t tokens = 32;
   int threads = 0;
   bool ignore_eos = false;
+  bool no_mmap = false;
   bool json = false;
 };
 
@@ -134,7 +135,7 @@ void run(const RunOptions& o) {
   // The prompt and the context it needs are checked against the model's configuration before
   // its weights are generated or bound, so a bad flag costs no load.
   std::optional<model::GgufFile> file;  // stays mapped while the model's tensors point into it
-  if (o.model) file.emplace(model::GgufFile::open(*o.model));
+  if (o.model) file.emplace(model::GgufFile::open(*o.model, o.no_mmap ? model::GgufFile::Access::kRead : model::GgufFile::Access::kMap));
   const model::LlamaConfig c = file ? model::llama_config_from_gguf(*file) : model::llama_preset(kDefaultPreset);
   std::string no_vocab;
   const std::optional<model::Vocab> vocab = load_vocab(file ? &*file : nullptr, c, no_vocab);
@@ -244,6 +245,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
+  cmd->add_flag("--no-mmap", o->no_mmap, "Read the model file into memory instead of mapping it (then it may change during the run)");
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Generate --tokens tokens even past the end-of-sequence token");
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
   cmd->callback([o] { run(*o); });

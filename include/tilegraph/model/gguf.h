@@ -119,11 +119,17 @@ struct GgufTensorInfo {
   uint64_t size = 0;    // bytes
 };
 
-// A GGUF file opened for reading. open() maps the file read-only; tensor_data() points into the
-// mapping, which lives as long as the GgufFile (tensors built over it must not outlive it).
+// A GGUF file opened for reading. open() maps the file read-only, or reads it into memory;
+// tensor_data() points into those bytes, which live as long as the GgufFile (tensors built over
+// it must not outlive it).
 class GgufFile {
  public:
-  static GgufFile open(const std::string& path);
+  enum class Access {
+    kMap,   // mmap: no copy, pages loaded on use; changing the file in place while it is used
+            // gives SIGBUS (replacing it by rename is safe)
+    kRead,  // read whole into memory: costs the file's size in RAM, then independent of the file
+  };
+  static GgufFile open(const std::string& path, Access access = Access::kMap);
   // Parses bytes held in memory (`source` names them in errors).
   static GgufFile parse(std::vector<uint8_t> bytes, const std::string& source = "<memory>");
 

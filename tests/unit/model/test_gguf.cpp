@@ -409,6 +409,18 @@ TEST(Gguf, OpeningAFifoIsRefusedWithoutWaiting) {
   std::filesystem::remove(fifo);
 }
 
+// Access::kRead holds its own copy: the file can be truncated under it (a mapping would give
+// SIGBUS on the next read of a lost page).
+TEST(Gguf, AFileReadIntoMemoryOutlivesChangesToTheFile) {
+  const auto tensors = every_tensor_type();
+  const std::string path = temp_path("read_access.gguf");
+  writer_with_everything(tensors, 64).write_file(path);
+  const GgufFile file = GgufFile::open(path, GgufFile::Access::kRead);
+  std::filesystem::resize_file(path, 0);
+  check_round_trip(file, 64, false);  // malloc's alignment, not the file's 64
+  std::filesystem::remove(path);
+}
+
 TEST(Gguf, WritesTensorsFromContextTensors) {
   Context ctx;
   Tensor* w = ctx.new_tensor(DType::Q8_0, {64, 5});
