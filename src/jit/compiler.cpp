@@ -242,8 +242,14 @@ Kernel Compiler::load_source(std::string_view source, const MacroMap& macros, Ke
                              const std::vector<std::string>& include_dirs) {
   const std::filesystem::path path = impl_->cache.sources_dir() /
                                      (sha256_hex(source) + (kernel_type == KernelType::kCuda ? ".cu" : ".cpp"));
-  // Rewriting an identical file would only change its stamp and force a rescan.
-  if (read_file(path) != std::optional<std::string>(std::string(source))) {
+  // An identical file is never rewritten: that would change the stamps a concurrent builder of
+  // the same source has taken, and its compile would fail as "changed while compiling". So a new
+  // file is published only if no other thread or process did it first; only a file with other
+  // contents (damaged, edited) is replaced.
+  const std::optional<std::string> existing = read_file(path);
+  if (!existing) {
+    write_file_if_absent(impl_->cache.tmp_dir(), path, std::string(source));
+  } else if (*existing != source) {
     write_file_atomically(impl_->cache.tmp_dir(), path, std::string(source));
   }
   return load(path.string(), macros, kernel_type, include_dirs);

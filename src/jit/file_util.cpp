@@ -75,8 +75,11 @@ std::optional<std::string> read_file(const std::filesystem::path& path) {
   return content;
 }
 
-void write_file_atomically(const std::filesystem::path& tmp_dir,
-                           const std::filesystem::path& target, const std::string& content) {
+namespace {
+
+// `content` in a new file in `tmp_dir` named after `target`; returns its path.
+std::string write_temporary(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
+                            const std::string& content) {
   std::string tmp =
       (tmp_dir / (target.filename().string() + std::string(cache_names::kTempSuffix))).string();
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
@@ -95,6 +98,14 @@ void write_file_atomically(const std::filesystem::path& tmp_dir,
     written += size_t(n);
   }
   ::close(fd);
+  return tmp;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& tmp_dir,
+                           const std::filesystem::path& target, const std::string& content) {
+  const std::string tmp = write_temporary(tmp_dir, target, content);
   // Exchange, then unlink the old file: renaming over an existing file makes ext4 write the new
   // file's data out first (auto_da_alloc), ~1.5 ms, and manifests are rewritten on every load
   // from disk. Without that flush a crash can leave a damaged manifest, which the cache treats
@@ -109,6 +120,22 @@ void write_file_atomically(const std::filesystem::path& tmp_dir,
     errno = saved;
     fail("cannot rename a temporary file onto", target);
   }
+}
+
+bool write_file_if_absent(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
+                          const std::string& content) {
+  const std::string tmp = write_temporary(tmp_dir, target, content);
+  int result = ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE);
+  if (result != 0 && (errno == EINVAL || errno == ENOSYS)) {  // a file system without it: link
+    result = ::link(tmp.c_str(), target.c_str());             // fails with EEXIST the same way
+    if (result == 0) ::unlink(tmp.c_str());
+  }
+  if (result == 0) return true;
+  const int saved = errno;
+  ::unlink(tmp.c_str());
+  if (saved == EEXIST) return false;
+  errno = saved;
+  fail("cannot publish a temporary file as", target);
 }
 
 void remove_file(const std::filesystem::path& path) {

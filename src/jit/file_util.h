@@ -41,6 +41,11 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 void write_file_atomically(const std::filesystem::path& tmp_dir,
                            const std::filesystem::path& target, const std::string& content);
 
+// The same, but only if `target` does not exist: returns false, leaving it as it is, if it does
+// (another process published it first).
+bool write_file_if_absent(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
+                          const std::string& content);
+
 // unlink(2), ignoring a file that is already gone; other errors throw tg::Error.
 void remove_file(const std::filesystem::path& path);
 
