@@ -68,7 +68,7 @@ void add_gguf_gen_command(CLI::App& app) {
   cmd->add_option("--type", o->type, "Matrix type: f32, f16, bf16 or q8_0 (norms stay f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))->capture_default_str();
   cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
-  cmd->add_option("--seed", o->seed, "Seed of the weights")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the weights (0..2^64-1)")->capture_default_str();
   // The config's own checks give the real bounds; this only keeps the flags to sane integers.
   const auto positive = CLI::Range(int64_t(1), int64_t(INT32_MAX));
   cmd->add_option("--n-layer", o->n_layer, "Blocks")->check(positive);

@@ -180,7 +180,7 @@ void add_jit_command(CLI::App& app) {
       ->required();
   compile->add_option("-D,--define", options->defines, "Macro NAME=VALUE (repeatable)");
   compile->add_option("-I,--include", options->include_dirs, "Extra include directory (repeatable)");
-  compile->add_option("--kernel-type", options->kernel_type, "cpu (host C++ compiler) or cuda (nvcc)");
+  compile->add_option("--kernel-type", options->kernel_type, "cpu (host C++ compiler) or cuda (nvcc)")->capture_default_str();
   compile->add_flag("--json", options->json, std::string("Print one JSON object"));
   compile->callback([options] { run_compile(*options); });
 

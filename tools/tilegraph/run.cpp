@@ -240,7 +240,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
   cmd->add_option("--prompt", o->prompt,
-                  "Prompt text, tokenized with the model's SentencePiece vocabulary (after its beginning-of-sequence token)")
+                  "Prompt text, tokenized with the model's SentencePiece vocabulary (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")

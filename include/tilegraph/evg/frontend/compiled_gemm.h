@@ -7,7 +7,7 @@
 //   Signature sig;
 //   sig.input("alpha", OperandKind::kScalar).input("bias", OperandKind::kRowVector).output("D");
 //   CompiledGemm gemm("D = gelu(acc * alpha + bias[col])", sig);
-//   gemm.run(GemmInput::row_major(a, m, k), GemmInput::column_major(w, k, n, ElementType::kBF16),
+//   gemm.run(GemmInput::row_major(a, m, k), GemmInput::col_major(w, k, n, ElementType::kBF16),
 //            {{"alpha", Binding::value(0.5f)}, {"bias", Binding::vector(bias)},
 //             {"D", Binding::matrix(d, n)}},
 //            launcher);
