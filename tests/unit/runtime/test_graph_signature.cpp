@@ -246,11 +246,16 @@ TEST_P(GraphSignatureIsa, MatchGivesTheKeyOfAMovedGraph) {
   GraphKey key;
   ASSERT_EQ(s.matches(f.graph, &key, isa()), SignatureMatch::kExact);
   EXPECT_EQ(key, GraphSignature::key(f.graph));
+  // One moved address always changes the sum (its term is a bijection of the address); two can
+  // cancel for some layouts (equal distances, as ThreadSanitizer's heap gave), so only the key's
+  // agreement with key() is checked after the second.
   f.nodes[2]->data = f.leafs[1]->data;
-  f.leafs[0]->data = f.leafs[2]->data;
   ASSERT_EQ(s.matches(f.graph, &key, isa()), SignatureMatch::kAddressesOnly);
   EXPECT_EQ(key, GraphSignature::key(f.graph));
   EXPECT_NE(key.addresses, s.recorded_key().addresses);
+  f.leafs[0]->data = f.leafs[2]->data;
+  ASSERT_EQ(s.matches(f.graph, &key, isa()), SignatureMatch::kAddressesOnly);
+  EXPECT_EQ(key, GraphSignature::key(f.graph));
 }
 
 // Random single-field changes (and no change, and a change back) agree with the reference.
