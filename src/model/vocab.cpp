@@ -1,11 +1,13 @@
 #include "tilegraph/model/vocab.h"
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <queue>
 
 #include "model/printable.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/utf8.h"
 
 namespace tg::model {
 
@@ -14,36 +16,6 @@ namespace {
 constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 constexpr std::string_view kUnknownPiece = "\xe2\x96\x85";  // U+2585, what llama.cpp shows for <unk>
-
-struct Utf8Char {
-  size_t length;  // 0: the bytes there are not valid UTF-8
-  uint32_t code_point;
-};
-
-Utf8Char utf8_at(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned lead = byte(i);
-  if (lead < 0x80) return {1, lead};
-  size_t n;
-  uint32_t cp;
-  if ((lead & 0xe0) == 0xc0) {
-    n = 2, cp = lead & 0x1f;
-  } else if ((lead & 0xf0) == 0xe0) {
-    n = 3, cp = lead & 0x0f;
-  } else if ((lead & 0xf8) == 0xf0) {
-    n = 4, cp = lead & 0x07;
-  } else {
-    return {0, 0};
-  }
-  if (n > s.size() - i) return {0, 0};
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return {0, 0};
-    cp = cp << 6 | (byte(i + k) & 0x3f);
-  }
-  static constexpr uint32_t kShortest[] = {0, 0, 0x80, 0x800, 0x10000};  // overlong forms are invalid
-  if (cp < kShortest[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
-  return {n, cp};
-}
 
 // GPT-2's byte-level BPE writes each byte as a printable code point: the printable Latin-1 bytes
 // as themselves, the other 68 as U+0100 onwards in byte order. The inverse, by code point.
@@ -68,13 +40,9 @@ std::string byte_piece(unsigned char byte) {
 // A byte token's value, or -1 when `piece` is not "<0xNN>".
 int byte_of_piece(std::string_view piece) {
   if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
-  int value = 0;
-  for (char c : piece.substr(3, 2)) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return -1;
-    value = value * 16 + digit;
-  }
-  return value;
+  unsigned value = 0;
+  const auto [end, error] = std::from_chars(piece.data() + 3, piece.data() + 5, value, 16);
+  return error == std::errc() && end == piece.data() + 5 ? int(value) : -1;
 }
 
 template <class T>
@@ -234,7 +202,7 @@ std::vector<int32_t> Vocab::encode(std::string_view text) const {
   };
   std::vector<Symbol> symbols;
   for (size_t i = 0; i < escaped.size();) {
-    const size_t length = std::max<size_t>(utf8_at(escaped, i).length, 1);
+    const size_t length = std::max<size_t>(decode_utf8(escaped, i).length, 1);
     const int index = int(symbols.size());
     symbols.push_back({i, length, index - 1, i + length == escaped.size() ? -1 : index + 1});
     i += length;
@@ -321,7 +289,7 @@ void Vocab::append_gpt2(int32_t id, std::string& out) const {
     case TokenType::kNormal:
     case TokenType::kByte:
       for (size_t i = 0; i < piece.size();) {
-        const Utf8Char c = utf8_at(piece, i);
+        const Utf8Char c = decode_utf8(piece, i);
         if (c.length == 0) {  // not byte-level text: keep the byte
           out += piece[i++];
           continue;
@@ -360,7 +328,7 @@ std::string terminal_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    const Utf8Char c = utf8_at(text, i);
+    const Utf8Char c = decode_utf8(text, i);
     if (c.length == 0) {
       out += kReplacement;
       ++i;
