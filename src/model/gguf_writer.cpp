@@ -283,35 +283,42 @@ void GgufWriter::check_destination(const std::string& path) {
 
 void GgufWriter::write_file(const std::string& path) const {
   check_destination(path);
-  auto [fd, temporary] = create_temporary_beside(path);
-  std::FILE* file = ::fdopen(fd, "wb");
-  const auto fail = [&, temp = temporary](const std::string& what, int err) {
-    if (file) std::fclose(file);
-    std::remove(temp.c_str());
+  // However this function leaves, the temporary is closed, and removed unless it was published.
+  struct Temporary {
+    int fd;
+    std::string name;
+    std::FILE* file = nullptr;
+    bool published = false;
+    ~Temporary() {
+      if (file) {
+        std::fclose(file);
+      } else if (fd >= 0) {
+        ::close(fd);
+      }
+      if (!published) std::remove(name.c_str());
+    }
+  };
+  auto [fd, name] = create_temporary_beside(path);
+  Temporary tmp{fd, std::move(name)};
+  const auto fail = [&](const std::string& what) {
+    const int err = errno;
     throw Error("gguf: " + what + " '" + path + "' failed: " + std::strerror(err));
   };
-  if (!file) {
-    const int err = errno;
-    ::close(fd);
-    fail("opening", err);
-  }
+  tmp.file = ::fdopen(tmp.fd, "wb");
+  if (!tmp.file) fail("opening");
   // A replaced file keeps its permissions (rename would otherwise give it the new file's).
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && ::fchmod(fd, existing.st_mode & 07777) != 0) fail("setting the mode of", errno);
-  try {
-    FileSink sink{file, path};
-    write(sink);
-  } catch (...) {
-    std::fclose(file);
-    std::remove(temporary.c_str());
-    throw;
-  }
+  if (::stat(path.c_str(), &existing) == 0 && ::fchmod(tmp.fd, existing.st_mode & 07777) != 0) fail("setting the mode of");
+  FileSink sink{tmp.file, path};
+  write(sink);
   // On disk before the rename, so a crash leaves the old file or the whole new one.
-  if (std::fflush(file) != 0 || ::fsync(fd) != 0) fail("writing", errno);
-  const int closed = std::fclose(file);
-  file = nullptr;
-  if (closed != 0) fail("writing", errno);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("replacing", errno);
+  if (std::fflush(tmp.file) != 0 || ::fsync(tmp.fd) != 0) fail("writing");
+  const int closed = std::fclose(tmp.file);
+  tmp.file = nullptr;
+  tmp.fd = -1;
+  if (closed != 0) fail("writing");
+  if (std::rename(tmp.name.c_str(), path.c_str()) != 0) fail("replacing");
+  tmp.published = true;
 }
 
 }  // namespace tg::model

@@ -1,11 +1,14 @@
 // GGUF: write -> read round trips of every value and tensor type, and a corpus of malformed
 // files built byte by byte, each expected to fail with a tg::Error naming its problem.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -362,6 +365,42 @@ TEST(Gguf, WriteFileReplacesOnlyItsOwnFile) {
   EXPECT_TRUE(fs::is_symlink(dir / "link.gguf"));
   EXPECT_TRUE(fs::is_fifo(dir / "fifo.gguf"));
   EXPECT_EQ(GgufFile::open(out).get("general.name").get<std::string>(), "x");
+  fs::remove_all(dir);
+}
+
+// A write that fails part-way (here: the file size limit) leaves the old file and no temporary.
+TEST(Gguf, AFailedWriteLeavesTheOldFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_path("failed_write_dir");
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  const std::string out = (dir / "out.gguf").string();
+  GgufWriter small;
+  small.set("general.name", "old");
+  small.write_file(out);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG
+    const rlimit limit{1 << 16, 1 << 16};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(3);
+    std::vector<uint8_t> data(1 << 20, 1);
+    GgufWriter big;
+    const int64_t ne[] = {int64_t(data.size() / 4)};
+    big.add_tensor("t", DType::F32, ne, data.data());
+    try {
+      big.write_file(out);
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find("writing '" + out + "' failed: File too large") != std::string::npos ? 0 : 2);
+    }
+    _exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: another message, 3: no limit";
+  EXPECT_EQ(GgufFile::open(out).get("general.name").get<std::string>(), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "a temporary was left";
   fs::remove_all(dir);
 }
 
