@@ -112,8 +112,7 @@ Tensor* new_view_node(Context& ctx, Tensor* base, Op op, const int64_t (&ne)[kMa
   }
   const bool fits = !wraps && absolute <= storage_bytes && extent <= storage_bytes - absolute;
   require(fits, what,
-          [&] { return "view at offset " + std::to_string(absolute) + " with ne=[" + std::to_string(ne[0]) + "," +
-                std::to_string(ne[1]) + "," + std::to_string(ne[2]) + "," + std::to_string(ne[3]) + "] nb=[" +
+          [&] { return "view at offset " + std::to_string(absolute) + " with ne=" + shape_string(ne) + " nb=[" +
                 std::to_string(nb[0]) + "," + std::to_string(nb[1]) + "," + std::to_string(nb[2]) + "," +
                 std::to_string(nb[3]) + "] exceeds the " + std::to_string(storage_bytes) + " bytes of its base"; },
           {base});
