@@ -67,18 +67,53 @@ GraphMode::GraphMode(GraphModeConfig config) : config_(config), cache_(config.ca
   config_.validate();
 }
 
+void GraphMode::set_phase(Phase phase) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  phase_ = phase;
+}
+
 void GraphMode::set_config(const GraphModeConfig& config) {
   config.validate();
+  std::lock_guard<std::mutex> lock(mutex_);
   config_ = config;
-  stats_.evictions += cache_.set_limits(config.capacity, config.max_bytes);
+  const size_t evicted = cache_.set_limits(config.capacity, config.max_bytes);
+  count([&](GraphModeStats& s) { s.evictions += evicted; });
+}
+
+GraphModeConfig GraphMode::config() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return config_;
+}
+
+GraphModeStats GraphMode::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+void GraphMode::reset_stats() {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_ = {};
+}
+
+bool GraphMode::suspended() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return suspended_;
+}
+
+void GraphMode::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_.clear();
 }
 
 void GraphMode::run_eager(EagerReason reason, const std::function<void()>& eager) {
-  ++stats_.eager_runs;
-  ++stats_.eager_by_reason[int(reason)];
+  count([&](GraphModeStats& s) {
+    ++s.eager_runs;
+    ++s.eager_by_reason[int(reason)];
+  });
   const auto start = std::chrono::steady_clock::now();
   eager();
-  stats_.eager_seconds += seconds_since(start);
+  const double t = seconds_since(start);
+  count([&](GraphModeStats& s) { s.eager_seconds += t; });
 }
 
 bool GraphMode::admitted(uint64_t key) {
@@ -88,7 +123,8 @@ bool GraphMode::admitted(uint64_t key) {
 }
 
 void GraphMode::compute(Backend& backend, const Graph& graph, const std::function<void()>& eager) {
-  ++stats_.computes;
+  std::lock_guard<std::mutex> lock(mutex_);
+  count([](GraphModeStats& s) { ++s.computes; });
   if (!config_.enabled) return run_eager(EagerReason::kDisabled, eager);
   if (graph.empty()) return run_eager(EagerReason::kEmpty, eager);
   // Prefill steps run eagerly unless prefill_use_graph. Detection scans every node, so a hit
@@ -115,7 +151,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     if (stable_steps_ < config_.max_consecutive_updates) return run_eager(EagerReason::kTooManyUpdates, eager);
     suspended_ = false;
     consecutive_updates_ = 0;
-    ++stats_.reenables;
+    count([](GraphModeStats& s) { ++s.reenables; });
   }
 
   if (!found.entry) found = cache_.find(graph, key);
@@ -124,28 +160,30 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     if (backend.rebind(*found.entry->captured, graph)) {
       found.entry->signature.record(graph);  // same sizes: reuses its storage
       ++found.entry->rebinds;
-      ++stats_.rebinds;
+      count([](GraphModeStats& s) { ++s.rebinds; });
     } else {
       cache_.erase(found.entry);
       found = {};
     }
   }
   if (found.entry) {
-    ++stats_.hits;
+    count([](GraphModeStats& s) { ++s.hits; });
     consecutive_updates_ = 0;
     const auto start = std::chrono::steady_clock::now();
     backend.launch(*found.entry->captured);
     const double t = seconds_since(start);
-    ++stats_.replays;
     ++found.entry->replays;
     found.entry->replay_seconds += t;
-    stats_.replay_seconds += t;
+    count([&](GraphModeStats& s) {
+      ++s.replays;
+      s.replay_seconds += t;
+    });
     return;
   }
 
   const bool prefill_shaped = is_prefill_graph(graph);
   if (eager_prefill(prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
-  ++stats_.misses;
+  count([](GraphModeStats& s) { ++s.misses; });
   if (!backend.can_capture(graph)) {
     consecutive_updates_ = 0;
     return run_eager(EagerReason::kIncompatible, eager);
@@ -165,17 +203,20 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     return run_eager(EagerReason::kCaptureFailed, eager);
   }
   entry->capture_seconds = seconds_since(start);
-  stats_.capture_seconds += entry->capture_seconds;
-  ++stats_.captures;
+  const double capture_seconds = entry->capture_seconds;
   const size_t evicted = cache_.insert(std::move(entry));
-  stats_.evictions += evicted;
+  count([&](GraphModeStats& s) {
+    s.capture_seconds += capture_seconds;
+    ++s.captures;
+    s.evictions += evicted;
+  });
   // Seed 003 counts every update because its cache holds one graph. With an LRU cache, filling
   // free slots is warm-up (a workload cycling through a few graphs), not churn: only captures
   // that push another graph out count towards switching graph mode off.
   if (evicted == 0) return;
   if (++consecutive_updates_ >= config_.max_consecutive_updates) {
     suspended_ = true;
-    ++stats_.disables;
+    count([](GraphModeStats& s) { ++s.disables; });
     last_key_ = key.structure;
     stable_steps_ = 1;
   }

@@ -5,9 +5,11 @@
 // changes every step and back on once it is stable.
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "tilegraph/runtime/backend.h"
 #include "tilegraph/runtime/graph_cache.h"
@@ -63,6 +65,10 @@ struct GraphModeStats {
 // the soft-max attention pattern (masked SOFT_MAX with more than one row per head).
 bool is_prefill_graph(const Graph& graph);
 
+// Safe to use from several threads: compute() holds the mode's lock for the whole step, and every
+// accessor takes it too, so a server may read statistics or change the configuration while
+// another thread decodes. stats() and reset_stats() have a lock of their own and never wait for a
+// step in progress; the others wait for it to end.
 class GraphMode {
  public:
   explicit GraphMode(GraphModeConfig config = GraphModeConfig::from_env());
@@ -71,30 +77,45 @@ class GraphMode {
   void compute(Backend& backend, const Graph& graph, const std::function<void()>& eager);
 
   // Applies to every compute until changed; kAuto detects prefill from the graph.
-  void set_phase(Phase phase) { phase_ = phase; }
+  void set_phase(Phase phase);
   void set_config(const GraphModeConfig& config);
-  const GraphModeConfig& config() const { return config_; }
-  const GraphModeStats& stats() const { return stats_; }
-  const GraphCache& cache() const { return cache_; }
+  GraphModeConfig config() const;
+  // A snapshot: the counters of the steps finished so far.
+  GraphModeStats stats() const;
+  void reset_stats();
   // Whether the consecutive-update guard has graph mode switched off right now.
-  bool suspended() const { return suspended_; }
-  void reset_stats() { stats_ = {}; }
+  bool suspended() const;
   // Drops every capture (e.g. the backend's buffers are about to be freed).
-  void clear() { cache_.clear(); }
+  void clear();
+  // Calls fn(const GraphCache&) under the lock and returns its result: for tests and tools that
+  // look at the captures. Pointers into the cache stay valid only until the next compute.
+  template <class Fn>
+  decltype(auto) with_cache(Fn&& fn) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::forward<Fn>(fn)(std::as_const(cache_));
+  }
 
  private:
   void run_eager(EagerReason reason, const std::function<void()>& eager);
   bool admitted(uint64_t key);
+  template <class Update>
+  void count(Update update) {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    update(stats_);
+  }
 
+  mutable std::mutex mutex_;  // everything but the statistics
   GraphModeConfig config_;
   Phase phase_ = Phase::kAuto;
   GraphCache cache_;
-  GraphModeStats stats_;
   int consecutive_updates_ = 0;
   bool suspended_ = false;
   uint64_t last_key_ = 0;
   int stable_steps_ = 0;
   std::unordered_map<uint64_t, int> sightings_;  // for admit_after > 1; bounded
+
+  mutable std::mutex stats_mutex_;
+  GraphModeStats stats_;
 };
 
 // "hits 10, misses 2, captures 2, ..." for logs and the CLI.

@@ -42,6 +42,16 @@ std::unique_ptr<Backend> unfused_backend(int threads = 2) {
   return backend;
 }
 
+// The replay plan of the most recently used capture, and how many captures there are.
+const cpu::ReplayPlan* newest_plan(Backend& backend) {
+  return backend.graph_mode()->with_cache([](const GraphCache& cache) {
+    return cache.size() ? dynamic_cast<const cpu::ReplayPlan*>(cache.entries().front()->captured.get()) : nullptr;
+  });
+}
+size_t captures(Backend& backend) {
+  return backend.graph_mode()->with_cache([](const GraphCache& cache) { return cache.size(); });
+}
+
 std::vector<char> bytes_of(const Tensor& t) {
   std::vector<char> out(t.nbytes());
   std::memcpy(out.data(), t.data, out.size());
@@ -208,9 +218,8 @@ TEST(GraphReplay, FusesRowOpChainsAndDropsNoOps) {
   test::fill_uniform(*x, rng);
   backend->compute(g);
   const std::vector<char> captured = bytes_of(*out);
-  const auto& entries = backend->graph_mode()->cache().entries();
-  ASSERT_EQ(entries.size(), 1u);
-  const auto* plan = dynamic_cast<const cpu::ReplayPlan*>(entries.front()->captured.get());
+  ASSERT_EQ(captures(*backend), 1u);
+  const cpu::ReplayPlan* plan = newest_plan(*backend);
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->step_count(), 1u);
   EXPECT_EQ(plan->fused_node_count(), 4u);
@@ -251,8 +260,7 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
         GraphAllocator allocator;
         allocator.allocate(g, *backend);
         backend->compute(g);
-        const auto* plan =
-            dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
+        const cpu::ReplayPlan* plan = newest_plan(*backend);
         ASSERT_NE(plan, nullptr);
         if (x_kind < 2) {
           EXPECT_EQ(plan->fused_node_count(), 5u);
@@ -278,7 +286,7 @@ TEST(GraphReplay, IntermediateReadTwiceIsNotFused) {
   Tensor* out = add(ctx, scale(ctx, a, 2.0f), a);  // a feeds two nodes: it must be stored
   Graph g = Graph::build(out);
   backend->compute(g);
-  const auto* plan = dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
+  const cpu::ReplayPlan* plan = newest_plan(*backend);
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->fused_node_count(), 2u) << "scale -> add may fuse, silu may not";
   const std::vector<char> replayed = [&] {
@@ -462,8 +470,7 @@ TEST(GraphReplay, IndependentSmallStepsRunSideBySide) {
       allocator.allocate(g, *backend);
       test::fill_uniform(*x, rng);
       backend->compute(g);
-      const auto* plan =
-          dynamic_cast<const cpu::ReplayPlan*>(backend->graph_mode()->cache().entries().front()->captured.get());
+      const cpu::ReplayPlan* plan = newest_plan(*backend);
       ASSERT_NE(plan, nullptr);
       EXPECT_EQ(plan->grouped_step_count(), threads > 1 && width == 128 ? 3u : 0u) << "q, k and v form the only group";
       for (int replay = 0; replay < 3; ++replay) {
@@ -525,10 +532,13 @@ TEST(GraphReplay, RandomisedStepGroupsAreBitIdenticalToEager) {
       }
     }
     EXPECT_GT(replaying->graph_mode()->stats().replays, 150u);
-    size_t grouped = 0;
-    for (const auto& entry : replaying->graph_mode()->cache().entries()) {
-      grouped += dynamic_cast<const cpu::ReplayPlan&>(*entry->captured).grouped_step_count();
-    }
+    const size_t grouped = replaying->graph_mode()->with_cache([](const GraphCache& cache) {
+      size_t steps = 0;
+      for (const auto& entry : cache.entries()) {
+        steps += dynamic_cast<const cpu::ReplayPlan&>(*entry->captured).grouped_step_count();
+      }
+      return steps;
+    });
     EXPECT_GT(grouped, 0u) << "no structure formed a step group";
   }
 }

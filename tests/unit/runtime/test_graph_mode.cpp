@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -59,6 +64,7 @@ class CountingBackend final : public Backend {
   void launch(CapturedGraph& g) override {
     last_launched = static_cast<CountingCapture&>(g).id;
     ++launches;
+    if (during_launch) during_launch();
   }
   bool rebind(CapturedGraph&, const Graph&) override {
     ++rebinds;
@@ -68,7 +74,15 @@ class CountingBackend final : public Backend {
   GraphMode mode;
   int eager = 0, captures = 0, launches = 0, rebinds = 0, last_launched = 0, executed_in_capture = 0;
   bool allow_rebind = true, fail_capture = false, fail_eager = false, fail_while_executing = false;
+  std::function<void()> during_launch;  // e.g. to hold a replay in progress
 };
+
+size_t cached_graphs(const CountingBackend& backend) {
+  return backend.mode.with_cache([](const GraphCache& c) { return c.size(); });
+}
+size_t cached_bytes(const CountingBackend& backend) {
+  return backend.mode.with_cache([](const GraphCache& c) { return c.bytes(); });
+}
 
 // out = scale(unary(a (+|-) b)) over 4-D tensors; every field is a property the match must see.
 struct Variant {
@@ -133,7 +147,7 @@ class GraphModeTest : public ::testing::Test {
     allocator_.allocate(steps_.back()->graph, backend_);
     backend_.compute(steps_.back()->graph);
   }
-  const GraphModeStats& stats() { return backend_.mode.stats(); }
+  GraphModeStats stats() const { return backend_.mode.stats(); }
 
   Variant base_;
   Leafs leafs_{base_};
@@ -220,7 +234,7 @@ TEST_F(GraphModeTest, MovedSourceAddressRebindsOrRecaptures) {
   run(base_);
   EXPECT_EQ(backend_.captures, 2);
   EXPECT_EQ(backend_.launches, 2);
-  EXPECT_EQ(backend_.mode.cache().size(), 1u) << "the stale entry must have been dropped";
+  EXPECT_EQ(cached_graphs(backend_), 1u) << "the stale entry must have been dropped";
 }
 
 TEST_F(GraphModeTest, ViewAddressIsExempt) {
@@ -266,12 +280,12 @@ TEST(GraphMode, LruOrderAndEvictionAtCapacity) {
   r.run(1);
   r.run(2);
   r.run(3);
-  EXPECT_EQ(backend.mode.cache().size(), 3u);
+  EXPECT_EQ(cached_graphs(backend), 3u);
   EXPECT_EQ(backend.mode.stats().evictions, 0u);
   r.run(1);  // a hit moves 1 to the front, so 2 is now the least recently used
   EXPECT_EQ(backend.last_launched, 1);
   r.run(4);
-  EXPECT_EQ(backend.mode.cache().size(), 3u);
+  EXPECT_EQ(cached_graphs(backend), 3u);
   EXPECT_EQ(backend.mode.stats().evictions, 1u);
   const int captures = backend.captures;
   r.run(3);
@@ -283,7 +297,7 @@ TEST(GraphMode, LruOrderAndEvictionAtCapacity) {
   const uint64_t evictions = backend.mode.stats().evictions;
   config.capacity = 1;
   backend.mode.set_config(config);
-  EXPECT_EQ(backend.mode.cache().size(), 1u);
+  EXPECT_EQ(cached_graphs(backend), 1u);
   EXPECT_EQ(backend.mode.stats().evictions, evictions + 2);
   r.run(2);
   EXPECT_EQ(backend.captures, captures + 1) << "2, the most recent, stayed";
@@ -465,7 +479,7 @@ TEST(GraphMode, IncompatibleGraphRunsEagerly) {
   backend.compute(g);
   EXPECT_EQ(backend.eager, 2);
   EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kIncompatible)], 2u);
-  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  EXPECT_EQ(cached_graphs(backend), 0u);
 }
 
 TEST(GraphMode, FailedCaptureLeavesNothingCached) {
@@ -475,10 +489,10 @@ TEST(GraphMode, FailedCaptureLeavesNothingCached) {
   backend.fail_capture = true;
   backend.compute(g);
   EXPECT_EQ(backend.eager, 1) << "the result still comes from an eager run";
-  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  EXPECT_EQ(cached_graphs(backend), 0u);
   backend.fail_eager = true;
   EXPECT_THROW(backend.compute(g), Error) << "a graph that fails eagerly too raises its error";
-  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  EXPECT_EQ(cached_graphs(backend), 0u);
   backend.fail_capture = backend.fail_eager = false;
   backend.compute(g);
   EXPECT_EQ(backend.captures, 1);
@@ -494,7 +508,7 @@ TEST(GraphMode, AnErrorWhileCapturingExecutesNothingTwice) {
   EXPECT_THROW(backend.compute(g), Error);
   EXPECT_EQ(backend.executed_in_capture, 1);
   EXPECT_EQ(backend.eager, 0);
-  EXPECT_EQ(backend.mode.cache().size(), 0u);
+  EXPECT_EQ(cached_graphs(backend), 0u);
   EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kCaptureFailed)], 0u);
 }
 
@@ -570,11 +584,11 @@ TEST(GraphMode, ByteBoundEvictsOldest) {
   std::vector<Graph> graphs;
   for (int i = 1; i <= 4; ++i) graphs.push_back(Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {i}))));
   for (const Graph& g : graphs) backend.compute(g);
-  const size_t per_entry = backend.mode.cache().bytes() / 4;
+  const size_t per_entry = cached_bytes(backend) / 4;
   config.max_bytes = per_entry * 2 + per_entry / 2;
   backend.mode.set_config(config);
-  EXPECT_EQ(backend.mode.cache().size(), 2u);
-  EXPECT_LE(backend.mode.cache().bytes(), config.max_bytes);
+  EXPECT_EQ(cached_graphs(backend), 2u);
+  EXPECT_LE(cached_bytes(backend), config.max_bytes);
 }
 
 TEST(GraphMode, TenThousandNodeGraph) {
@@ -587,6 +601,86 @@ TEST(GraphMode, TenThousandNodeGraph) {
   backend.compute(g);
   EXPECT_EQ(backend.captures, 1);
   EXPECT_EQ(backend.launches, 1);
+}
+
+// A server reads the statistics while another thread decodes: stats() must not wait for the
+// step in progress, and what changes the mode (set_config) must wait for it to end.
+TEST(GraphModeThreads, StatisticsDoNotWaitForAStepInProgress) {
+  CountingBackend backend;
+  Context ctx;
+  const Graph g = Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {4})));
+  backend.compute(g);  // capture
+  std::promise<void> launched, release;
+  std::shared_future<void> released = release.get_future().share();
+  backend.during_launch = [&] {
+    launched.set_value();
+    released.wait();
+  };
+  std::thread decoder([&] { backend.compute(g); });  // a replay, held in launch
+  launched.get_future().wait();
+
+  auto reading = std::async(std::launch::async, [&] { return backend.mode.stats(); });
+  const bool read_during_step = reading.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(read_during_step) << "stats() waited for the step";
+  if (read_during_step) {
+    const GraphModeStats during = reading.get();
+    EXPECT_EQ(during.computes, 2u);
+    EXPECT_EQ(during.replays, 0u) << "the replay in progress is not finished";
+  }
+
+  GraphModeConfig smaller;
+  smaller.capacity = 1;
+  auto configured = std::async(std::launch::async, [&] { backend.mode.set_config(smaller); });
+  EXPECT_EQ(configured.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout)
+      << "set_config changed the mode during a step";
+  release.set_value();
+  decoder.join();
+  configured.get();
+  EXPECT_EQ(backend.mode.config().capacity, 1u);
+  EXPECT_EQ(backend.mode.stats().replays, 1u);
+}
+
+// Everything a monitoring thread may call, against a thread that computes changing graphs; run
+// under ThreadSanitizer (make test SANITIZE=1 is ASan; see docs/runtime.md "Threads") this
+// finds any access outside the locks. The counters must stay consistent in every snapshot.
+TEST(GraphModeThreads, AccessorsRaceWithComputeSafely) {
+  GraphModeConfig config;
+  config.capacity = 4;
+  CountingBackend backend(config);
+  Context ctx;
+  std::vector<Graph> graphs;
+  for (int i = 1; i <= 6; ++i) graphs.push_back(Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {i}))));
+  std::atomic<bool> done{false};
+  std::thread decoder([&] {
+    for (int step = 0; step < 3000; ++step) backend.compute(graphs[size_t(step * 7 % 11 % 6)]);
+    done = true;
+  });
+  uint64_t last_computes = 0;
+  int round = 0;
+  uint64_t straddle = 0;  // after a reset_stats, the step it fell into counts only its second half
+  while (!done) {
+    const GraphModeStats s = backend.mode.stats();
+    EXPECT_LE(s.hits + s.misses, s.computes + straddle);
+    EXPECT_LE(s.replays, s.hits + straddle);
+    EXPECT_LE(s.captures, s.misses + straddle);
+    EXPECT_GE(s.computes, last_computes);
+    last_computes = s.computes;
+    GraphModeConfig c = backend.mode.config();
+    c.capacity = size_t(1 + round % 4);
+    backend.mode.set_config(c);
+    EXPECT_LE(cached_graphs(backend), 4u);
+    (void)backend.mode.suspended();
+    if (round % 16 == 15) backend.mode.clear();
+    if (round % 64 == 63) {
+      backend.mode.reset_stats();
+      last_computes = 0;
+      straddle = 1;
+    }
+    backend.mode.set_phase(round % 2 ? Phase::kDecode : Phase::kAuto);
+    ++round;
+  }
+  decoder.join();
+  EXPECT_GT(round, 0);
 }
 
 }  // namespace
