@@ -110,7 +110,7 @@ struct Compiler::Impl {
                                    {"tilegraph", TG_VERSION}};
     r.dependencies =
         scan_dependencies(r.command, with_tmpdir(r.toolchain->environment, cache.tmp_dir()),
-                          r.template_path, sha256_hex(direct.dump()), cache.deps_dir());
+                          r.toolchain->time_limit, r.template_path, sha256_hex(direct.dump()), cache.deps_dir());
 
     KernelKeyInputs inputs;
     inputs.macros = *request.macros;
@@ -134,6 +134,7 @@ struct Compiler::Impl {
     ProcessOptions options;
     options.env = with_tmpdir(r.toolchain->environment, work_dir);
     options.cwd = work_dir.string();
+    options.timeout = r.toolchain->time_limit;
     const ProcessResult result = run_process(argv, options);
     if (!result.ok()) {
       throw Error("jit: compiling " + r.template_path + " failed (" + result.describe() + "):\n" +

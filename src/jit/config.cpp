@@ -44,6 +44,8 @@ Config Config::from_env() {
   if (const auto arch = config::env("TG_JIT_CUDA_ARCH"); arch && !arch->empty()) {
     config.cuda_arch = *arch;
   }
+  config.compile_timeout = std::chrono::seconds(config::env_positive_int(
+      "TG_JIT_COMPILE_TIMEOUT", long(config.compile_timeout.count()), std::numeric_limits<int>::max()));
   return config;
 }
 

@@ -4,6 +4,7 @@
 // (-M) costs as much as a small compile, so the answer is kept on disk as a dependency record
 // (ccache's "direct mode"): a fresh process re-checks the recorded files by their stat stamps
 // and only asks the compiler again if one of them changed content.
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,10 +26,11 @@ struct DependencyScan {
   bool record_outdated = false;    // the record on disk is missing or stale
 };
 
-// `command` is the compiler and its flags; `environment` its whole environment. Throws tg::Error
-// carrying the compiler's diagnostics if preprocessing fails (a missing header, say).
+// `command` is the compiler and its flags; `environment` its whole environment; `time_limit` how
+// long it may run. Throws tg::Error carrying the compiler's diagnostics if preprocessing fails (a
+// missing header, say) or takes too long (a header that is a FIFO).
 DependencyScan scan_dependencies(const std::vector<std::string>& command,
-                                 const std::vector<std::string>& environment,
+                                 const std::vector<std::string>& environment, std::chrono::seconds time_limit,
                                  const std::string& template_path, const std::string& direct_key,
                                  const std::filesystem::path& records_dir);
 

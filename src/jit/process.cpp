@@ -5,13 +5,17 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <optional>
 
 #include "tilegraph/core/error.h"
 
@@ -56,19 +60,32 @@ void check(int rc, const char* what) {
 }
 
 // Reads both pipes until the child closes them; a child filling one pipe while we block on the
-// other would otherwise deadlock.
-void drain(int out_fd, int err_fd, size_t limit, std::string& out, std::string& err) {
+// other would otherwise deadlock. Returns false if `deadline` passed first (the pipes may still
+// be open).
+bool drain(int out_fd, int err_fd, size_t limit, std::optional<std::chrono::steady_clock::time_point> deadline,
+           std::string& out, std::string& err) {
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   std::string* sinks[2] = {&out, &err};
   bool truncated[2] = {false, false};
   int open_count = 2;
   char buffer[16 * 1024];
+  bool in_time = true;
   while (open_count > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        in_time = false;
+        break;
+      }
+      wait_ms = int(std::min<int64_t>(left.count(), std::numeric_limits<int>::max()));
+    }
+    const int ready = ::poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       throw Error(std::string("jit: poll: ") + std::strerror(errno));
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 2 && ready > 0; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
       if (n < 0 && errno == EINTR) continue;
@@ -85,11 +102,42 @@ void drain(int out_fd, int err_fd, size_t limit, std::string& out, std::string& 
   for (int i = 0; i < 2; ++i) {
     if (truncated[i]) *sinks[i] += "\n[output truncated at " + std::to_string(limit) + " bytes]\n";
   }
+  return in_time;
+}
+
+// Whether the child exits before `deadline`. The pipes can close before it exits (a program
+// that closes its output and goes on), so its exit is awaited within the limit too. Without
+// pidfd support (Linux before 5.3) the caller's waitpid simply blocks.
+bool exits_in_time(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  Fd pidfd{int(::syscall(SYS_pidfd_open, pid, 0))};
+  if (pidfd.fd < 0) return true;
+  pollfd exited = {pidfd.fd, POLLIN, 0};
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int ready = ::poll(&exited, 1, int(std::min<int64_t>(left.count(), std::numeric_limits<int>::max())));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return true;
+  }
+}
+
+// Kills the child's process group (the driver and the compiler proper it started) and reaps the
+// child.
+void kill_and_reap(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);  // in case it left its group
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace
 
 std::string ProcessResult::describe() const {
+  if (timed_out) {
+    const int64_t ms = timeout.count();
+    return "killed after running for " + (ms % 1000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s") +
+           ", the time limit";
+  }
   if (!signaled) return "exit status " + std::to_string(exit_code);
   return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
 }
@@ -124,7 +172,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   sigemptyset(&empty);
   check(posix_spawnattr_setsigdefault(&attributes.attr, &defaults), "posix_spawnattr_setsigdefault");
   check(posix_spawnattr_setsigmask(&attributes.attr, &empty), "posix_spawnattr_setsigmask");
-  check(posix_spawnattr_setflags(&attributes.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK),
+  // Its own process group, so that a timeout kills whatever it started too (a compiler driver's
+  // cc1plus). The price: a terminal's Ctrl-C reaches only us, and a compile in progress then
+  // runs on to its end, writing only into the cache's temporary directory.
+  check(posix_spawnattr_setpgroup(&attributes.attr, 0), "posix_spawnattr_setpgroup");
+  check(posix_spawnattr_setflags(&attributes.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP),
         "posix_spawnattr_setflags");
 
   std::vector<char*> args = c_strings(argv);
@@ -141,11 +193,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   err_write.reset();
 
   ProcessResult result;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (options.timeout.count() > 0) deadline = std::chrono::steady_clock::now() + options.timeout;
   try {
-    drain(out_read.fd, err_read.fd, options.max_output_bytes, result.out, result.err);
+    if (!drain(out_read.fd, err_read.fd, options.max_output_bytes, deadline, result.out, result.err) ||
+        (deadline && !exits_in_time(pid, *deadline))) {
+      kill_and_reap(pid);
+      result.timed_out = true;
+      result.timeout = options.timeout;
+      return result;
+    }
   } catch (...) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_and_reap(pid);
     throw;
   }
   int status = 0;

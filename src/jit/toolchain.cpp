@@ -67,9 +67,11 @@ std::string resolve_compiler(KernelType type, const Config& config) {
   return path;
 }
 
-std::string probe_version(const std::string& compiler, const std::vector<std::string>& environment) {
+std::string probe_version(const std::string& compiler, const std::vector<std::string>& environment,
+                          std::chrono::seconds time_limit) {
   ProcessOptions options;
   options.env = environment;
+  options.timeout = time_limit;
   const ProcessResult result = run_process({compiler, "--version"}, options);
   if (!result.ok() || result.out.empty()) {
     throw Error("jit: '" + compiler + " --version' failed (" + result.describe() + "): " + result.err);
@@ -80,7 +82,7 @@ std::string probe_version(const std::string& compiler, const std::vector<std::st
 // The version from the record for this compiler path if the compiler file is unchanged since,
 // else from the compiler itself (and the record is rewritten).
 std::string compiler_version(const std::string& compiler, const std::vector<std::string>& environment,
-                             const std::filesystem::path& records_dir,
+                             std::chrono::seconds time_limit, const std::filesystem::path& records_dir,
                              const std::filesystem::path& tmp_dir) {
   const std::filesystem::path record = records_dir / (sha256_hex(compiler) + ".json");
   const std::optional<FileStamp> stamp = stamp_of(compiler);
@@ -95,7 +97,7 @@ std::string compiler_version(const std::string& compiler, const std::vector<std:
       // unreadable record: probe again and overwrite it
     }
   }
-  std::string version = probe_version(compiler, environment);
+  std::string version = probe_version(compiler, environment, time_limit);
   if (stamp->is_settled(unix_time_ns())) {
     const nlohmann::json json = {
         {"path", escape_bytes(compiler)}, {"stamp", stamp_json(*stamp)}, {"version", escape_bytes(version)}};
@@ -121,7 +123,8 @@ Toolchain find_toolchain(KernelType type, const Config& config,
   t.compiler = resolve_compiler(type, config);
   const char* path = std::getenv("PATH");
   t.environment = {std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"), "LC_ALL=C"};
-  t.version = compiler_version(t.compiler, t.environment, records_dir, tmp_dir);
+  t.time_limit = config.compile_timeout;
+  t.version = compiler_version(t.compiler, t.environment, t.time_limit, records_dir, tmp_dir);
   const std::string include = std::string("-I") + TG_JIT_INCLUDE_DIR;
   if (type == KernelType::kCpu) {
     t.arch = host_arch();

@@ -1,5 +1,6 @@
 #pragma once
 // The compiler that builds one kernel type, with what the kernel key needs to know about it.
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ struct Toolchain {
   // The compiler's whole environment: $PATH and LC_ALL=C. Nothing else, so variables such as
   // CPATH or GCC_EXEC_PREFIX, which the key does not see, cannot change what gets built.
   std::vector<std::string> environment;
+  // How long one run of the compiler may take (Config::compile_timeout).
+  std::chrono::seconds time_limit{0};
 
   // Every flag for one kernel: the base flags, then -I<dir> per include directory, then
   // -D<name>=<value> per macro. The macros must have been validated.

@@ -1,6 +1,7 @@
 #pragma once
 // Settings of the JIT compiler. Every field can be set in code; Config::from_env() supplies the
 // defaults from the environment (docs/jit.md lists the variables).
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -20,6 +21,9 @@ struct Config {
   std::string nvcc;
   // $TG_JIT_CUDA_ARCH: the GPU architecture cuda kernels are compiled for.
   std::string cuda_arch = "sm_75";
+  // $TG_JIT_COMPILE_TIMEOUT (seconds), else 600: one run of the compiler (a compile, the
+  // dependency scan, the version probe) past it is killed and the request fails.
+  std::chrono::seconds compile_timeout{600};
 
   // Malformed values throw tg::Error naming the variable.
   static Config from_env();

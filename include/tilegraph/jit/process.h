@@ -1,6 +1,7 @@
 #pragma once
 // Runs a program directly — posix_spawn with an argument vector, never a shell — and collects
 // its output. Every compiler invocation of the JIT goes through here.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,17 +15,23 @@ struct ProcessOptions {
   std::string cwd;
   // Output beyond this many bytes per stream is read and dropped (a note says so).
   size_t max_output_bytes = 256 * 1024;
+  // Past this the program and everything it started are killed (SIGKILL to its process group);
+  // zero: no limit. A compiler reading a FIFO or a device would otherwise block its caller for good.
+  std::chrono::milliseconds timeout{0};
 };
 
 struct ProcessResult {
   int exit_code = -1;   // valid when !signaled
   bool signaled = false;
   int signal = 0;
+  bool timed_out = false;  // killed for running past ProcessOptions::timeout
+  std::chrono::milliseconds timeout{0};
   std::string out;      // stdout
   std::string err;      // stderr
 
   bool ok() const { return !signaled && exit_code == 0; }
-  // "exit status 1" or "killed by signal 9 (Killed)".
+  // "exit status 1", "killed by signal 9 (Killed)" or "killed after running for 600 s, the time
+  // limit" (ms below whole seconds).
   std::string describe() const;
 };
 

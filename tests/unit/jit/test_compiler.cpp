@@ -453,6 +453,24 @@ TEST(Compiler, MissingHeaderIsReportedWithDiagnostics) {
   EXPECT_TRUE(cached_ids(compiler.cache()).empty());
 }
 
+// A header the checks on the template cannot see: the compiler blocks opening it. The time limit
+// ends the wait, and the request fails naming it.
+TEST(Compiler, ACompilerPastTheTimeLimitIsKilled) {
+  TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "blocks.h";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::filesystem::path source = tmp.path() / "k.cpp";
+  testing::write_text(source, "#include \"blocks.h\"\n");
+  Config config = test_config(tmp.path());
+  config.compile_timeout = std::chrono::seconds(1);
+  Compiler compiler(config);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_of([&] { compiler.get_kernel(source.string(), {}, KernelType::kCpu); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_NE(message.find("killed after running for 1 s, the time limit"), std::string::npos) << message;
+  EXPECT_TRUE(cached_ids(compiler.cache()).empty());
+}
+
 TEST(Compiler, ThreadsAskingForOneNewKernelCompileItOnce) {
   TempDir tmp;
   Compiler compiler(test_config(tmp.path()));
