@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_checks.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/core/error.h"
@@ -139,8 +140,8 @@ void add_evg_suite(CLI::App& app) {
   auto n = std::make_shared<int64_t>(4096);
   auto* cmd = app.add_subcommand("evg", "Epilogue visitor graphs: fused vs staged vs scalar vs separate passes");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("-m", *m, "Output rows")->check(CLI::Range(int64_t(1), int64_t(1) << 16))->capture_default_str();
-  cmd->add_option("-n", *n, "Output columns")->check(CLI::Range(int64_t(1), int64_t(1) << 16))->capture_default_str();
+  cmd->add_option("-m", *m, "Output rows")->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))->capture_default_str();
+  cmd->add_option("-n", *n, "Output columns")->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))->capture_default_str();
   cmd->callback([=] { run_suite(*json, *m, *n); });
 }
 

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli_checks.h"
 #include "cpu/gemm.h"
 #include "cpu/launcher.h"
 #include "cpu/thread_pool.h"
@@ -217,7 +218,7 @@ void add_gemm_suite(CLI::App& app) {
   cmd->add_option("--only", *only, "Run one section: square, llm or fused")
       ->check(CLI::IsMember({"square", "llm", "fused"}));
   cmd->add_option("--rounds", *rounds, "Rounds per figure (medians; 4096-sized problems run at most 3)")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(tg::cli::integer_in(1, 100))->capture_default_str();
   cmd->callback([json_out, only, rounds] {
     const bool quiet = *json_out;
     std::vector<Problem> problems;

@@ -23,6 +23,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "common/cli_checks.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/core/error.h"
@@ -214,8 +215,8 @@ void add_jit_suite(CLI::App& app) {
   auto compiles = std::make_shared<int>(5);
   auto* cmd = app.add_subcommand("jit", "JIT kernel lookup: memory hit, disk hit in a fresh process, cold compile");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("--processes", *processes, "Fresh processes timed for the disk hit")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--compiles", *compiles, "Cold compiles timed")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--processes", *processes, "Fresh processes timed for the disk hit")->check(tg::cli::integer_in(1, 1000))->capture_default_str();
+  cmd->add_option("--compiles", *compiles, "Cold compiles timed")->check(tg::cli::integer_in(1, 1000))->capture_default_str();
   cmd->callback([=] { run_suite(*json, *processes, *compiles); });
 
   auto kernel_template = std::make_shared<std::string>();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_checks.h"
 #include "commands.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
@@ -140,13 +141,13 @@ void add_demo_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Run one transformer block on a backend and check it against the reference");
   cmd->add_option("--backend", options->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--threads", options->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
-      ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
+      ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
   cmd->add_option("--n-embd", options->n_embd, "Model width (a multiple of 16: 8 heads of an even size)")
-      ->check(CLI::Range(int64_t(16), int64_t(8192)))->capture_default_str();
+      ->check(tg::cli::integer_in<int64_t>(16, 8192))->capture_default_str();
   cmd->add_option("--prefill", options->prefill, "Prompt tokens processed in the first step")
-      ->check(CLI::Range(1, 512))->capture_default_str();
+      ->check(tg::cli::integer_in(1, 512))->capture_default_str();
   cmd->add_option("--steps", options->steps, "Decode steps after the prefill")
-      ->check(CLI::Range(0, 4096))->capture_default_str();
+      ->check(tg::cli::integer_in(0, 4096))->capture_default_str();
   cmd->add_option("--graph-mode", options->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->callback([options] {

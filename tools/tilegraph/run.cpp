@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_checks.h"
 #include "commands.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
@@ -240,11 +241,11 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
   cmd->add_option("--prompt", o->prompt,
-                  "Prompt text, tokenized with the model's SentencePiece vocabulary (with its beginning-of-sequence token unless the file turns it off)")
+                  "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's or llama 3's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
-  cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(tg::cli::integer_in<int64_t>(0, int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
-      ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
+      ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap, "Read the model file into memory instead of mapping it (then it may change during the run)");
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Generate --tokens tokens even past the end-of-sequence token");
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
