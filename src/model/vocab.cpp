@@ -1,10 +1,12 @@
 #include "tilegraph/model/vocab.h"
 
-#include <array>
 #include <charconv>
 #include <cstdio>
 #include <queue>
 
+#include "model/bpe_bytes.h"
+#include "model/bpe_merges.h"
+#include "model/pretokenizer.h"
 #include "model/printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/utf8.h"
@@ -17,18 +19,21 @@ constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiec
 constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 constexpr std::string_view kUnknownPiece = "\xe2\x96\x85";  // U+2585, what llama.cpp shows for <unk>
 
-// GPT-2's byte-level BPE writes each byte as a printable code point: the printable Latin-1 bytes
-// as themselves, the other 68 as U+0100 onwards in byte order. The inverse, by code point.
-constexpr int kGpt2CodePoints = 256 + 68;
-std::array<int16_t, kGpt2CodePoints> gpt2_bytes_by_code_point() {
-  std::array<int16_t, kGpt2CodePoints> bytes;
-  bytes.fill(-1);
-  int next = 256;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-    bytes[size_t(printable ? b : next++)] = int16_t(b);
-  }
-  return bytes;
+// The byte-level pre-tokenizers llama.cpp knows by these `tokenizer.ggml.pre` names.
+struct PretokenizerKind {
+  std::string_view pattern;
+  bool whole_words_first;  // llama.cpp's ignore_merges: a word that is a piece is not merged
+  bool adds_bos;           // tokenizer.ggml.add_bos_token's default
+};
+constexpr std::string_view kSupportedPretokenizers =
+    "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe (llama 3's regex)";
+
+const PretokenizerKind* pretokenizer_kind(std::string_view name) {
+  static constexpr PretokenizerKind kGpt2{kGpt2Pattern, false, false};
+  static constexpr PretokenizerKind kLlama3{kLlama3Pattern, true, true};
+  if (name == "default" || name == "gpt2" || name == "gpt-2") return &kGpt2;
+  if (name == "llama3" || name == "llama-v3" || name == "llama-bpe") return &kLlama3;
+  return nullptr;
 }
 
 std::string byte_piece(unsigned char byte) {
@@ -75,8 +80,8 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   if (!tokens->is_array() || tokens->element_type() != GgufType::STRING) {
     throw Error(file.source() + ": tokenizer.ggml.tokens must be an array of strings, got " + tokens->describe());
   }
-  v.pieces_ = tokens->get_array<std::string>();
-  const size_t n = v.pieces_.size();
+  v.set_pieces(tokens->get_array<std::string>());
+  const size_t n = size_t(v.size());
   if (n == 0) throw Error(file.source() + ": tokenizer.ggml.tokens is empty");
   if (n > size_t(INT32_MAX)) throw Error(file.source() + ": tokenizer.ggml.tokens has more tokens than int32 ids can name");
 
@@ -116,13 +121,33 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
     return value->get<bool>();
   };
   const bool spm = v.kind_ == Kind::kSentencePiece;
+  const PretokenizerKind* pretokenizer = nullptr;
+  if (!spm) {
+    const GgufValue* pre = file.find("tokenizer.ggml.pre");
+    if (pre && pre->type() != GgufType::STRING) {
+      throw Error(file.source() + ": tokenizer.ggml.pre must be a string, got " + pre->describe());
+    }
+    v.pretokenizer_name_ = pre ? pre->get<std::string>() : "default";
+    pretokenizer = pretokenizer_kind(v.pretokenizer_name_);
+    if (pretokenizer) {
+      v.pretokenizer_ = std::make_shared<const Pretokenizer>(pretokenizer->pattern);
+      v.whole_words_first_ = pretokenizer->whole_words_first;
+    }
+  }
   // llama.cpp's defaults for each tokenizer model.
   v.bos_ = special("tokenizer.ggml.bos_token_id", spm ? 1 : -1);
   v.eos_ = special("tokenizer.ggml.eos_token_id", spm ? 2 : -1);
   v.unknown_ = special("tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
-  v.add_bos_ = flag("tokenizer.ggml.add_bos_token", spm) && v.bos_ >= 0;
+  v.add_bos_ = flag("tokenizer.ggml.add_bos_token", spm || (pretokenizer && pretokenizer->adds_bos)) && v.bos_ >= 0;
   v.add_space_prefix_ = flag("tokenizer.ggml.add_space_prefix", spm);
-  v.index_pieces();
+  if (const GgufValue* merges = file.find("tokenizer.ggml.merges"); merges && !spm) {
+    if (!merges->is_array() || merges->element_type() != GgufType::STRING) {
+      throw Error(file.source() + ": tokenizer.ggml.merges must be an array of strings, got " + merges->describe());
+    }
+    v.merges_ = std::make_shared<const BpeMerges>(
+        merges->get_array<std::string>(), [&v](std::string_view piece) { return v.find(piece) >= 0; },
+        file.source() + ": tokenizer.ggml.merges");
+  }
   return v;
 }
 
@@ -131,8 +156,9 @@ Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
     throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " + std::to_string(n_vocab));
   }
   Vocab v;
+  std::vector<std::string> pieces;
   const auto add = [&](std::string piece, float score, TokenType type) {
-    v.pieces_.push_back(std::move(piece));
+    pieces.push_back(std::move(piece));
     v.scores_.push_back(score);
     v.types_.push_back(type);
   };
@@ -140,15 +166,56 @@ Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
   add("<s>", 0.0f, TokenType::kControl);
   add("</s>", 0.0f, TokenType::kControl);
   // Byte-fallback tokens first, as SentencePiece vocabularies have them.
-  for (int byte = 0; byte < 256 && v.size() < n_vocab; ++byte) add(byte_piece(static_cast<unsigned char>(byte)), 0.0f, TokenType::kByte);
-  if (v.size() < n_vocab) add(std::string(kWordStart), 0.0f, TokenType::kNormal);  // a space, not its three bytes
-  while (v.size() < n_vocab) {
-    const int64_t id = v.size();
+  const auto count = [&] { return int64_t(pieces.size()); };
+  for (int byte = 0; byte < 256 && count() < n_vocab; ++byte) add(byte_piece(static_cast<unsigned char>(byte)), 0.0f, TokenType::kByte);
+  if (count() < n_vocab) add(std::string(kWordStart), 0.0f, TokenType::kNormal);  // a space, not its three bytes
+  while (count() < n_vocab) {
+    const int64_t id = count();
     add(std::string(kWordStart) + "t" + std::to_string(id), -float(id), TokenType::kNormal);
   }
   v.unknown_ = 0, v.bos_ = 1, v.eos_ = 2;
   v.add_bos_ = v.add_space_prefix_ = true;
-  v.index_pieces();
+  v.set_pieces(std::move(pieces));
+  return v;
+}
+
+Vocab Vocab::minimal_byte_level(int64_t n_vocab) {
+  if (n_vocab < kMinimalByteLevelSize) {
+    throw Error("llama: the byte-level vocabulary needs at least " + std::to_string(kMinimalByteLevelSize) +
+                " tokens, n_vocab is " + std::to_string(n_vocab));
+  }
+  // Enough rules that encoding merges in several rounds and by rank, not just byte by byte.
+  static constexpr std::string_view kRules[] = {"\xc4\xa0 t", "h e", "i n", "\xc4\xa0t he", "e r", "\xc4\xa0 a",
+                                                "o n", "\xc4\xa0 s", "r e", "a t", "\xc4\xa0 w", "o r"};
+  Vocab v;
+  v.kind_ = Kind::kBytePairGpt2;
+  std::vector<std::string> pieces;
+  std::vector<std::string> rules;
+  const auto add = [&](std::string piece, TokenType type) {
+    pieces.push_back(std::move(piece));
+    v.types_.push_back(type);
+  };
+  for (int byte = 0; byte < 256; ++byte) add(gpt2_byte_level(std::string(1, char(byte))), TokenType::kNormal);
+  for (std::string_view rule : kRules) {
+    rules.emplace_back(rule);
+    const size_t space = rule.find(' ');
+    add(std::string(rule.substr(0, space)) + std::string(rule.substr(space + 1)), TokenType::kNormal);
+  }
+  const std::string space = gpt2_byte_level(" ");
+  while (int64_t(pieces.size()) < n_vocab - 2) add(space + "t" + std::to_string(pieces.size()), TokenType::kNormal);
+  v.bos_ = int32_t(pieces.size());
+  add("<|begin_of_text|>", TokenType::kControl);
+  v.eos_ = int32_t(pieces.size());
+  add("<|end_of_text|>", TokenType::kControl);
+  v.scores_.assign(pieces.size(), 0.0f);
+  v.set_pieces(std::move(pieces));
+  v.pretokenizer_name_ = "llama-bpe";
+  const PretokenizerKind* kind = pretokenizer_kind(v.pretokenizer_name_);
+  v.pretokenizer_ = std::make_shared<const Pretokenizer>(kind->pattern);
+  v.whole_words_first_ = kind->whole_words_first;
+  v.add_bos_ = kind->adds_bos;
+  v.merges_ = std::make_shared<const BpeMerges>(
+      std::move(rules), [&v](std::string_view piece) { return v.find(piece) >= 0; }, "minimal byte-level merges");
   return v;
 }
 
@@ -157,32 +224,46 @@ void Vocab::write_to(GgufWriter& w) const {
   types.reserve(types_.size());
   for (TokenType t : types_) types.push_back(int32_t(t));
   w.set("tokenizer.ggml.model", kind_ == Kind::kSentencePiece ? "llama" : "gpt2");
-  w.set("tokenizer.ggml.tokens", pieces_);
+  w.set("tokenizer.ggml.tokens", pieces_->list);
   w.set("tokenizer.ggml.scores", scores_);
   w.set("tokenizer.ggml.token_type", std::move(types));
   if (bos_ >= 0) w.set("tokenizer.ggml.bos_token_id", uint32_t(bos_));
   if (eos_ >= 0) w.set("tokenizer.ggml.eos_token_id", uint32_t(eos_));
   if (unknown_ >= 0) w.set("tokenizer.ggml.unknown_token_id", uint32_t(unknown_));
+  if (kind_ == Kind::kBytePairGpt2) {
+    w.set("tokenizer.ggml.pre", pretokenizer_name_);
+    if (merges_) w.set("tokenizer.ggml.merges", merges_->rules());
+    w.set("tokenizer.ggml.add_bos_token", add_bos_);  // its default depends on the pre-tokenizer
+  }
 }
 
-void Vocab::index_pieces() {
-  index_.clear();
-  index_.reserve(pieces_.size());
-  for (size_t i = 0; i < pieces_.size(); ++i) index_[pieces_[i]] = int32_t(i);  // a repeated piece: the last id, as llama.cpp
+void Vocab::set_pieces(std::vector<std::string> list) {
+  auto pieces = std::make_shared<Pieces>();
+  pieces->list = std::move(list);
+  pieces->index.reserve(pieces->list.size());
+  // A repeated piece: the last id, as llama.cpp.
+  for (size_t i = 0; i < pieces->list.size(); ++i) pieces->index[pieces->list[i]] = int32_t(i);
+  pieces_ = std::move(pieces);
 }
 
 int32_t Vocab::find(std::string_view piece) const {
-  const auto it = index_.find(piece);
-  return it == index_.end() ? -1 : it->second;
+  const auto it = pieces_->index.find(piece);
+  return it == pieces_->index.end() ? -1 : it->second;
 }
 
 std::vector<int32_t> Vocab::encode(std::string_view text) const {
-  if (kind_ != Kind::kSentencePiece) {
-    throw Error("tokenizer: only SentencePiece (\"llama\") vocabularies can encode text; this one is gpt2 (pass token ids)");
-  }
   std::vector<int32_t> ids;
   if (add_bos_) ids.push_back(bos_);
-  if (text.empty()) return ids;
+  if (kind_ == Kind::kSentencePiece) {
+    encode_sentencepiece(text, ids);
+  } else {
+    encode_byte_level(text, ids);
+  }
+  return ids;
+}
+
+void Vocab::encode_sentencepiece(std::string_view text, std::vector<int32_t>& ids) const {
+  if (text.empty()) return;
 
   std::string escaped;
   if (add_space_prefix_) escaped += kWordStart;
@@ -250,11 +331,42 @@ std::vector<int32_t> Vocab::encode(std::string_view text) const {
       ids.push_back(id >= 0 ? id : unknown_);
     }
   }
-  return ids;
+}
+
+void Vocab::encode_byte_level(std::string_view text, std::vector<int32_t>& ids) const {
+  if (!pretokenizer_) {
+    throw Error("tokenizer: the pre-tokenizer " + printable(pretokenizer_name_, '"') +
+                " (tokenizer.ggml.pre) is not supported; supported: " + std::string(kSupportedPretokenizers));
+  }
+  if (!merges_) throw Error("tokenizer: this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text (pass token ids)");
+  for (const std::string_view word : pretokenizer_->split(text)) {
+    const std::string characters = gpt2_byte_level(word);
+    if (whole_words_first_) {
+      if (const int32_t id = find(characters); id >= 0) {
+        ids.push_back(id);
+        continue;
+      }
+    }
+    for (const std::string_view piece : merges_->apply(characters)) {
+      if (const int32_t id = find(piece); id >= 0) {
+        ids.push_back(id);
+        continue;
+      }
+      // Merges make only pieces of the vocabulary (checked when loaded): what is missing is one
+      // character, standing for one byte.
+      if (unknown_ < 0) {
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X", unsigned(gpt2_byte_of_code_point(decode_utf8(piece, 0).code_point)));
+        throw Error(std::string("tokenizer: the vocabulary has neither a piece for byte ") + byte + " (" + printable(piece, '"') +
+                    ") nor an unknown token");
+      }
+      ids.push_back(unknown_);
+    }
+  }
 }
 
 void Vocab::append_sentencepiece(int32_t id, std::string& out) const {
-  const std::string& piece = pieces_[size_t(id)];
+  const std::string& piece = pieces_->list[size_t(id)];
   switch (types_[size_t(id)]) {
     case TokenType::kUndefined:
     case TokenType::kNormal:
@@ -282,8 +394,7 @@ void Vocab::append_sentencepiece(int32_t id, std::string& out) const {
 }
 
 void Vocab::append_gpt2(int32_t id, std::string& out) const {
-  static const std::array<int16_t, kGpt2CodePoints> bytes = gpt2_bytes_by_code_point();
-  const std::string& piece = pieces_[size_t(id)];
+  const std::string& piece = pieces_->list[size_t(id)];
   switch (types_[size_t(id)]) {
     case TokenType::kUndefined:
     case TokenType::kNormal:
@@ -294,8 +405,8 @@ void Vocab::append_gpt2(int32_t id, std::string& out) const {
           out += piece[i++];
           continue;
         }
-        if (c.code_point < kGpt2CodePoints && bytes[c.code_point] >= 0) {
-          out += char(bytes[c.code_point]);
+        if (const int byte = gpt2_byte_of_code_point(c.code_point); byte >= 0) {
+          out += char(byte);
         } else {
           out.append(piece, i, c.length);
         }

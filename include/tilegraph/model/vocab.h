@@ -1,10 +1,19 @@
 #pragma once
-// A llama-family model's vocabulary, from its `tokenizer.ggml.*` keys: text to token ids for
-// SentencePiece vocabularies (`tokenizer.ggml.model = "llama"`, llama 1 and 2), token ids back
-// to text for those and for byte-level BPE ones (`"gpt2"`, llama 3). Encoding follows
-// llama.cpp's SentencePiece tokenizer: a space prefix, spaces as U+2581, the highest-scoring
-// adjacent pair merged first, byte tokens for what no piece covers.
+// A llama-family model's vocabulary, from its `tokenizer.ggml.*` keys: text to token ids and
+// back for SentencePiece vocabularies (`tokenizer.ggml.model = "llama"`, llama 1 and 2) and
+// byte-level BPE ones (`"gpt2"`, llama 3), following llama.cpp's tokenizers.
+//
+// SentencePiece: a space prefix, spaces as U+2581, the highest-scoring adjacent pair merged
+// first, byte tokens for what no piece covers.
+//
+// Byte-level BPE: the pre-tokenizer named by `tokenizer.ggml.pre` ("default" when absent) cuts
+// the text into words with its regex; each word's bytes are spelled in GPT-2's byte alphabet
+// (one character per byte) and merged by `tokenizer.ggml.merges`, the adjacent pair of the
+// lowest rank first (the leftmost of equal ranks). llama 3's pre-tokenizer first looks the whole
+// word up, as llama.cpp's ignore_merges does. Special and control tokens written in the text
+// (`<|begin_of_text|>`) are encoded as plain text, not as their ids.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +24,9 @@
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
+
+class BpeMerges;
+class Pretokenizer;
 
 // llama.cpp's token types (`tokenizer.ggml.token_type`).
 enum class TokenType : int32_t {
@@ -32,24 +44,39 @@ class Vocab {
   enum class Kind { kSentencePiece, kBytePairGpt2 };
 
   // Null when the file has no `tokenizer.ggml.tokens`, or a tokenizer model other than "llama"
-  // and "gpt2" (`unsupported`, if given, then names it). Keys of the wrong type or length, and
-  // special token ids out of range, throw tg::Error naming the key.
+  // and "gpt2" (`unsupported`, if given, then names it). Keys of the wrong type or length,
+  // special token ids out of range and malformed merges (a rule that is not two pieces
+  // separated by one space, or whose pieces or their concatenation are not in the vocabulary)
+  // throw tg::Error naming the key. An unknown pre-tokenizer or missing merges are not errors
+  // here: such a vocabulary still decodes, and encode() says why it cannot encode.
   static std::optional<Vocab> from_gguf(const GgufFile& file, std::string* unsupported = nullptr);
   // The minimal SentencePiece vocabulary of `n_vocab` >= 3 tokens that gguf-gen writes: <unk>,
   // <s>, </s>, the byte tokens <0x00>.., the space "\u2581", then unique filler pieces "\u2581t<id>".
   static Vocab minimal_sentencepiece(int64_t n_vocab);
+  // Its byte-level BPE counterpart (llama 3's layout, pre-tokenizer "llama-bpe"), for n_vocab >=
+  // kMinimalByteLevelSize: the 256 byte characters, a few English merges and their pieces,
+  // filler pieces "Ġt<id>", then <|begin_of_text|> (BOS) and <|end_of_text|> (EOS) last.
+  static Vocab minimal_byte_level(int64_t n_vocab);
+  static constexpr int64_t kMinimalByteLevelSize = 300;
   // The `tokenizer.ggml.*` keys of this vocabulary.
   void write_to(GgufWriter& writer) const;
 
   Kind kind() const { return kind_; }
-  int64_t size() const { return int64_t(pieces_.size()); }
-  const std::string& piece(int32_t id) const { return pieces_.at(size_t(id)); }
+  int64_t size() const { return int64_t(pieces_->list.size()); }
+  const std::string& piece(int32_t id) const { return pieces_->list.at(size_t(id)); }
   TokenType type(int32_t id) const { return types_.at(size_t(id)); }
   int32_t bos() const { return bos_; }  // -1: none
   int32_t eos() const { return eos_; }  // -1: none
+  // Byte-level BPE only: the `tokenizer.ggml.pre` name, "default" when the key is absent.
+  const std::string& pretokenizer_name() const { return pretokenizer_name_; }
 
-  // Token ids of `text` (UTF-8; other bytes become byte tokens), after the beginning-of-sequence
-  // token when the vocabulary adds one. SentencePiece only: a gpt2 vocabulary throws tg::Error.
+  // Token ids of `text`, after the beginning-of-sequence token when the vocabulary adds one
+  // (`tokenizer.ggml.add_bos_token`; default: yes for SentencePiece and for llama 3's
+  // pre-tokenizer, no for GPT-2's). Bytes that are not valid UTF-8 are kept: SentencePiece
+  // encodes them as byte tokens; byte-level BPE pre-tokenizes them as U+FFFD would be but
+  // encodes their own bytes, so decode() gives them back. A byte no piece covers becomes the
+  // unknown token, or throws tg::Error when the vocabulary has none. A byte-level vocabulary
+  // without merges or with an unsupported pre-tokenizer throws tg::Error naming the key.
   std::vector<int32_t> encode(std::string_view text) const;
   // The bytes the tokens stand for; control and unused tokens stand for nothing. An id out of
   // range throws tg::Error. A byte token may end inside a UTF-8 character: the result is bytes,
@@ -58,19 +85,31 @@ class Vocab {
 
  private:
   Vocab() = default;
-  void index_pieces();
+  void set_pieces(std::vector<std::string> pieces);
   int32_t find(std::string_view piece) const;  // -1 when absent
+  void encode_sentencepiece(std::string_view text, std::vector<int32_t>& ids) const;
+  void encode_byte_level(std::string_view text, std::vector<int32_t>& ids) const;
   void append_sentencepiece(int32_t id, std::string& out) const;
   void append_gpt2(int32_t id, std::string& out) const;
 
   Kind kind_ = Kind::kSentencePiece;
-  std::vector<std::string> pieces_;
+  // The index holds views into the list: the two are built once and shared by copies of the
+  // Vocab, which keeps the views valid (a copied map would point into the original's strings).
+  struct Pieces {
+    std::vector<std::string> list;
+    std::unordered_map<std::string_view, int32_t> index;
+  };
+  std::shared_ptr<const Pieces> pieces_ = std::make_shared<const Pieces>();
   std::vector<float> scores_;
   std::vector<TokenType> types_;
-  std::unordered_map<std::string_view, int32_t> index_;  // views into pieces_
   int32_t bos_ = -1, eos_ = -1, unknown_ = -1;
   bool add_bos_ = false;
   bool add_space_prefix_ = false;
+  // Byte-level BPE; immutable, so copies of a Vocab share them.
+  std::string pretokenizer_name_;
+  std::shared_ptr<const Pretokenizer> pretokenizer_;  // null: a name this build does not know
+  bool whole_words_first_ = false;                    // llama.cpp's ignore_merges
+  std::shared_ptr<const BpeMerges> merges_;           // null: no tokenizer.ggml.merges
 };
 
 // `text` as a terminal can show it: valid UTF-8, newlines and tabs are kept; bytes that are not

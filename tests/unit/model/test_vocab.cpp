@@ -1,15 +1,26 @@
-// Vocab: SentencePiece encoding (merge order, ties, byte fallback), decoding of SentencePiece and
-// GPT-2 byte-level pieces, the tokenizer keys' validation, and the text shown on a terminal.
+// Vocab: SentencePiece encoding (merge order, ties, byte fallback), GPT-2 byte-level BPE
+// encoding (merges, pre-tokenizers, BOS, missing bytes, round trips, a llama session driven by
+// such a vocabulary), decoding of both, the tokenizer keys' validation, and the text shown on a
+// terminal. The byte-level pieces on their own are tested in test_bpe.cpp.
 #include "tilegraph/model/vocab.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/expect_error.h"
+#include "model/bpe_bytes.h"
+#include "tilegraph/backends.h"
+#include "tilegraph/core/utf8.h"
+#include "tilegraph/model/llama_config.h"
+#include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/llama_session.h"
 
 namespace tg::model {
 namespace {
@@ -178,6 +189,53 @@ TEST(Vocab, MinimalVocabularyIsWhatGgufGenWrites) {
   expect_error([] { Vocab::minimal_sentencepiece(2); }, "at least 3 tokens");
 }
 
+TEST(Vocab, MinimalByteLevelVocabularyEncodesWithItsMerges) {
+  const Vocab v = Vocab::minimal_byte_level(300);
+  ASSERT_EQ(v.size(), 300);
+  EXPECT_EQ(v.kind(), Vocab::Kind::kBytePairGpt2);
+  EXPECT_EQ(v.pretokenizer_name(), "llama-bpe");
+  EXPECT_EQ(v.piece(v.bos()), "<|begin_of_text|>");
+  EXPECT_EQ(v.piece(v.eos()), "<|end_of_text|>");
+  EXPECT_EQ(v.eos(), 299);
+  const auto id = [&](std::string_view piece) {
+    for (int32_t i = 0; i < v.size(); ++i) {
+      if (v.piece(i) == piece) return i;
+    }
+    ADD_FAILURE() << "no piece " << piece;
+    return -1;
+  };
+  const std::string g = "\xc4\xa0";  // the alphabet's space
+  // "the": h+e first (rank 1), and no rule joins t with he. " the": Ġ+t (rank 0), h+e, then Ġt+he.
+  EXPECT_EQ(v.encode("the the cat!"),
+            (std::vector<int32_t>{v.bos(), 't', id("he"), id(g + "the"), id(g), 'c', id("at"), '!'}));
+  const std::string text = "Where the river\nmeets 12345 stones, \xe2\x82\xac!";
+  std::vector<int32_t> ids = v.encode(text);
+  ids.erase(ids.begin());  // the BOS token
+  EXPECT_EQ(v.decode(ids), text);
+
+  GgufWriter w;
+  v.write_to(w);
+  const GgufFile file = GgufFile::parse(w.to_bytes());
+  EXPECT_EQ(Vocab::from_gguf(file)->encode(text), v.encode(text));
+  expect_error([] { Vocab::minimal_byte_level(299); }, "at least 300 tokens");
+}
+
+// A copy outlives its original (a Vocab returned in an optional, stored in a session): its piece
+// lookup must not point into the original's strings. ASan (make test SANITIZE=1) sees a dangling one.
+TEST(Vocab, ACopyOutlivesItsOriginal) {
+  std::optional<Vocab> original = Vocab::minimal_sentencepiece(300);
+  const std::vector<int32_t> ids = original->encode("t260 x");
+  Vocab copy = *original;
+  original.reset();
+  EXPECT_EQ(copy.encode("t260 x"), ids);
+  Vocab assigned = Vocab::minimal_sentencepiece(3);
+  {
+    const Vocab other = Vocab::minimal_sentencepiece(300);
+    assigned = other;
+  }
+  EXPECT_EQ(assigned.encode("t260 x"), ids);
+}
+
 TEST(Vocab, Gpt2DecodesByteLevelPieces) {
   std::vector<Piece> pieces = {{"<|begin_of_text|>", 0, kControl}, {"\xc4\xa0hello", 0, kNormal},  // Ġhello
                                {"\xc4\x8a", 0, kNormal},                                           // Ċ: newline
@@ -186,7 +244,247 @@ TEST(Vocab, Gpt2DecodesByteLevelPieces) {
   const Vocab v = vocab_of("gpt2", pieces);
   EXPECT_EQ(v.kind(), Vocab::Kind::kBytePairGpt2);
   EXPECT_EQ(v.decode(std::vector<int32_t>{0, 1, 2, 3, 4}), " hello\n\xc3\xa9<tool>");
-  expect_error([&] { v.encode("hello"); }, "only SentencePiece");
+  expect_error([&] { v.encode("hello"); }, "this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text");
+}
+
+// ---- byte-level BPE (gpt2) encoding ----
+
+// A piece per byte, in GPT-2's byte alphabet, as byte-level vocabularies have.
+std::vector<Piece> byte_level_pieces() {
+  std::vector<Piece> pieces;
+  for (int b = 0; b < 256; ++b) pieces.push_back({gpt2_byte_level(std::string(1, char(b))), 0, kNormal});
+  return pieces;
+}
+
+// `pieces` plus one piece per rule (its concatenation, unless already there).
+std::vector<Piece> with_merged_pieces(std::vector<Piece> pieces, const std::vector<std::string>& rules) {
+  for (const std::string& rule : rules) {
+    const std::string merged = rule.substr(0, rule.find(' ')) + rule.substr(rule.find(' ') + 1);
+    if (std::none_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.text == merged; })) pieces.push_back({merged, 0, kNormal});
+  }
+  return pieces;
+}
+
+// A gpt2 vocabulary: `pieces`, `rules` as tokenizer.ggml.merges, then `edit`'s keys.
+template <class Edit>
+GgufFile gpt2_file(const std::vector<Piece>& pieces, const std::vector<std::string>& rules, Edit&& edit) {
+  return tokenizer_file("gpt2", pieces, [&](GgufWriter& w, auto&, auto& types) {
+    w.set("tokenizer.ggml.token_type", types);
+    w.set("tokenizer.ggml.merges", rules);
+    edit(w);
+  });
+}
+
+Vocab gpt2_vocab(const std::vector<Piece>& pieces, const std::vector<std::string>& rules, const std::string& pre) {
+  return *Vocab::from_gguf(gpt2_file(pieces, rules, [&](GgufWriter& w) { w.set("tokenizer.ggml.pre", pre); }));
+}
+
+const std::string kG = "\xc4\xa0";  // Ġ, a space in GPT-2's alphabet
+
+TEST(Vocab, Gpt2EncodesEachWordWithTheLowestRankedMergesFirst) {
+  // "Ġw or" (4) needs "o r" (1) first, which leaves nothing for "Ġw o" (9); "l l" (2) before
+  // "he ll" (6) before "hell o" (7).
+  const std::vector<std::string> rules = {"h e", "o r", "l l", kG + " w", kG + "w or", kG + "wor l", "he ll", "hell o",
+                                          kG + "worl d", kG + "w o"};
+  const Vocab v = gpt2_vocab(with_merged_pieces(byte_level_pieces(), rules), rules, "default");
+  EXPECT_EQ(v.pretokenizer_name(), "default");
+  EXPECT_EQ(pieces_of(v, v.encode("hello world")), (std::vector<std::string>{"hello", kG + "world"}));
+  // Merges stop at word boundaries: "world" without its space, and the digits' own word.
+  EXPECT_EQ(pieces_of(v, v.encode("hello,world42")), (std::vector<std::string>{"hello", ",", "w", "or", "l", "d", "4", "2"}));
+  EXPECT_EQ(v.decode(v.encode("hello,world42")), "hello,world42");
+  EXPECT_TRUE(v.encode("").empty());
+}
+
+// llama 3's names: its regex (digits in threes) and the whole-word look-up; GPT-2's: neither.
+TEST(Vocab, Gpt2PretokenizerNameChoosesTheRegexAndTheWholeWordLookUp) {
+  const std::vector<std::string> rules = {"a b", "3 4"};
+  std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
+  pieces.push_back({"abc", 0, kNormal});  // no rule makes it: only a whole-word look-up finds it
+  for (const char* pre : {"llama-bpe", "llama3", "llama-v3"}) {
+    const Vocab v = gpt2_vocab(pieces, rules, pre);
+    EXPECT_EQ(pieces_of(v, v.encode("abc abc")), (std::vector<std::string>{"abc", kG, "ab", "c"})) << pre;
+    EXPECT_EQ(pieces_of(v, v.encode("12345")), (std::vector<std::string>{"1", "2", "3", "4", "5"})) << pre;  // 123|45
+  }
+  for (const char* pre : {"default", "gpt2", "gpt-2"}) {
+    const Vocab v = gpt2_vocab(pieces, rules, pre);
+    EXPECT_EQ(pieces_of(v, v.encode("abc")), (std::vector<std::string>{"ab", "c"})) << pre;
+    EXPECT_EQ(pieces_of(v, v.encode("12345")), (std::vector<std::string>{"1", "2", "34", "5"})) << pre;
+  }
+}
+
+TEST(Vocab, Gpt2AddsTheBeginningOfSequenceTokenAsTheKeysSay) {
+  std::vector<Piece> pieces = byte_level_pieces();
+  pieces.push_back({"<|begin_of_text|>", 0, kControl});
+  const int32_t bos = int32_t(pieces.size()) - 1;
+  const auto encode = [&](const std::string& pre, std::optional<bool> add_bos) {
+    const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, {}, [&](GgufWriter& w) {
+      w.set("tokenizer.ggml.pre", pre);
+      w.set("tokenizer.ggml.bos_token_id", uint32_t(bos));
+      if (add_bos) w.set("tokenizer.ggml.add_bos_token", *add_bos);
+    }));
+    return v.encode("a");
+  };
+  EXPECT_EQ(encode("llama-bpe", std::nullopt), (std::vector<int32_t>{bos, 'a'}));  // llama 3 adds it unless told not to
+  EXPECT_EQ(encode("llama-bpe", false), (std::vector<int32_t>{'a'}));
+  EXPECT_EQ(encode("default", std::nullopt), (std::vector<int32_t>{'a'}));
+  EXPECT_EQ(encode("default", true), (std::vector<int32_t>{bos, 'a'}));
+  // Control tokens written in the text are plain text.
+  const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, {}, [&](GgufWriter& w) { w.set("tokenizer.ggml.pre", "llama-bpe"); }));
+  EXPECT_EQ(v.encode("<|begin_of_text|>").size(), std::string("<|begin_of_text|>").size());
+}
+
+TEST(Vocab, Gpt2ByteWithoutAPieceBecomesTheUnknownTokenOrAnError) {
+  std::vector<Piece> pieces;
+  for (const char* c : {"a", "b"}) pieces.push_back({c, 0, kNormal});
+  pieces.push_back({"ab", 0, kNormal});
+  pieces.push_back({"<unk>", 0, kUnknown});
+  const Vocab without_unknown = gpt2_vocab(pieces, {"a b"}, "default");
+  expect_error([&] { without_unknown.encode("abz"); }, "neither a piece for byte 0x7A (\"z\") nor an unknown token");
+  expect_error([&] { without_unknown.encode("a b"); }, "byte 0x20 (\"\\xc4\\xa0\")");  // Ġ, shown escaped
+  const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, {"a b"}, [](GgufWriter& w) { w.set("tokenizer.ggml.unknown_token_id", uint32_t(3)); }));
+  EXPECT_EQ(pieces_of(v, v.encode("abz\xc3\xa9")), (std::vector<std::string>{"ab", "<unk>", "<unk>", "<unk>"}));  // z, then é's two bytes
+}
+
+// Whatever the merges, a vocabulary with every byte's piece encodes any text so that decoding
+// gives it back: random bytes made valid UTF-8, random ASCII, and raw random bytes (not UTF-8:
+// kept, not replaced).
+TEST(Vocab, Gpt2RoundTripsRandomTextWithRandomMerges) {
+  std::mt19937 rng(3);
+  const std::string alphabet = " \n'ab1\xc3\xa9";  // é's two bytes, apart too
+  const auto random_bytes = [&](size_t max_bytes, int kind) {
+    std::string text(rng() % (max_bytes + 1), '\0');
+    for (char& c : text) c = kind == 0 ? char(rng() % 256) : kind == 1 ? char(rng() % 128) : alphabet[rng() % alphabet.size()];
+    return text;
+  };
+  const auto made_valid = [](std::string_view bytes) {
+    std::string text;
+    for (size_t i = 0; i < bytes.size();) {
+      const size_t length = decode_utf8(bytes, i).length;
+      text += length ? bytes.substr(i, length) : "\xef\xbf\xbd";
+      i += std::max<size_t>(length, 1);
+    }
+    return text;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    // Rules over pieces of the alphabet's bytes and of earlier rules, so that they apply, and now
+    // and then over any byte.
+    std::vector<std::string> mergeable, rules;
+    for (char c : alphabet) mergeable.push_back(gpt2_byte_level(std::string(1, c)));
+    for (int i = 0; i < 80; ++i) {
+      const auto pick = [&] { return rng() % 4 ? mergeable[rng() % mergeable.size()] : gpt2_byte_level(std::string(1, char(rng() % 256))); };
+      const std::string left = pick(), right = pick();
+      rules.push_back(left + " " + right);
+      mergeable.push_back(left + right);
+    }
+    const Vocab v = gpt2_vocab(with_merged_pieces(byte_level_pieces(), rules), rules, trial % 2 ? "llama-bpe" : "default");
+    for (int k = 0; k < 60; ++k) {
+      const std::string raw = random_bytes(24, k % 3);
+      for (const std::string& text : {raw, made_valid(raw)}) {
+        const std::vector<int32_t> ids = v.encode(text);
+        EXPECT_LE(ids.size(), text.size());
+        EXPECT_EQ(v.decode(ids), text) << "trial " << trial << ", " << v.pretokenizer_name();
+      }
+    }
+  }
+}
+
+TEST(Vocab, Gpt2MalformedKeysAreRefusedByName) {
+  const std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), {"a b"});
+  const auto load = [&](const std::vector<std::string>& rules, auto&& edit) { Vocab::from_gguf(gpt2_file(pieces, rules, edit)); };
+  const auto no_keys = [](GgufWriter&) {};
+  expect_error([&] { load({"a b", "ab"}, no_keys); }, "vocab.gguf: tokenizer.ggml.merges[1] \"ab\" is not two pieces separated by one space");
+  expect_error([&] { load({"a  b"}, no_keys); }, "tokenizer.ggml.merges[0] \"a  b\" is not two pieces");
+  expect_error([&] { load({"a " + kG + "x"}, no_keys); }, "merges \"\\xc4\\xa0x\", which is not in the vocabulary");
+  expect_error([&] { load({"b a"}, no_keys); }, "tokenizer.ggml.merges[0] \"b a\" makes a piece that is not in the vocabulary");
+  expect_error([&] { load({}, [](GgufWriter& w) { w.set("tokenizer.ggml.pre", uint32_t(3)); }); },
+               "vocab.gguf: tokenizer.ggml.pre must be a string, got u32 3");
+  expect_error([&] { Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.merges", "a b"); })); },
+               "vocab.gguf: tokenizer.ggml.merges must be an array of strings, got string \"a b\"");
+  expect_error([&] {
+    Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.merges", std::vector<uint32_t>{1}); }));
+  }, "tokenizer.ggml.merges must be an array of strings, got array of 1 u32");
+}
+
+// A vocabulary this build cannot encode with still loads and decodes; encode() names the key.
+TEST(Vocab, Gpt2EncodeNamesAnUnsupportedPretokenizerOrMissingMerges) {
+  const std::vector<Piece> pieces = byte_level_pieces();
+  const Vocab qwen = gpt2_vocab(pieces, {}, "qwen2");
+  EXPECT_EQ(qwen.decode(std::vector<int32_t>{'h', 'i'}), "hi");
+  expect_error([&] { qwen.encode("hi"); },
+               "the pre-tokenizer \"qwen2\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 (GPT-2's regex); "
+               "llama3, llama-v3, llama-bpe (llama 3's regex)");
+  expect_error([&] { qwen.encode(""); }, "\"qwen2\" (tokenizer.ggml.pre) is not supported");
+  const Vocab no_merges = *Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter&, auto&, auto&) {}));
+  EXPECT_EQ(no_merges.pretokenizer_name(), "default");
+  expect_error([&] { no_merges.encode("hi"); }, "has no tokenizer.ggml.merges");
+  // An empty list is zero merges: every byte its own piece.
+  EXPECT_EQ(gpt2_vocab(pieces, {}, "default").encode("hi"), (std::vector<int32_t>{'h', 'i'}));
+}
+
+TEST(Vocab, Gpt2VocabularyWrittenAndReadBackEncodesTheSame) {
+  const std::vector<std::string> rules = {"h i", kG + " hi"};
+  std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
+  pieces.push_back({"<|begin_of_text|>", 0, kControl});
+  const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, rules, [&](GgufWriter& w) {
+    w.set("tokenizer.ggml.pre", "llama-bpe");
+    w.set("tokenizer.ggml.bos_token_id", uint32_t(pieces.size() - 1));
+    w.set("tokenizer.ggml.add_bos_token", false);
+  }));
+  GgufWriter w;
+  v.write_to(w);
+  const Vocab read = *Vocab::from_gguf(GgufFile::parse(w.to_bytes()));
+  EXPECT_EQ(read.kind(), Vocab::Kind::kBytePairGpt2);
+  EXPECT_EQ(read.pretokenizer_name(), "llama-bpe");
+  EXPECT_EQ(read.encode("hi hi"), v.encode("hi hi"));
+  EXPECT_EQ(pieces_of(read, read.encode("hi hi")), (std::vector<std::string>{"hi", kG + "hi"}));
+}
+
+// What `tilegraph run --model F.gguf --prompt TEXT` does with a llama 3 style file: the
+// vocabulary and the model from one GGUF, the prompt encoded, generated, decoded.
+TEST(Vocab, Gpt2VocabularyDrivesALlamaSession) {
+  const std::vector<std::string> rules = {"H e", "l l", "He ll", "Hell o", kG + " w", "o r", kG + "w or", kG + "wor l",
+                                          kG + "worl d"};
+  std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
+  pieces.push_back({"<|begin_of_text|>", 0, kControl});
+  pieces.push_back({"<|end_of_text|>", 0, kControl});
+  const int32_t bos = int32_t(pieces.size()) - 2, eos = bos + 1;
+
+  LlamaConfig c = llama_preset("tiny");
+  c.n_vocab = int64_t(pieces.size());
+  c.n_embd = 64;
+  c.n_ff = 160;
+  c.n_ctx_train = 64;
+  const LlamaModel generated = LlamaModel::generate(c, DType::F16, 42);
+  // gguf-gen's file with its SentencePiece vocabulary swapped for this one.
+  const GgufFile spm_file = GgufFile::parse(generated.to_gguf("llama 3 style").to_bytes());
+  const GgufFile bpe_file = tokenizer_file("gpt2", pieces, [&](GgufWriter& w, auto&, auto& types) {
+    w.set("tokenizer.ggml.token_type", types);
+    w.set("tokenizer.ggml.merges", rules);
+    w.set("tokenizer.ggml.pre", "llama-bpe");
+    w.set("tokenizer.ggml.bos_token_id", uint32_t(bos));
+    w.set("tokenizer.ggml.eos_token_id", uint32_t(eos));
+    for (const auto& [key, value] : spm_file.metadata()) {
+      if (!key.starts_with("tokenizer.")) w.set(key, value);
+    }
+    for (const GgufTensorInfo& t : spm_file.tensors()) {
+      w.add_tensor(t.name, t.type, std::span(t.ne.data(), size_t(t.n_dims)), spm_file.tensor_data(t));
+    }
+  });
+
+  EXPECT_EQ(llama_config_from_gguf(bpe_file).n_vocab, c.n_vocab);
+  const Vocab vocab = *Vocab::from_gguf(bpe_file);
+  const LlamaModel model = LlamaModel::from_gguf(bpe_file);
+  const std::vector<int32_t> prompt = vocab.encode("Hello world!");
+  EXPECT_EQ(pieces_of(vocab, prompt), (std::vector<std::string>{"<|begin_of_text|>", "Hello", kG + "world", "!"}));
+  EXPECT_EQ(vocab.decode(prompt), "Hello world!");
+
+  std::unique_ptr<Backend> cpu = make_backend("cpu", {.num_threads = 2});
+  LlamaSession session(model, *cpu, 32);
+  const GenerationResult result = session.generate(prompt, 6, {}, vocab.eos());
+  EXPECT_EQ(result.prefill_tokens, int64_t(prompt.size()));
+  ASSERT_FALSE(result.tokens.empty());
+  for (int32_t id : result.tokens) EXPECT_LT(id, vocab.size());
+  EXPECT_NO_THROW(vocab.decode(result.tokens));
 }
 
 TEST(Vocab, DecodeRefusesIdsOutsideTheVocabulary) {
