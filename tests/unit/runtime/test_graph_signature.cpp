@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tilegraph/core/context.h"
+#include "tilegraph/core/ops.h"
 #include "tilegraph/runtime/graph_signature.h"
 
 namespace tg {
@@ -120,6 +121,24 @@ class GraphSignatureIsa : public testing::TestWithParam<SignatureIsa> {
   }
   SignatureIsa isa() const { return GetParam(); }
 };
+
+// Contiguous strides are left out of the records for every type, the block-quantized ones (a
+// q6_K block is 210 bytes for 256 elements) included.
+TEST(GraphSignature, ContiguousStridesOfEveryTypeTakeTheShortForm) {
+  const auto signature_bytes = [](DType type) {
+    Context ctx({.no_alloc = true});
+    const int64_t row = int64_t(dtype_traits(type).block_size) * 3;
+    Tensor* a = ctx.new_tensor(type, {row, 5, 2});
+    Tensor* b = ctx.new_tensor(type, {row, 5, 2});
+    GraphSignature s;
+    s.record(Graph::build(cpy(ctx, a, b)));
+    return s.bytes();
+  };
+  const size_t f32_bytes = signature_bytes(DType::F32);
+  for (int t = 0; t < kDTypeCount; ++t) {
+    EXPECT_EQ(signature_bytes(DType(t)), f32_bytes) << dtype_name(DType(t));
+  }
+}
 
 TEST_P(GraphSignatureIsa, NonContiguousStrides) {
   Fixture f;
