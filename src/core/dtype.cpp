@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/quant.h"
 
 namespace tg {
 
@@ -17,7 +18,20 @@ constexpr DTypeTraits kTraits[kDTypeCount] = {
     {"bf16", 1, sizeof(uint16_t), true},
     {"i32", 1, sizeof(int32_t), false},
     {"q8_0", kQ8_0BlockSize, sizeof(BlockQ8_0), false},
+    {"q4_0", kQ4_0BlockSize, sizeof(BlockQ4_0), false},
+    {"q4_1", kQ4_1BlockSize, sizeof(BlockQ4_1), false},
+    {"q5_0", kQ5_0BlockSize, sizeof(BlockQ5_0), false},
+    {"q5_1", kQ5_1BlockSize, sizeof(BlockQ5_1), false},
+    {"q4_K", kQKBlockSize, sizeof(BlockQ4_K), false},
+    {"q5_K", kQKBlockSize, sizeof(BlockQ5_K), false},
+    {"q6_K", kQKBlockSize, sizeof(BlockQ6_K), false},
 };
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) { return lower(x) == lower(y); });
+}
 
 }  // namespace
 
@@ -38,10 +52,12 @@ size_t row_size(DType type, int64_t ne0) {
 }
 
 DType parse_dtype(std::string_view name) {
+  std::string names;
   for (int i = 0; i < kDTypeCount; ++i) {
-    if (kTraits[i].name == name) return DType(i);
+    if (equal_ignoring_case(kTraits[i].name, name)) return DType(i);
+    names += (i ? ", " : "") + std::string(kTraits[i].name);
   }
-  throw Error("unknown dtype '" + std::string(name) + "' (expected f32, f16, bf16, i32 or q8_0)");
+  throw Error("unknown dtype '" + std::string(name) + "' (expected one of " + names + ")");
 }
 
 f16 f32_to_f16(float value) {
@@ -132,6 +148,27 @@ void row_to_f32(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q8_0:
       dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), dst, n);
       return;
+    case DType::Q4_0:
+      dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), dst, n);
+      return;
+    case DType::Q4_1:
+      dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n);
+      return;
+    case DType::Q5_0:
+      dequantize_row_q5_0(static_cast<const BlockQ5_0*>(src), dst, n);
+      return;
+    case DType::Q5_1:
+      dequantize_row_q5_1(static_cast<const BlockQ5_1*>(src), dst, n);
+      return;
+    case DType::Q4_K:
+      dequantize_row_q4_K(static_cast<const BlockQ4_K*>(src), dst, n);
+      return;
+    case DType::Q5_K:
+      dequantize_row_q5_K(static_cast<const BlockQ5_K*>(src), dst, n);
+      return;
+    case DType::Q6_K:
+      dequantize_row_q6_K(static_cast<const BlockQ6_K*>(src), dst, n);
+      return;
   }
   throw Error("row_to_f32: unknown dtype");
 }
@@ -152,6 +189,27 @@ void row_from_f32(DType type, const float* src, void* dst, int64_t n) {
       return;
     case DType::Q8_0:
       quantize_row_q8_0(src, static_cast<BlockQ8_0*>(dst), n);
+      return;
+    case DType::Q4_0:
+      quantize_row_q4_0(src, static_cast<BlockQ4_0*>(dst), n);
+      return;
+    case DType::Q4_1:
+      quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n);
+      return;
+    case DType::Q5_0:
+      quantize_row_q5_0(src, static_cast<BlockQ5_0*>(dst), n);
+      return;
+    case DType::Q5_1:
+      quantize_row_q5_1(src, static_cast<BlockQ5_1*>(dst), n);
+      return;
+    case DType::Q4_K:
+      quantize_row_q4_K(src, static_cast<BlockQ4_K*>(dst), n);
+      return;
+    case DType::Q5_K:
+      quantize_row_q5_K(src, static_cast<BlockQ5_K*>(dst), n);
+      return;
+    case DType::Q6_K:
+      quantize_row_q6_K(src, static_cast<BlockQ6_K*>(dst), n);
       return;
   }
   throw Error("row_from_f32: unknown dtype");

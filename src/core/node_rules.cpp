@@ -10,8 +10,21 @@ namespace tg {
 
 namespace {
 
-// A plain comparison: dtype_traits(type).is_float throws for a hand-built node's unknown dtype.
+// Plain comparisons: dtype_traits(type) throws for a hand-built node's unknown dtype.
 bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+bool is_block_type(DType type) {
+  switch (type) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return true;
+    default: return false;
+  }
+}
 
 // What is wrong with `node`, or nothing.
 std::string violation(const Tensor& node) {
@@ -33,7 +46,7 @@ std::string violation(const Tensor& node) {
     case Op::TRANSPOSE: return "";
     case Op::MUL_MAT:
       if (auto m = need({0, 1}); !m.empty()) return m;
-      if (!is_float(src[0]->type) && src[0]->type != DType::Q8_0) return "a is " + type_of(0);
+      if (!is_float(src[0]->type) && !is_block_type(src[0]->type)) return "a is " + type_of(0);
       if (!is_float(src[1]->type)) return "b is " + type_of(1);
       return node.type == DType::F32 ? "" : "result is " + node_type;
     case Op::ADD:
@@ -84,7 +97,7 @@ std::string violation(const Tensor& node) {
     }
     case Op::SET_ROWS:
       if (auto m = need({1, 2}); !m.empty()) return m;
-      if (!is_float(node.type) && node.type != DType::Q8_0) return "dst is " + node_type;
+      if (!is_float(node.type) && !is_block_type(node.type)) return "dst is " + node_type;
       if (src[1]->type != DType::F32) return "src is " + type_of(1);
       return src[2]->type == DType::I32 ? "" : "idx is " + type_of(2);
     case Op::CPY:
@@ -126,7 +139,7 @@ std::string violation(const Tensor& node) {
     case Op::CONCAT:
       if (auto m = need({0, 1}); !m.empty()) return m;
       if (src[0]->type != src[1]->type || src[0]->type != node.type) return "types differ";
-      return node.type == DType::Q8_0 ? "q8_0 is not supported" : "";
+      return is_block_type(node.type) ? node_type + " is not supported" : "";
   }
   return "unknown op " + std::to_string(int(node.op));
 }

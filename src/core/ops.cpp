@@ -142,8 +142,8 @@ int64_t conv_out_size(int64_t in, int64_t kernel, int32_t stride, int32_t pad, i
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b) {
   require_operand(a, "mul_mat", "a");
   require_operand(b, "mul_mat", "b");
-  require(is_float(a->type) || a->type == DType::Q8_0, "mul_mat",
-          "a must be f32, f16, bf16 or q8_0", {a});
+  require(is_float(a->type) || is_quantized(a->type), "mul_mat",
+          "a must be f32, f16, bf16 or a quantized type", {a});
   require_float(b, "mul_mat", "b");
   require(a->ne[0] == b->ne[0], "mul_mat", [&] { return dim_mismatch("a.ne[0]", a->ne[0], "b.ne[0]", b->ne[0]); },
           {a, b});
@@ -282,8 +282,8 @@ Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* idx) {
   require_operand(dst, "set_rows", "dst");
   require_operand(src, "set_rows", "src");
   require_operand(idx, "set_rows", "idx");
-  require(is_float(dst->type) || dst->type == DType::Q8_0, "set_rows",
-          "dst must be f32, f16, bf16 or q8_0", {dst});
+  require(is_float(dst->type) || is_quantized(dst->type), "set_rows",
+          "dst must be f32, f16, bf16 or a quantized type", {dst});
   require_type(src, DType::F32, "set_rows", "src");
   require_type(idx, DType::I32, "set_rows", "idx");
   require(src->ne[0] == dst->ne[0] && src->ne[2] == dst->ne[2] && src->ne[3] == dst->ne[3],
@@ -371,8 +371,9 @@ Tensor* permute(Context& ctx, Tensor* a, int ax0, int ax1, int ax2, int ax3) {
             "axes must be a permutation of 0..3", {a});
     seen[axis] = true;
   }
-  require(a->type != DType::Q8_0 || axes[0] == 0, "permute",
-          "q8_0 blocks cannot be split: dimension 0 must stay in place", {a});
+  require(!is_quantized(a->type) || axes[0] == 0, "permute",
+          [&] { return std::string(dtype_name(a->type)) + " blocks cannot be split: dimension 0 must stay in place"; },
+          {a});
   int64_t ne[kMaxDims];
   size_t nb[kMaxDims];
   for (int i = 0; i < kMaxDims; ++i) {
@@ -503,7 +504,8 @@ Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim) {
   require_operand(a, "concat", "a");
   require_operand(b, "concat", "b");
   require(a->type == b->type, "concat", "a and b must have the same type", {a, b});
-  require(a->type != DType::Q8_0, "concat", "q8_0 is not supported (dequantise first)", {a});
+  require(!is_quantized(a->type), "concat",
+          [&] { return std::string(dtype_name(a->type)) + " is not supported (dequantise first)"; }, {a});
   require(dim >= 0 && dim < kMaxDims, "concat", "dim must be 0..3", {a});
   int64_t ne[kMaxDims];
   for (int i = 0; i < kMaxDims; ++i) {

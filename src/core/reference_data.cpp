@@ -71,7 +71,7 @@ void copy(const Tensor& node) {
     write_all(node, read_all(a));
     return;
   }
-  // Same type: move storage units untouched, so i32 and q8_0 copies are exact.
+  // Same type: move storage units untouched, so i32 and quantized copies are exact.
   const size_t bytes = unit_bytes(a.type);
   std::vector<std::byte> units;
   units.reserve(size_t(a.nelements() / unit_elems(a.type)) * bytes);

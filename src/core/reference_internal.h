@@ -15,8 +15,9 @@
 
 namespace tg::reference::detail {
 
-// q8_0 is stored in 32-element blocks and every other type in single elements. nb[0] is the byte
-// stride between these storage units, so units are addressed exactly like elements.
+// Quantized types are stored in blocks (32 or 256 elements) and every other type in single
+// elements. nb[0] is the byte stride between these storage units, so units are addressed exactly
+// like elements.
 int64_t unit_elems(DType type);
 size_t unit_bytes(DType type);
 char* row_ptr(const Tensor& t, int64_t i1, int64_t i2, int64_t i3);

@@ -130,7 +130,8 @@ Error node_error(const Tensor& node, const std::exception& cause);
 // One entry point per op family; the backend maps ops to them (cpu_backend.cpp). The row ops
 // (elementwise and norms) are in row_ops.h.
 void run_mul_mat(const Tensor& node, ExecContext& exec);
-// The blocked kernel for what the GEMM does not take (q8_0 weights, views with no unit stride).
+// The blocked kernel for what the GEMM does not take (quantized weights, views with no unit
+// stride).
 void run_mul_mat_fallback(const Tensor& node, ExecContext& exec);
 // Whether run_mul_mat takes the GEMM for `node` (and so whether it can fuse an epilogue).
 bool mul_mat_uses_gemm(const Tensor& node);

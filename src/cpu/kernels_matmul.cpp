@@ -1,9 +1,9 @@
 // mul_mat: r[m, n] = sum_k a[k, m] * b[k, n], a broadcast over b's batch dims: the fallback for
-// what the GEMM (kernels_matmul_gemm.cpp) does not take, above all q8_0 weights.
+// what the GEMM (kernels_matmul_gemm.cpp) does not take, above all quantized weights.
 //
-// Two paths. Matrix-vector (N == 1, decode; for q8_0 up to kMaxQ8Tokens) is bound by reading a
-// once: dot products of rows of a straight from their storage against every column of b (f16/bf16
-// converted and q8_0 dequantised in registers). Matrix-
+// Two paths. Matrix-vector (N == 1, decode; for quantized a up to kMaxQuantTokens) is bound by
+// reading a once: dot products of rows of a straight from their storage against every column of b
+// (f16/bf16 converted and quantized blocks dequantised in registers). Matrix-
 // matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
 // of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
 // f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
@@ -118,7 +118,8 @@ GemmShape gemm_shape(Isa isa) {
 }
 
 // Depth of one packed block: an a panel (256 x 32 floats, 32 KiB) and a b panel (12 KiB) stay in
-// L1/L2 while a micro-kernel call streams them. A multiple of 32, so q8_0 blocks never straddle.
+// L1/L2 while a micro-kernel call streams them. A multiple of 256, so no quantized block straddles
+// two K blocks.
 constexpr int64_t kBlockK = 256;
 // Columns of a per work item: its packed panels (128 KiB) stay in L2 while all of b streams by.
 constexpr int64_t kTileM = 128;
@@ -167,17 +168,19 @@ float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i
   return reinterpret_cast<float*>(row_ptr(node, n, i2, i3) + m * int64_t(node.nb[0]));
 }
 
-// Columns of b up to which q8_0 weights take mat_vec, which reads a once: decode and small
-// batches. At 8 it is ~3x the blocked GEMM, which converts every weight to f32 first (bench/
-// RESULTS.md, ops); where the two cross above 8 has not been measured.
-constexpr int64_t kMaxQ8Tokens = 8;
+// Columns of b up to which quantized weights take mat_vec, which reads a once: decode and small
+// batches. For q8_0 at 8 it is ~3x the blocked GEMM, which converts every weight to f32 first
+// (bench/RESULTS.md, ops); where the two cross above 8 has not been measured.
+constexpr int64_t kMaxQuantTokens = 8;
 
 bool takes_mat_vec(const Tensor& a, const Tensor& b) {
   if (b.ne[1] == 1) return true;
-  return a.type == DType::Q8_0 && a.nb[0] == sizeof(BlockQ8_0) && b.ne[1] <= kMaxQ8Tokens;
+  return is_quantized(a.type) && a.nb[0] == dtype_traits(a.type).type_size &&
+         b.ne[1] <= kMaxQuantTokens;
 }
 
-// One dot product per row of a and column of b (several columns: q8_0 only, unit block stride).
+// One dot product per row of a and column of b (several columns: quantized a with contiguous
+// blocks only).
 void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
   const int64_t k = a.ne[0], m_len = a.ne[1], tokens = node.ne[1];
@@ -200,9 +203,9 @@ void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecC
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);
           out[j] = vec.dot_f32(k, buf, x);
         }
-      } else if (a.type == DType::Q8_0) {
-        vec.dot_q8_0_rows(k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
-                          out_stride);
+      } else if (is_quantized(a.type)) {
+        vec.dot_quant_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
+                           out_stride);
       } else {
         vec.dot_rows(a.type, k, count, rows, a.nb[1], x, out);
       }

@@ -6,7 +6,7 @@
 //
 // with D = r's matrix. Any view with a unit stride along ne0 or ne1 is a row- or column-major
 // operand (the GEMM's trans flags), so padded, permuted and transposed sources run without a
-// copy; q8_0 weights and views with no unit stride go to the blocked fallback.
+// copy; quantized weights and views with no unit stride go to the blocked fallback.
 //
 // Batches: when there are at least as many as threads (attention heads), or each is too small
 // to split, every thread runs whole GEMMs on its own; otherwise the batches run one after

@@ -6,6 +6,7 @@
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/quant.h"
 
 namespace tg::cpu {
 
@@ -69,13 +70,18 @@ char* unit_ptr(const Tensor& t, const int64_t* i) {
   return row_ptr(t, i[1], i[2], i[3]) + i[0] * int64_t(t.nb[0]);
 }
 
-// Element i of t as f32, q8_0 included (its element lives in block i[0] / 32).
+// Element i of t as f32, quantized types included (their element lives in block i[0] / block
+// size, which is decoded whole: this serves only copies between rows of different lengths).
 float element_f32(const Tensor& t, const int64_t* i) {
-  if (t.type == DType::Q8_0) {
-    BlockQ8_0 block;
-    std::memcpy(&block, row_ptr(t, i[1], i[2], i[3]) + i[0] / kQ8_0BlockSize * int64_t(t.nb[0]),
-                sizeof block);
-    return f16_to_f32(block.d) * float(block.qs[i[0] % kQ8_0BlockSize]);
+  const DTypeTraits& traits = dtype_traits(t.type);
+  if (traits.block_size > 1) {
+    const int64_t block = int64_t(traits.block_size);
+    alignas(8) char bytes[kMaxBlockBytes];
+    float values[kMaxBlockSize];
+    std::memcpy(bytes, row_ptr(t, i[1], i[2], i[3]) + i[0] / block * int64_t(t.nb[0]),
+                traits.type_size);
+    row_to_f32(t.type, bytes, values, block);
+    return values[i[0] % block];
   }
   float value;
   row_to_f32(t.type, unit_ptr(t, i), &value, 1);

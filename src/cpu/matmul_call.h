@@ -27,7 +27,7 @@ struct MatmulCall {
 };
 
 // The call for `node` on `threads` threads with the GEMM of `isa`, or nothing when the GEMM does
-// not take the node (q8_0 weights, views with no unit stride: run_mul_mat_fallback).
+// not take the node (quantized weights, views with no unit stride: run_mul_mat_fallback).
 std::optional<MatmulCall> prepare_matmul(const Tensor& node, Isa isa, int threads);
 
 // Runs `call` (prepared for node's shapes and exec's thread count) on node's data, storing into

@@ -51,15 +51,24 @@ void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride,
       for (int64_t i = 0; i < n; ++i) dst[i] = float(read_unaligned<int32_t>(src + i * stride));
       return;
     case DType::Q8_0:
-      if (stride == sizeof(BlockQ8_0)) {
-        vec.q8_0_to_f32(n, dst, reinterpret_cast<const BlockQ8_0*>(src));
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: {
+      const DTypeTraits& traits = dtype_traits(type);
+      if (stride == traits.type_size) {
+        vec.dequantize(type, n, dst, src);
       } else {
-        for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
-          vec.q8_0_to_f32(kQ8_0BlockSize, dst + b * kQ8_0BlockSize,
-                          reinterpret_cast<const BlockQ8_0*>(src + b * stride));
+        const int64_t block = int64_t(traits.block_size);
+        for (int64_t b = 0; b < n / block; ++b) {
+          vec.dequantize(type, block, dst + b * block, src + b * stride);
         }
       }
       return;
+    }
   }
   throw Error("cpu: cannot read dtype " + std::to_string(int(type)));
 }
@@ -93,11 +102,19 @@ void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, s
         write_unaligned(dst + i * stride, int32_t(std::lrint(src[i])));
       return;
     case DType::Q8_0:
-      for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
-        quantize_row_q8_0(src + b * kQ8_0BlockSize, reinterpret_cast<BlockQ8_0*>(dst + b * stride),
-                          kQ8_0BlockSize);
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: {
+      const int64_t block = int64_t(dtype_traits(type).block_size);
+      for (int64_t b = 0; b < n / block; ++b) {
+        row_from_f32(type, src + b * block, dst + b * stride, block);
       }
       return;
+    }
   }
   throw Error("cpu: cannot write dtype " + std::to_string(int(type)));
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Row access for kernels: rows of any dtype and any strides as f32, and back. A "row" is the
-// ne[0] elements at (i1, i2, i3); elements are nb[0] bytes apart (blocks of 32, for q8_0). Rows
+// ne[0] elements at (i1, i2, i3); elements are nb[0] bytes apart (blocks, for quantized types). Rows
 // that already are contiguous f32 are used in place, so the common case copies nothing.
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +19,11 @@ inline bool is_f32_row_contiguous(const Tensor& t) {
   return t.type == DType::F32 && t.nb[0] == sizeof(float);
 }
 
-// n elements of `type` starting at src, `stride` bytes apart (per block for q8_0), to f32.
+// n elements of `type` starting at src, `stride` bytes apart (per block for quantized types), to
+// f32.
 void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride, int64_t n,
               float* dst);
-// The reverse, rounding to `type` (i32: to nearest; q8_0: quantised per block).
+// The reverse, rounding to `type` (i32: to nearest; quantized types: per block, as quant.h says).
 void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, size_t stride,
                int64_t n);
 
@@ -73,7 +74,7 @@ inline void for_each_row(const Tensor& t, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
-// Copies `units` storage units (elements, or q8_0 blocks) of `unit_bytes` each between strided
+// Copies `units` storage units (elements, or quantized blocks) of `unit_bytes` each between strided
 // locations, bit-exactly.
 void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units,
                 size_t unit_bytes);

@@ -55,6 +55,24 @@ struct Scalar {
   TG_SIMD_INLINE F load_i8(const int8_t* p) { return float(*p); }
   TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return f16_to_f32(f16{bits}); }
 
+  // Integer lanes, for unpacking quants: bytes widened to 32-bit lanes, bit operations with a
+  // scalar operand, and the conversion to float.
+  using I = int32_t;
+  TG_SIMD_INLINE I load_u8(const uint8_t* p) { return *p; }
+  TG_SIMD_INLINE I and_i(I a, int32_t mask) { return a & mask; }
+  TG_SIMD_INLINE I or_i(I a, I b) { return a | b; }
+  // a | (b & mask)
+  TG_SIMD_INLINE I or_masked(I a, I b, int32_t mask) { return a | (b & mask); }
+  TG_SIMD_INLINE I srl_i(I a, int count) { return int32_t(uint32_t(a) >> count); }
+  TG_SIMD_INLINE I sll_i(I a, int count) { return int32_t(uint32_t(a) << count); }
+  // Lane i is `value` where bit first + i of `bits` is set, else 0.
+  TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) {
+    return (bits >> first & 1u) ? value : 0;
+  }
+  TG_SIMD_INLINE F to_float(I a) { return float(a); }
+  // No 16-entry table lookup (lookup16) on this ISA.
+  static constexpr bool kLookup16 = false;
+
   TG_SIMD_INLINE F add(F a, F b) { return a + b; }
   TG_SIMD_INLINE F sub(F a, F b) { return a - b; }
   TG_SIMD_INLINE F mul(F a, F b) { return a * b; }
@@ -111,6 +129,24 @@ struct Avx2 {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
   }
   TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+
+  using I = __m256i;
+  TG_SIMD_INLINE I load_u8(const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  TG_SIMD_INLINE I and_i(I a, int32_t mask) { return _mm256_and_si256(a, _mm256_set1_epi32(mask)); }
+  TG_SIMD_INLINE I or_i(I a, I b) { return _mm256_or_si256(a, b); }
+  TG_SIMD_INLINE I or_masked(I a, I b, int32_t mask) { return or_i(a, and_i(b, mask)); }
+  TG_SIMD_INLINE I srl_i(I a, int count) { return _mm256_srli_epi32(a, count); }
+  TG_SIMD_INLINE I sll_i(I a, int count) { return _mm256_slli_epi32(a, count); }
+  TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) {
+    const I lanes = _mm256_srlv_epi32(_mm256_set1_epi32(int32_t(bits >> first)),
+                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(lanes, _mm256_set1_epi32(1))),
+                            _mm256_set1_epi32(value));
+  }
+  TG_SIMD_INLINE F to_float(I a) { return _mm256_cvtepi32_ps(a); }
+  static constexpr bool kLookup16 = false;  // a permute reaches 8 lanes only
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
   TG_SIMD_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
@@ -200,6 +236,35 @@ struct Avx512 {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
   }
   TG_SIMD_INLINE float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+
+  using I = __m512i;
+  TG_SIMD_INLINE I load_u8(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  TG_SIMD_INLINE I and_i(I a, int32_t mask) { return _mm512_and_si512(a, _mm512_set1_epi32(mask)); }
+  TG_SIMD_INLINE I or_i(I a, I b) { return _mm512_or_si512(a, b); }
+  // One ternary-logic instruction: 0xF8 is A | (B & C).
+  TG_SIMD_INLINE I or_masked(I a, I b, int32_t mask) {
+    return _mm512_ternarylogic_epi32(a, b, _mm512_set1_epi32(mask), 0xF8);
+  }
+  TG_SIMD_INLINE I srl_i(I a, int count) { return _mm512_srli_epi32(a, unsigned(count)); }
+  TG_SIMD_INLINE I sll_i(I a, int count) { return _mm512_slli_epi32(a, unsigned(count)); }
+  // The 16 bits are a lane mask as they are.
+  TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) {
+    return _mm512_maskz_mov_epi32(__mmask16(bits >> first), _mm512_set1_epi32(value));
+  }
+  TG_SIMD_INLINE F to_float(I a) { return _mm512_cvtepi32_ps(a); }
+  // Lane i is table[index[i] & 15]: one permute, where a conversion and a multiply-add would
+  // take two FMA-port operations (the port a dot product is bound by).
+  static constexpr bool kLookup16 = true;
+  TG_SIMD_INLINE F lookup16(I index, F table) { return _mm512_permutexvar_ps(index, table); }
+  TG_SIMD_INLINE F iota() {
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  // Lanes 0-7 `low`, lanes 8-15 `high`.
+  TG_SIMD_INLINE F halves(float low, float high) {
+    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(low), _mm512_set1_ps(high));
+  }
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm512_add_ps(a, b); }
   TG_SIMD_INLINE F sub(F a, F b) { return _mm512_sub_ps(a, b); }

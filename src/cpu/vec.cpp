@@ -1,5 +1,6 @@
 #include "cpu/vec.h"
 
+#include <string>
 #include <vector>
 
 #include "tilegraph/core/error.h"
@@ -37,6 +38,10 @@ const float* f16_to_f32_table() {
     return values;
   }();
   return table.data();
+}
+
+void throw_not_quantized(DType type) {
+  throw Error("cpu: " + std::string(dtype_name(type)) + " is not a quantized type");
 }
 
 const VecKernels& vec_kernels(Isa isa) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tilegraph/core/dtype.h"
+#include "tilegraph/core/quant.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::cpu {
@@ -36,8 +37,10 @@ struct VecKernels {
   void (*f32_to_f16)(int64_t n, uint16_t* y, const float* x);
   void (*bf16_to_f32)(int64_t n, float* y, const uint16_t* x);
   void (*f32_to_bf16)(int64_t n, uint16_t* y, const float* x);
-  // n is a multiple of 32.
-  void (*q8_0_to_f32)(int64_t n, float* y, const BlockQ8_0* x);
+  // Contiguous blocks of a quantized type (is_quantized: q8_0 and quant.h's) to f32; n is a
+  // multiple of the block size. The values are the core's dequantize_row_* (bit for bit, but for
+  // the sign of a zero).
+  void (*dequantize)(DType type, int64_t n, float* y, const void* x);
 
   void (*binary)(BinaryOp op, int64_t n, float* y, const float* a, const float* b);
   // b applied to every element of a.
@@ -66,13 +69,15 @@ struct VecKernels {
   // out[j] = row_j . x
   void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                    const float* x, float* out);
-  // q8_0 rows (n a multiple of 32, `stride` bytes apart) against `tokens` f32 rows x_t
-  // (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights are dequantised in
-  // registers, exactly (d * q), and each block is converted once for all the tokens. Every output
-  // is summed in an order that depends only on n, so results do not change with how the rows of
-  // a matrix are split between calls (threads).
-  void (*dot_q8_0_rows)(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                        const float* x, int64_t x_stride, float* out, int64_t out_stride);
+  // Rows of a quantized type (n a multiple of its block size, blocks contiguous, rows `stride`
+  // bytes apart) against `tokens` f32 rows x_t (x_stride floats apart): out[t * out_stride + j] =
+  // row_j . x_t. Weights are dequantised in registers to the values `dequantize` gives, and each
+  // block is converted once for all the tokens. Every output is summed in an order that depends
+  // only on n, so results do not change with how the rows of a matrix are split between calls
+  // (threads).
+  void (*dot_quant_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                         int64_t tokens, const float* x, int64_t x_stride, float* out,
+                         int64_t out_stride);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     const float* s, float* y);
@@ -89,9 +94,13 @@ struct VecKernels {
 // The table of `isa`, which the caller must have checked the CPU supports (best_isa()).
 const VecKernels& vec_kernels(Isa isa);
 
-// f32 values of all 65536 f16 bit patterns. A q8_0 block's scale is then a single load, which
-// the vector paths fold into a broadcast operand, instead of a conversion and a shuffle each.
+// f32 values of all 65536 f16 bit patterns. A quantized block's scale is then a single load,
+// which the vector paths fold into a broadcast operand, instead of a conversion and a shuffle each.
 const float* f16_to_f32_table();
+
+// Throws tg::Error: `type` reached a quantized-only kernel (defined outside the ISA regions, so
+// no library code is compiled for an ISA the CPU may lack).
+[[noreturn]] void throw_not_quantized(DType type);
 
 // Defined in vec_<isa>.cpp, each from vec_impl.h.
 const VecKernels& scalar_vec_kernels();

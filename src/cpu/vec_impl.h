@@ -70,15 +70,6 @@ void f32_to_bf16(int64_t n, uint16_t* y, const float* x) {
   for (; i < n; ++i) y[i] = tg::f32_to_bf16(x[i]).bits;
 }
 
-void q8_0_to_f32(int64_t n, float* y, const BlockQ8_0* x) {
-  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
-    const F d = V::set1(V::f16_scalar(x[b].d.bits));
-    float* out = y + b * kQ8_0BlockSize;
-    for (int j = 0; j < kQ8_0BlockSize; j += W)
-      V::store(out + j, V::mul(V::load_i8(x[b].qs + j), d));
-  }
-}
-
 // ---- elementwise ----
 
 void binary(BinaryOp op, int64_t n, float* y, const float* a, const float* b) {
@@ -388,7 +379,252 @@ void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t st
   });
 }
 
-// ---- q8_0 rows ----
+// ---- quantized blocks ----
+
+// One decoder per quantized type: a Block holds kElems elements; Scales is what the block's
+// vectors share (its scales as f32), worked out once per block and row; vec(block, scales, v) is
+// elements [v W, v W + W) as f32 with the values of the core's dequantize_row_* (quant.h): every
+// value is q * step + bias with an exact product, so the fused multiply-add rounds once, where the
+// core's expression does (only a zero's sign may differ). W divides 16, so a vector never
+// straddles a nibble half or a sub-block.
+using I = V::I;
+
+// Elements [e, e + W) of 32 stored as byte j = element j (low nibble), j + 16 (high nibble).
+inline I nibbles_32(const uint8_t* qs, int e) {
+  const I bytes = V::load_u8(qs + e % 16);
+  return e < 16 ? V::and_i(bytes, 0xF) : V::srl_i(bytes, 4);
+}
+
+// Elements [e, e + W) of a q4_K/q5_K block's 4-bit quants: chunk c = e / 64 is bytes 32c..32c+31,
+// its first 32 elements in the low nibbles.
+inline I nibbles_k(const uint8_t* qs, int e) {
+  const I bytes = V::load_u8(qs + 32 * (e / 64) + e % 32);
+  return e % 64 < 32 ? V::and_i(bytes, 0xF) : V::srl_i(bytes, 4);
+}
+
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+struct DecodeQ8_0 {
+  using Block = BlockQ8_0;
+  static constexpr int kElems = kQ8_0BlockSize;
+  struct Scales {
+    F d;
+  };
+  static Scales scales(const Block& b, const float* f16) { return {V::set1(f16[b.d.bits])}; }
+  static F vec(const Block& b, const Scales& s, int v) {
+    return V::mul(V::load_i8(b.qs + v * W), s.d);
+  }
+};
+
+// The 4-bit quants at `bytes` (their high nibbles if `high`) as q * step + bias: by a 16-entry
+// table of the block's values where the ISA has the lookup (then only the top nibble needs
+// shifting: the lookup ignores the bits above), else converted. kCentered: bias is -8 step, and
+// the table (q - 8) * step takes one multiply. (A template so that ISAs without the lookup never
+// instantiate it.)
+template <bool kCentered = false, class U = V>
+inline F nibble_values(const uint8_t* bytes, bool high, F step, F bias) {
+  const I q = U::load_u8(bytes);
+  if constexpr (U::kLookup16) {
+    const F table = kCentered ? U::mul(U::sub(U::iota(), U::set1(8.0f)), step)
+                              : U::fmadd(U::iota(), step, bias);
+    return U::lookup16(high ? U::srl_i(q, 4) : q, table);
+  } else {
+    return U::fmadd(U::to_float(high ? U::srl_i(q, 4) : U::and_i(q, 0xF)), step, bias);
+  }
+}
+
+struct DecodeQ4_0 {
+  using Block = BlockQ4_0;
+  static constexpr int kElems = kQ4_0BlockSize;
+  struct Scales {
+    F d, bias;
+  };
+  static Scales scales(const Block& b, const float* f16) {
+    const float d = f16[b.d.bits];
+    return {V::set1(d), V::set1(-8.0f * d)};
+  }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    return nibble_values<true>(b.qs + e % 16, e >= 16, s.d, s.bias);
+  }
+};
+
+struct DecodeQ4_1 {
+  using Block = BlockQ4_1;
+  static constexpr int kElems = kQ4_1BlockSize;
+  struct Scales {
+    F d, m;
+  };
+  static Scales scales(const Block& b, const float* f16) {
+    return {V::set1(f16[b.d.bits]), V::set1(f16[b.m.bits])};
+  }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    return nibble_values(b.qs + e % 16, e >= 16, s.d, s.m);
+  }
+};
+
+struct DecodeQ5_0 {
+  using Block = BlockQ5_0;
+  static constexpr int kElems = kQ5_0BlockSize;
+  struct Scales {
+    F d, bias;
+  };
+  static Scales scales(const Block& b, const float* f16) {
+    const float d = f16[b.d.bits];
+    return {V::set1(d), V::set1(-16.0f * d)};
+  }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    const I q = V::or_i(nibbles_32(b.qs, e), V::select_bits(load_u32(b.qh), e, 16));
+    return V::fmadd(V::to_float(q), s.d, s.bias);
+  }
+};
+
+struct DecodeQ5_1 {
+  using Block = BlockQ5_1;
+  static constexpr int kElems = kQ5_1BlockSize;
+  struct Scales {
+    F d, m;
+  };
+  static Scales scales(const Block& b, const float* f16) {
+    return {V::set1(f16[b.d.bits]), V::set1(f16[b.m.bits])};
+  }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    const I q = V::or_i(nibbles_32(b.qs, e), V::select_bits(load_u32(b.qh), e, 16));
+    return V::fmadd(V::to_float(q), s.d, s.m);
+  }
+};
+
+// q4_K and q5_K share their scales: sub-block s (32 elements) is d*sc_s * q - dmin*m_s.
+struct ScalesK {
+  alignas(64) float step[8];
+  float bias[8];
+};
+
+// out[i] = bytes[i] * (i < 8 ? low : high) for 16 bytes, converted a vector at a time.
+template <class U = V>
+inline void scale_16_bytes(const uint8_t* bytes, float low, float high, float* out) {
+  if constexpr (U::kWidth == 16) {
+    U::store(out, U::mul(U::to_float(U::load_u8(bytes)), U::halves(low, high)));
+  } else {
+    for (int i = 0; i < 16; i += U::kWidth) {
+      U::store(out + i, U::mul(U::to_float(U::load_u8(bytes + i)), U::set1(i < 8 ? low : high)));
+    }
+  }
+}
+// unpack_scale_min_k for all 8 sub-blocks at once, 4 bytes at a time (the per-sub-block version
+// costs as much as the block's dot product): bytes 0-3 hold scales 0-3 in their low 6 bits and
+// the top 2 bits of scales 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low nibbles of
+// scales (low) and mins (high) 4-7.
+template <class Block>
+inline ScalesK scales_k(const Block& b, const float* f16) {
+  uint32_t packed[3];
+  std::memcpy(packed, b.scales, sizeof packed);
+  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kBits45 = 0x30303030;
+  const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45),
+                             packed[1] & kLow6, (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
+  uint8_t sc_m[16];  // 8 scales, then 8 mins
+  std::memcpy(sc_m, words, sizeof sc_m);
+  ScalesK s;
+  static_assert(offsetof(ScalesK, bias) == 8 * sizeof(float));
+  scale_16_bytes(sc_m, f16[b.d.bits], -f16[b.dmin.bits], s.step);
+  return s;
+}
+
+struct DecodeQ4_K {
+  using Block = BlockQ4_K;
+  static constexpr int kElems = kQKBlockSize;
+  using Scales = ScalesK;
+  static Scales scales(const Block& b, const float* f16) { return scales_k(b, f16); }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    return nibble_values(b.qs + 32 * (e / 64) + e % 32, e % 64 >= 32, V::set1(s.step[e / 32]),
+                         V::set1(s.bias[e / 32]));
+  }
+};
+
+struct DecodeQ5_K {
+  using Block = BlockQ5_K;
+  static constexpr int kElems = kQKBlockSize;
+  using Scales = ScalesK;
+  static Scales scales(const Block& b, const float* f16) { return scales_k(b, f16); }
+  static F vec(const Block& b, const Scales& s, int v) {
+    const int e = v * W;
+    // The 5th bit of element 64c + l is bit 2c of qh[l], of 64c + 32 + l bit 2c + 1.
+    const I qh = V::load_u8(b.qh + e % 32);
+    const int bit = e / 32;  // shifted to bit 4
+    const I high = bit <= 4 ? V::sll_i(qh, 4 - bit) : V::srl_i(qh, bit - 4);
+    const I q = V::or_masked(nibbles_k(b.qs, e), high, 0x10);
+    return V::fmadd(V::to_float(q), V::set1(s.step[e / 32]), V::set1(s.bias[e / 32]));
+  }
+};
+
+struct DecodeQ6_K {
+  using Block = BlockQ6_K;
+  static constexpr int kElems = kQKBlockSize;
+  // Sub-block s (16 elements) is step_s * q + bias_s, step_s = d*sc_s, bias_s = -32 step_s.
+  struct Scales {
+    alignas(64) float step[16];
+    float bias[16];
+  };
+  static Scales scales(const Block& b, const float* f16) {
+    const F d = V::set1(f16[b.d.bits]);
+    Scales s;
+    for (int i = 0; i < 16; i += W) {
+      const F step = V::mul(V::load_i8(b.scales + i), d);
+      V::store(s.step + i, step);
+      V::store(s.bias + i, V::mul(step, V::set1(-32.0f)));
+    }
+    return s;
+  }
+  static F vec(const Block& b, const Scales& s, int v) {
+    // Half h = e / 128; quarter g of it, l = e % 32: low bits in ql[64h + 32(g % 2) + l] (low
+    // nibble for g < 2), high 2 bits at bit 2g of qh[32h + l], moved to bits 4-5 in one shift.
+    const int e = v * W, h = e / 128, g = e % 128 / 32, l = e % 32;
+    const I low_bytes = V::load_u8(b.ql + 64 * h + 32 * (g % 2) + l);
+    const I low = g < 2 ? V::and_i(low_bytes, 0xF) : V::srl_i(low_bytes, 4);
+    const I qh = V::load_u8(b.qh + 32 * h + l);
+    const I high = g < 2 ? V::sll_i(qh, 4 - 2 * g) : g == 2 ? qh : V::srl_i(qh, 2);
+    const I q = V::or_masked(low, high, 0x30);
+    return V::fmadd(V::to_float(q), V::set1(s.step[e / 16]), V::set1(s.bias[e / 16]));
+  }
+};
+
+// Calls fn(Decoder{}) with the decoder of quantized `type`.
+template <class Fn>
+inline void with_decoder(DType type, Fn fn) {
+  switch (type) {
+    case DType::Q8_0: return fn(DecodeQ8_0{});
+    case DType::Q4_0: return fn(DecodeQ4_0{});
+    case DType::Q4_1: return fn(DecodeQ4_1{});
+    case DType::Q5_0: return fn(DecodeQ5_0{});
+    case DType::Q5_1: return fn(DecodeQ5_1{});
+    case DType::Q4_K: return fn(DecodeQ4_K{});
+    case DType::Q5_K: return fn(DecodeQ5_K{});
+    case DType::Q6_K: return fn(DecodeQ6_K{});
+    default: break;
+  }
+  throw_not_quantized(type);
+}
+
+void dequantize(DType type, int64_t n, float* y, const void* x) {
+  with_decoder(type, [&]<class Q>(Q) {
+    const auto* blocks = static_cast<const typename Q::Block*>(x);
+    const float* f16_table = f16_to_f32_table();
+    for (int64_t b = 0; b < n / Q::kElems; ++b) {
+      const typename Q::Scales s = Q::scales(blocks[b], f16_table);
+      float* out = y + b * Q::kElems;
+#pragma GCC unroll 16
+      for (int v = 0; v < Q::kElems / W; ++v) V::store(out + v * W, Q::vec(blocks[b], s, v));
+    }
+  });
+}
 
 // Calls fn.template operator()<N>() with N = min(count, kMax), for count >= 1.
 template <int kMax, class Fn>
@@ -401,38 +637,39 @@ inline void with_tile_size(int64_t count, Fn fn) {
 
 // Accumulators a tile keeps in registers (half the register file): as many rows as fit next to
 // its tokens, up to 8. More tokens use each converted weight vector more often.
-constexpr int kQ8Accumulators = W >= 16 ? 16 : 8;
-constexpr int kQ8TileTokens = kQ8Accumulators / 4;
+constexpr int kQuantAccumulators = W >= 16 ? 16 : 8;
+constexpr int kQuantTileTokens = kQuantAccumulators / 4;
 
 template <int T>
-constexpr int q8_tile_rows() {
-  return kQ8Accumulators / T < 8 ? kQ8Accumulators / T : 8;
+constexpr int quant_tile_rows() {
+  return kQuantAccumulators / T < 8 ? kQuantAccumulators / T : 8;
 }
 
 // R rows x T tokens: rows first_row + r * row_step (stride bytes apart) into out[t * out_stride
-// + r * row_step]. Each weight vector is dequantised once, d * q, which f32 holds exactly (an
-// 11-bit f16 significand times a 7-bit integer), and used for every token. Each output
+// + r * row_step]. Each weight vector is dequantised once and used for every token. Each output
 // accumulates lane by lane in element order, so its value does not depend on the tile.
-template <int R, int T>
-inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
-                          const float* x, int64_t x_stride, float* out, int64_t out_stride,
-                          const float* f16_table) {
-  constexpr int kVecs = kQ8_0BlockSize / W;
-  const BlockQ8_0* row[R];
+template <class Q, int R, int T>
+inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
+                           const float* x, int64_t x_stride, float* out, int64_t out_stride,
+                           const float* f16_table) {
+  using Block = typename Q::Block;
+  constexpr int kVecs = Q::kElems / W;
+  const Block* row[R];
   for (int r = 0; r < R; ++r)
-    row[r] = reinterpret_cast<const BlockQ8_0*>(first_row + r * row_step * int64_t(stride));
+    row[r] = reinterpret_cast<const Block*>(first_row + r * row_step * int64_t(stride));
   F acc[R][T];
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) acc[r][t] = V::zero();
   }
   for (int64_t b = 0; b < blocks; ++b) {
-    const float* xb = x + b * kQ8_0BlockSize;
+    typename Q::Scales s[R];
+    for (int r = 0; r < R; ++r) s[r] = Q::scales(row[r][b], f16_table);
+    const float* xb = x + b * Q::kElems;
 #pragma GCC unroll 32
     for (int v = 0; v < kVecs; ++v) {
       F w[R];
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        w[r] = V::mul(V::load_i8(row[r][b].qs + v * W), V::set1(f16_table[row[r][b].d.bits]));
+      for (int r = 0; r < R; ++r) w[r] = Q::vec(row[r][b], s[r], v);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const F xv = V::load(xb + t * x_stride + v * W);
@@ -446,9 +683,10 @@ inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_ste
   }
 }
 
-void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                   const float* x, int64_t x_stride, float* out, int64_t out_stride) {
-  const int64_t blocks = n / kQ8_0BlockSize;
+template <class Q>
+void dot_quant_rows_of(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                       const float* x, int64_t x_stride, float* out, int64_t out_stride) {
+  const int64_t blocks = n / Q::kElems;
   const float* f16_table = f16_to_f32_table();
   // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
   constexpr int64_t kPanelBytes = 256 << 10;
@@ -458,27 +696,35 @@ void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, in
   for (int64_t p = 0; p < count; p += panel_rows) {
     const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
     const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
-    for (int64_t t0 = 0; t0 < tokens; t0 += kQ8TileTokens) {
+    for (int64_t t0 = 0; t0 < tokens; t0 += kQuantTileTokens) {
       const float* xt = x + t0 * x_stride;
       float* ot = out + t0 * out_stride + p;
-      with_tile_size<kQ8TileTokens>(tokens - t0, [&]<int T>() {
+      with_tile_size<kQuantTileTokens>(tokens - t0, [&]<int T>() {
         // A tile's rows come from R equal runs of the panel, so each row streams from memory
         // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
-        constexpr int R = q8_tile_rows<T>();
+        constexpr int R = quant_tile_rows<T>();
         const int64_t run = panel_count / R;
         for (int64_t i = 0; i < run; ++i) {
-          dot_q8_0_tile<R, T>(blocks, panel + i * int64_t(stride), run, stride, xt, x_stride,
-                              ot + i, out_stride, f16_table);
+          dot_quant_tile<Q, R, T>(blocks, panel + i * int64_t(stride), run, stride, xt, x_stride,
+                                  ot + i, out_stride, f16_table);
         }
         if (const int64_t rest = panel_count - run * R; rest > 0) {
           with_tile_size<R>(rest, [&]<int kRest>() {
-            dot_q8_0_tile<kRest, T>(blocks, panel + run * R * int64_t(stride), 1, stride, xt,
-                                    x_stride, ot + run * R, out_stride, f16_table);
+            dot_quant_tile<Q, kRest, T>(blocks, panel + run * R * int64_t(stride), 1, stride, xt,
+                                        x_stride, ot + run * R, out_stride, f16_table);
           });
         }
       });
     }
   }
+}
+
+void dot_quant_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                    int64_t tokens, const float* x, int64_t x_stride, float* out,
+                    int64_t out_stride) {
+  with_decoder(type, [&]<class Q>(Q) {
+    dot_quant_rows_of<Q>(n, count, rows, stride, tokens, x, x_stride, out, out_stride);
+  });
 }
 
 // ---- rope ----
@@ -532,7 +778,7 @@ constexpr VecKernels kVecKernels{
     .f32_to_f16 = f32_to_f16,
     .bf16_to_f32 = bf16_to_f32,
     .f32_to_bf16 = f32_to_bf16,
-    .q8_0_to_f32 = q8_0_to_f32,
+    .dequantize = dequantize,
     .binary = binary,
     .binary_scalar = binary_scalar,
     .scale = scale,
@@ -546,7 +792,7 @@ constexpr VecKernels kVecKernels{
     .dot_f32 = dot_f32,
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
-    .dot_q8_0_rows = dot_q8_0_rows,
+    .dot_quant_rows = dot_quant_rows,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,

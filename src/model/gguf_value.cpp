@@ -34,7 +34,14 @@ uint32_t ggml_type_id(DType type) {
   switch (type) {
     case DType::F32: return 0;
     case DType::F16: return 1;
+    case DType::Q4_0: return 2;
+    case DType::Q4_1: return 3;
+    case DType::Q5_0: return 6;
+    case DType::Q5_1: return 7;
     case DType::Q8_0: return 8;
+    case DType::Q4_K: return 12;
+    case DType::Q5_K: return 13;
+    case DType::Q6_K: return 14;
     case DType::I32: return 26;
     case DType::BF16: return 30;
   }
@@ -45,9 +52,17 @@ uint64_t tensor_data_alignment(DType type) {
   switch (type) {
     case DType::F32:
     case DType::I32: return 4;
+    // The quantized blocks' widest fields are their f16 scales, and every block size is even.
     case DType::F16:
     case DType::BF16:
-    case DType::Q8_0: return 2;
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return 2;
   }
   return 4;
 }
@@ -56,15 +71,21 @@ DType dtype_from_ggml(uint32_t id) {
   switch (id) {
     case 0: return DType::F32;
     case 1: return DType::F16;
+    case 2: return DType::Q4_0;
+    case 3: return DType::Q4_1;
+    case 6: return DType::Q5_0;
+    case 7: return DType::Q5_1;
     case 8: return DType::Q8_0;
+    case 12: return DType::Q4_K;
+    case 13: return DType::Q5_K;
+    case 14: return DType::Q6_K;
     case 26: return DType::I32;
     case 30: return DType::BF16;
     default: break;
   }
   // ggml's names of the types tilegraph cannot run, so the message says what the file holds.
   static const std::unordered_map<uint32_t, std::string_view> kKnown = {
-      {2, "q4_0"},     {3, "q4_1"},   {6, "q5_0"},    {7, "q5_1"},    {9, "q8_1"},     {10, "q2_K"},
-      {11, "q3_K"},    {12, "q4_K"},  {13, "q5_K"},   {14, "q6_K"},   {15, "q8_K"},    {16, "iq2_xxs"},
+      {9, "q8_1"},     {10, "q2_K"},  {11, "q3_K"},   {15, "q8_K"},   {16, "iq2_xxs"},
       {17, "iq2_xs"},  {18, "iq3_xxs"}, {19, "iq1_s"}, {20, "iq4_nl"}, {21, "iq3_s"},   {22, "iq2_s"},
       {23, "iq4_xs"},  {24, "i8"},    {25, "i16"},    {27, "i64"},    {28, "f64"},     {29, "iq1_m"},
       {34, "tq1_0"},   {35, "tq2_0"},
@@ -72,7 +93,7 @@ DType dtype_from_ggml(uint32_t id) {
   const auto known = kKnown.find(id);
   if (known != kKnown.end()) {
     throw Error("unsupported ggml tensor type " + std::to_string(id) + " (" + std::string(known->second) +
-                "); supported: f32, f16, bf16, q8_0, i32");
+                "); supported: f32, f16, bf16, i32, q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K");
   }
   throw Error("unknown ggml tensor type " + std::to_string(id));
 }

@@ -114,7 +114,6 @@ BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType ca
   b.rope_freq_scale = rope_freq_scale;
   b.weight_type = weight_type;
   b.cache_type = cache_type;
-  b.validate();
   return b;
 }
 

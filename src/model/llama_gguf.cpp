@@ -10,27 +10,52 @@ namespace tg::model {
 
 namespace {
 
-// llama.cpp's llama_ftype for a file whose matrices are all `type`.
+// llama.cpp's llama_ftype for a file whose matrices are all `type` (the K types: the "_S" mixes,
+// the closest to all of one type).
 uint32_t file_type(DType type) {
   switch (type) {
     case DType::F32: return 0;   // LLAMA_FTYPE_ALL_F32
     case DType::F16: return 1;   // LLAMA_FTYPE_MOSTLY_F16
+    case DType::Q4_0: return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
+    case DType::Q4_1: return 3;  // LLAMA_FTYPE_MOSTLY_Q4_1
     case DType::Q8_0: return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
+    case DType::Q5_0: return 8;  // LLAMA_FTYPE_MOSTLY_Q5_0
+    case DType::Q5_1: return 9;  // LLAMA_FTYPE_MOSTLY_Q5_1
+    case DType::Q4_K: return 14; // LLAMA_FTYPE_MOSTLY_Q4_K_S
+    case DType::Q5_K: return 16; // LLAMA_FTYPE_MOSTLY_Q5_K_S
+    case DType::Q6_K: return 18; // LLAMA_FTYPE_MOSTLY_Q6_K
     case DType::BF16: return 32; // LLAMA_FTYPE_MOSTLY_BF16
     case DType::I32: break;
   }
   throw Error("llama: no file type for " + std::string(dtype_name(type)) + " weights");
 }
 
+// The file type of `model`: llama.cpp's "_M" mixes keep some matrices at more bits than the rest.
+uint32_t file_type(const LlamaModel& model) {
+  if (!model.uniform_weights()) {
+    if (model.weight_type() == DType::Q4_K) return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    if (model.weight_type() == DType::Q5_K) return 17;  // LLAMA_FTYPE_MOSTLY_Q5_K_M
+  }
+  return file_type(model.weight_type());
+}
+
 }  // namespace
 
 GgufWriter LlamaModel::to_gguf(const std::string& name) const {
+  return to_gguf(name, Vocab::minimal_sentencepiece(config_.n_vocab));
+}
+
+GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) const {
   const LlamaConfig& c = config_;
+  if (vocab.size() != c.n_vocab) {
+    throw Error("llama: the vocabulary has " + std::to_string(vocab.size()) + " tokens, the model n_vocab " +
+                std::to_string(c.n_vocab));
+  }
   GgufWriter w;
   w.set("general.architecture", "llama");
   w.set("general.name", name);
-  w.set("general.file_type", file_type(weight_type()));
-  if (weight_type() == DType::Q8_0) w.set("general.quantization_version", uint32_t(2));
+  w.set("general.file_type", file_type(*this));
+  if (is_quantized(weight_type())) w.set("general.quantization_version", uint32_t(2));
   w.set("llama.vocab_size", uint32_t(c.n_vocab));
   w.set("llama.context_length", uint32_t(c.n_ctx_train));
   w.set("llama.embedding_length", uint32_t(c.n_embd));
@@ -45,7 +70,7 @@ GgufWriter LlamaModel::to_gguf(const std::string& name) const {
     w.set("llama.rope.scaling.type", "linear");
     w.set("llama.rope.scaling.factor", 1.0f / c.rope_freq_scale);
   }
-  Vocab::minimal_sentencepiece(c.n_vocab).write_to(w);
+  vocab.write_to(w);
 
   // llama.cpp's order: RoPE factors, embedding, the blocks, the final norm and head.
   if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());

@@ -36,7 +36,7 @@ bool type_allowed(Role role, DType type) {
 
 const char* allowed_types(Role role) {
   switch (role) {
-    case Role::kMatrix: return "matrices must be f32, f16, bf16 or q8_0";
+    case Role::kMatrix: return "matrices must be f32, f16, bf16 or a quantized type";
     case Role::kNorm: return "norm weights must be f32, f16 or bf16";
     case Role::kFactors: return "RoPE frequency factors must be f32";
   }
@@ -110,20 +110,41 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
   return m;
 }
 
-LlamaModel LlamaModel::generate(const LlamaConfig& config, DType weight_type, uint64_t seed) {
+LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& types, uint64_t seed) {
   config.validate();
+  // Every matrix row is n_embd long except ffn_down's (n_ff); name the first that cannot be whole
+  // blocks, as a user choosing a type for a model's sizes needs to know which one.
+  struct Row {
+    const char* tensor;
+    DType type;
+    const char* size;
+    int64_t ne0;
+  };
+  for (const Row& row : {Row{"token_embd.weight", types.matrices, "n_embd", config.n_embd},
+                         Row{"blk.0.attn_v.weight", types.attn_v, "n_embd", config.n_embd},
+                         Row{"blk.0.ffn_down.weight", types.ffn_down, "n_ff", config.n_ff},
+                         Row{"output.weight", types.output, "n_embd", config.n_embd}}) {
+    if (row.type == DType::I32) fail("weights cannot be i32");
+    const int64_t block_size = int64_t(dtype_traits(row.type).block_size);
+    if (row.ne0 % block_size == 0) continue;
+    fail(std::string(dtype_name(row.type)) + " weights need rows of whole " +
+         std::to_string(block_size) + "-element blocks: tensor '" + row.tensor + "' has ne[0] = " +
+         row.size + " = " + std::to_string(row.ne0));
+  }
   LlamaModel m;
   m.config_ = config;
   m.ctx_ = std::make_unique<Context>();
   Context& ctx = *m.ctx_;
-  const BlockConfig block = config.block_config(1, weight_type, DType::F16);
+  BlockConfig block = config.block_config(1, types.matrices, DType::F16);
+  block.wv_type = types.attn_v;
+  block.w_down_type = types.ffn_down;
 
   auto named = [](Tensor* t, const std::string& name) {
     t->set_name(name);
     t->flags |= kFlagParam;
     return t;
   };
-  m.token_embd_ = named(ctx.new_tensor(weight_type, {config.n_embd, config.n_vocab}), "token_embd.weight");
+  m.token_embd_ = named(ctx.new_tensor(types.matrices, {config.n_embd, config.n_vocab}), "token_embd.weight");
   fill_uniform(*m.token_embd_, seed, 1.0f);
   for (int64_t l = 0; l < config.n_layer; ++l) {
     // make_block_weights draws one seed per tensor from its seed: 100 apart keeps layers distinct.
@@ -143,9 +164,18 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, DType weight_type, ui
   fill_uniform(*m.output_norm_, seed + 1, 0.1f);
   auto* gain = static_cast<float*>(m.output_norm_->data);
   for (int64_t i = 0; i < config.n_embd; ++i) gain[i] += 1.0f;
-  m.output_ = named(ctx.new_tensor(weight_type, {config.n_embd, config.n_vocab}), "output.weight");
+  m.output_ = named(ctx.new_tensor(types.output, {config.n_embd, config.n_vocab}), "output.weight");
   fill_uniform(*m.output_, seed + 2, 1.0f / std::sqrt(float(config.n_embd)));
   return m;
+}
+
+bool LlamaModel::uniform_weights() const {
+  const DType type = weight_type();
+  if (token_embd_->type != type || output_->type != type) return false;
+  return std::ranges::all_of(layers_, [type](const BlockWeights& w) {
+    return std::ranges::all_of(std::array{w.wq, w.wk, w.wv, w.wo, w.w_gate, w.w_up, w.w_down},
+                               [type](const Tensor* t) { return t->type == type; });
+  });
 }
 
 size_t LlamaModel::decode_weight_bytes() const {

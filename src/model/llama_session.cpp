@@ -29,6 +29,10 @@ LlamaSession::LlamaSession(const LlamaModel& model, Backend& backend, int64_t n_
                 " (the model's context length)");
   }
   block_ = c.block_config(n_ctx, model.weight_type(), cache_type);
+  // Files mix types (Q4_K_M): the block's check is of the matrices it has.
+  block_.wv_type = model.layers().front().wv->type;
+  block_.w_down_type = model.layers().front().w_down->type;
+  block_.validate();
   for (int64_t l = 0; l < c.n_layer; ++l) caches_.push_back(make_kv_cache(cache_ctx_, block_));
 }
 

@@ -19,8 +19,8 @@ uint64_t splitmix64(uint64_t& state) {
 
 void fill_uniform(Tensor& t, uint64_t seed, float scale) {
   if (!t.data) throw Error("fill_uniform: tensor has no data");
-  if (!t.has_contiguous_rows() || (!dtype_traits(t.type).is_float && t.type != DType::Q8_0)) {
-    throw Error("fill_uniform: needs a float or q8_0 tensor with contiguous rows: " + describe(t));
+  if (!t.has_contiguous_rows() || t.type == DType::I32) {
+    throw Error("fill_uniform: needs a float or quantized tensor with contiguous rows: " + describe(t));
   }
   uint64_t state = seed;
   std::vector<float> row(size_t(t.ne[0]));

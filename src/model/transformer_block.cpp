@@ -19,9 +19,21 @@ void BlockConfig::validate() const {
   if (n_embd % n_head != 0) fail("n_embd must be a multiple of n_head");
   if (n_head % n_head_kv != 0) fail("n_head must be a multiple of n_head_kv");
   if (head_dim() % 2 != 0) fail("head_dim must be even for RoPE");
-  if (weight_type == DType::I32) fail("weights cannot be i32");
-  if (weight_type == DType::Q8_0 && (n_embd % kQ8_0BlockSize != 0 || n_ff % kQ8_0BlockSize != 0)) {
-    fail("q8_0 weights need n_embd and n_ff to be multiples of 32");
+  // A matrix row is whole blocks: w_down's rows are n_ff long, every other matrix's n_embd.
+  struct Rows {
+    const char* matrix;
+    DType type;
+    const char* size;
+    int64_t ne0;
+  };
+  for (const Rows& r : {Rows{"wq", weight_type, "n_embd", n_embd},
+                        Rows{"wv", wv_weight_type(), "n_embd", n_embd},
+                        Rows{"w_down", w_down_weight_type(), "n_ff", n_ff}}) {
+    if (r.type == DType::I32) fail("weights cannot be i32");
+    const int64_t block = int64_t(dtype_traits(r.type).block_size);
+    if (r.ne0 % block == 0) continue;
+    fail(std::string(r.matrix) + " is " + std::string(dtype_name(r.type)) + ": its rows of " + r.size +
+         " = " + std::to_string(r.ne0) + " are not whole " + std::to_string(block) + "-element blocks");
   }
   if (!dtype_traits(cache_type).is_float) fail("the KV cache must be f32, f16 or bf16");
 }
@@ -31,8 +43,8 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
   if (ctx.no_alloc()) throw Error("make_block_weights: the context must allocate");
   const int64_t kv_dim = c.head_dim() * c.n_head_kv;
   uint64_t next_seed = seed;
-  auto matrix = [&](const char* name, int64_t in, int64_t out) {
-    Tensor* t = ctx.new_tensor(c.weight_type, {in, out});
+  auto matrix = [&](const char* name, int64_t in, int64_t out, DType type) {
+    Tensor* t = ctx.new_tensor(type, {in, out});
     t->set_name(name);
     t->flags |= kFlagParam;
     fill_uniform(*t, next_seed++, 1.0f / std::sqrt(float(in)));
@@ -49,14 +61,14 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
   };
   BlockWeights w;
   w.attn_norm = norm_weight("attn_norm");
-  w.wq = matrix("wq", c.n_embd, c.n_embd);
-  w.wk = matrix("wk", c.n_embd, kv_dim);
-  w.wv = matrix("wv", c.n_embd, kv_dim);
-  w.wo = matrix("wo", c.n_embd, c.n_embd);
+  w.wq = matrix("wq", c.n_embd, c.n_embd, c.weight_type);
+  w.wk = matrix("wk", c.n_embd, kv_dim, c.weight_type);
+  w.wv = matrix("wv", c.n_embd, kv_dim, c.wv_weight_type());
+  w.wo = matrix("wo", c.n_embd, c.n_embd, c.weight_type);
   w.ffn_norm = norm_weight("ffn_norm");
-  w.w_gate = matrix("w_gate", c.n_embd, c.n_ff);
-  w.w_up = matrix("w_up", c.n_embd, c.n_ff);
-  w.w_down = matrix("w_down", c.n_ff, c.n_embd);
+  w.w_gate = matrix("w_gate", c.n_embd, c.n_ff, c.weight_type);
+  w.w_up = matrix("w_up", c.n_embd, c.n_ff, c.weight_type);
+  w.w_down = matrix("w_down", c.n_ff, c.n_embd, c.w_down_weight_type());
   return w;
 }
 

@@ -1,6 +1,8 @@
 // `tilegraph gguf-gen`: writes a llama model with deterministic random weights as a GGUF file in
 // the standard layout (tensor names, llama.* keys, a minimal tokenizer), for `tilegraph run` and
 // for other GGUF tools.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -10,9 +12,11 @@
 #include <utility>
 
 #include "commands.h"
+#include "common/cli_checks.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/vocab.h"
 
 namespace tg::cli {
 
@@ -23,6 +27,7 @@ struct GenOptions {
   std::string type = "f16";
   std::string output;
   std::string seed = "42";
+  std::string vocab = "spm";
   // Overrides of the preset; 0 keeps the preset's value.
   int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0, n_ctx = 0;
 };
@@ -49,13 +54,19 @@ void generate(const GenOptions& o) {
   }
   // A new head count without an explicit KV head count keeps the preset's grouping if it can.
   if (o.n_head > 0 && o.n_head_kv == 0 && c.n_head % c.n_head_kv != 0) c.n_head_kv = c.n_head;
-  const DType type = parse_dtype(o.type);
-  if (type == DType::I32) throw Error("--type: weights cannot be i32");
-  const model::LlamaModel llama = model::LlamaModel::generate(c, type, seed);
-  llama.to_gguf("tilegraph " + o.config + " " + o.type + " seed " + std::to_string(seed)).write_file(o.output);
+  // (--type accepts any letter case, as ggml spells the K types "q4_K".)
+  std::string type = o.type;
+  std::ranges::transform(type, type.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  const bool q4_k_m = type == "q4_k_m";
+  const model::WeightTypes types = q4_k_m ? model::WeightTypes::q4_k_m() : model::WeightTypes::all(parse_dtype(type));
+  const std::string type_name = q4_k_m ? "q4_K_M" : std::string(dtype_name(types.matrices));
+  const model::LlamaModel llama = model::LlamaModel::generate(c, types, seed);
+  const model::Vocab vocab = o.vocab == "llama3" ? model::Vocab::minimal_byte_level(c.n_vocab)
+                                                 : model::Vocab::minimal_sentencepiece(c.n_vocab);
+  llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab).write_file(o.output);
   std::printf("wrote %s (%.1f MiB): llama, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
               o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
-              (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, o.type.c_str());
+              (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, type_name.c_str());
 }
 
 }  // namespace
@@ -65,12 +76,20 @@ void add_gguf_gen_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("gguf-gen", "Write a llama GGUF file with deterministic random weights");
   cmd->add_option("--config", o->config, "Preset to start from: tiny (d_model 128, 2 layers) or small (256, 4 layers)")
       ->check(CLI::IsMember({"tiny", "small"}))->capture_default_str();
-  cmd->add_option("--type", o->type, "Matrix type: f32, f16, bf16 or q8_0 (norms stay f32)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))->capture_default_str();
+  cmd->add_option("--type", o->type,
+                  "Matrix type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1 (n_embd and n_ff multiples of 32), "
+                  "q4_k, q5_k, q6_k (of 256), or q4_k_m: q4_K with q6_K for attn_v, ffn_down and output; norms stay f32")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q4_k_m"},
+                            CLI::ignore_case))
+      ->capture_default_str();
+  cmd->add_option("--vocab", o->vocab,
+                  "Tokenizer written: spm (SentencePiece, llama 2 style) or llama3 (byte-level BPE with merges, "
+                  "llama 3 style; needs --n-vocab of at least " + std::to_string(model::Vocab::kMinimalByteLevelSize) + ")")
+      ->check(CLI::IsMember({"spm", "llama3"}))->capture_default_str();
   cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
   cmd->add_option("--seed", o->seed, "Seed of the weights (0..2^64-1)")->capture_default_str();
   // The config's own checks give the real bounds; this only keeps the flags to sane integers.
-  const auto positive = CLI::Range(int64_t(1), int64_t(INT32_MAX));
+  const auto positive = integer_in<int64_t>(1, INT32_MAX);
   cmd->add_option("--n-layer", o->n_layer, "Blocks")->check(positive);
   cmd->add_option("--n-embd", o->n_embd, "Model width")->check(positive);
   cmd->add_option("--n-head", o->n_head, "Attention heads")->check(positive);

@@ -26,7 +26,7 @@ class Context {
   ~Context();
 
   // A new contiguous tensor with 1..4 dimensions (missing trailing dims are 1). Sizes must be
-  // >= 0 and ne[0] a multiple of the block size for q8_0; otherwise tg::Error.
+  // >= 0 and ne[0] a multiple of the block size for quantized types; otherwise tg::Error.
   Tensor* new_tensor(DType type, std::span<const int64_t> ne);
   Tensor* new_tensor(DType type, std::initializer_list<int64_t> ne) {
     return new_tensor(type, std::span<const int64_t>(ne.begin(), ne.size()));

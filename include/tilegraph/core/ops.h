@@ -13,7 +13,7 @@
 
 namespace tg {
 
-// a [K, M, A2, A3] (f32/f16/bf16/q8_0), b [K, N, B2, B3] (f32/f16/bf16), B2 % A2 == 0 and
+// a [K, M, A2, A3] (f32/f16/bf16 or quantized), b [K, N, B2, B3] (f32/f16/bf16), B2 % A2 == 0 and
 // B3 % A3 == 0 (a is broadcast over b's batch dims) -> f32 [M, N, B2, B3];
 // r[m,n,i2,i3] = sum_k a[k,m,i2/(B2/A2),i3/(B3/A3)] * b[k,n,i2,i3].
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
@@ -82,7 +82,7 @@ Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, const RopeParams& params,
 // a [ne0, R, A2, A3] (any type), idx i32 [n, A2, A3] -> [ne0, n, A2, A3] (f32, or i32 for i32
 // a): r[:, i, j, k] = a[:, idx[i, j, k], j, k]. Indices outside [0, R) are a compute-time error.
 Tensor* get_rows(Context& ctx, Tensor* a, Tensor* idx);
-// dst [ne0, R, D2, D3] (f32/f16/bf16/q8_0), src f32 [ne0, n, D2, D3], idx i32 [n, I1, I2] with
+// dst [ne0, R, D2, D3] (f32/f16/bf16 or quantized), src f32 [ne0, n, D2, D3], idx i32 [n, I1, I2] with
 // D2 % I1 == 0 and D3 % I2 == 0: dst[:, idx[i, j % I1, k % I2], j, k] = src[:, i, j, k].
 // Returns a view of dst that carries the write (use it, not dst, as the graph output).
 Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* idx);

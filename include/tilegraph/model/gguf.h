@@ -36,14 +36,15 @@ enum class GgufType : uint32_t {
 inline constexpr uint32_t kGgufTypeCount = 13;
 std::string_view gguf_type_name(GgufType type);
 
-// ggml tensor type ids of the dtypes tilegraph reads and writes (f32 0, f16 1, q8_0 8, i32 26,
-// bf16 30). dtype_from_ggml throws for any other id, naming the ggml type when it is a known one.
+// ggml tensor type ids of the dtypes tilegraph reads and writes (f32 0, f16 1, q4_0 2, q4_1 3,
+// q5_0 6, q5_1 7, q8_0 8, q4_K 12, q5_K 13, q6_K 14, i32 26, bf16 30). dtype_from_ggml throws for
+// any other id, naming the ggml type when it is a known one.
 uint32_t ggml_type_id(DType type);
 DType dtype_from_ggml(uint32_t id);
-// Where a tensor's data may start in the file: a multiple of its widest scalar (q8_0: the f16
-// scale), since tensors are used in place from the mapping. `general.alignment` values below
-// that do not guarantee it: the writer places tensors so that it holds, the reader refuses a
-// tensor where it does not.
+// Where a tensor's data may start in the file: a multiple of its widest scalar (quantized types:
+// their f16 scales), since tensors are used in place from the mapping. `general.alignment`
+// values below that do not guarantee it: the writer places tensors so that it holds, the reader
+// refuses a tensor where it does not.
 uint64_t tensor_data_alignment(DType type);
 
 template <class T> struct GgufTypeOf;

@@ -27,7 +27,8 @@ struct LlamaConfig {
   int64_t head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
   // Throws tg::Error ("llama: ...") naming the first value out of range or inconsistent.
   void validate() const;
-  // The per-block configuration for a session with `n_ctx` cache rows.
+  // The per-block configuration for a session with `n_ctx` cache rows, every matrix of
+  // `weight_type` (set wv_type / w_down_type for mixes, then validate it).
   BlockConfig block_config(int64_t n_ctx, DType weight_type, DType cache_type) const;
 };
 

@@ -11,7 +11,8 @@
 //   output_norm.weight       [n_embd]            f32
 //   output.weight            [n_embd, n_vocab]   (absent: tied to token_embd)
 //   rope_freqs.weight        [head_dim / 2]      f32, optional: RoPE frequency factors (llama 3)
-// Matrices may be f32, f16, bf16 or q8_0 (each its own type, as llama.cpp's files mix them).
+// Matrices may be f32, f16, bf16 or quantized: q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K
+// (each its own type, as llama.cpp's files mix them: Q4_K_M files hold q4_K and q6_K matrices).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,15 +26,34 @@
 
 namespace tg::model {
 
+class Vocab;
+
+// The types of a generated model's matrices (norms are f32): `matrices` except where named.
+struct WeightTypes {
+  DType matrices = DType::F32;
+  DType attn_v = DType::F32, ffn_down = DType::F32, output = DType::F32;
+
+  static WeightTypes all(DType type) { return {type, type, type, type}; }
+  // llama.cpp's Q4_K_M, simplified: q6_K for attn_v, ffn_down and the output head (llama.cpp
+  // promotes attn_v and ffn_down in some layers only), q4_K for every other matrix.
+  static WeightTypes q4_k_m() { return {DType::Q4_K, DType::Q6_K, DType::Q6_K, DType::Q6_K}; }
+  bool uniform() const { return attn_v == matrices && ffn_down == matrices && output == matrices; }
+};
+
 class LlamaModel {
  public:
   // Tensors over the file's mapped data (no copy): `file` must outlive the model. Every tensor
   // is checked for presence, shape and type; the first problem throws tg::Error naming it.
   static LlamaModel from_gguf(const GgufFile& file);
   // Deterministic pseudo-random weights (1/sqrt(fan_in) scale, norm gains near 1): matrices of
-  // `weight_type`, norms f32, an untied output head. The same config, type and seed give the same
-  // model everywhere; f32 and q8_0 models of one seed hold the same values up to quantization.
-  static LlamaModel generate(const LlamaConfig& config, DType weight_type, uint64_t seed);
+  // the given types, norms f32, an untied output head. The same config, types and seed give the
+  // same model everywhere; f32 and quantized models of one seed hold the same values up to
+  // quantization. A matrix whose rows cannot be whole blocks of its type throws tg::Error naming
+  // it.
+  static LlamaModel generate(const LlamaConfig& config, const WeightTypes& types, uint64_t seed);
+  static LlamaModel generate(const LlamaConfig& config, DType weight_type, uint64_t seed) {
+    return generate(config, WeightTypes::all(weight_type), seed);
+  }
 
   LlamaModel(LlamaModel&&) noexcept;
   LlamaModel& operator=(LlamaModel&&) noexcept;
@@ -48,14 +68,17 @@ class LlamaModel {
   Tensor* rope_freqs() const { return layers_.front().rope_freqs; }  // nullptr: none
   // The type of the attention matrices (the model's nominal weight type).
   DType weight_type() const { return layers_.front().wq->type; }
+  // Whether every matrix has weight_type() (else a mix such as Q4_K_M's).
+  bool uniform_weights() const;
   // Weight bytes one decode step reads: every block, the final norm, the whole output head and
   // one embedding row (the bandwidth bound of decoding).
   size_t decode_weight_bytes() const;
 
-  // A GGUF writer holding this model: general.* and llama.* metadata, a minimal llama (SPM)
-  // tokenizer of n_vocab tokens (<unk>, <s>, </s>, byte tokens, then filler pieces) and every
-  // tensor under its standard name. The writer points into this model's tensors.
+  // A GGUF writer holding this model: general.* and llama.* metadata, `vocab`'s tokenizer keys
+  // (it must have n_vocab tokens) and every tensor under its standard name. The writer points
+  // into this model's tensors. Without a vocabulary: Vocab::minimal_sentencepiece(n_vocab).
   GgufWriter to_gguf(const std::string& name) const;
+  GgufWriter to_gguf(const std::string& name, const Vocab& vocab) const;
 
  private:
   LlamaModel();

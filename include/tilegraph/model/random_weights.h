@@ -7,8 +7,8 @@
 
 namespace tg::model {
 
-// Uniform values in [-scale, scale) written in logical order into `t` (f32/f16/bf16/q8_0 with
-// contiguous rows).
+// Uniform values in [-scale, scale) written in logical order into `t` (f32/f16/bf16 or quantized,
+// with contiguous rows).
 void fill_uniform(Tensor& t, uint64_t seed, float scale);
 
 }  // namespace tg::model

@@ -4,6 +4,7 @@
 // SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
 // graph benchmark use them on their own.
 #include <cstdint>
+#include <optional>
 
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/tensor.h"
@@ -19,10 +20,15 @@ struct BlockConfig {
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // positions are multiplied by it (linear RoPE scaling)
-  DType weight_type = DType::F32;  // f32, f16, bf16 or q8_0
+  DType weight_type = DType::F32;  // f32, f16, bf16 or quantized (dtype.h)
+  // wv's and w_down's type where it is not weight_type: llama.cpp's K-quant mixes (Q4_K_M) keep
+  // these two at more bits.
+  std::optional<DType> wv_type, w_down_type;
   DType cache_type = DType::F16;   // f32, f16 or bf16
 
   int64_t head_dim() const { return n_embd / n_head; }
+  DType wv_weight_type() const { return wv_type.value_or(weight_type); }
+  DType w_down_weight_type() const { return w_down_type.value_or(weight_type); }
   // Throws tg::Error when the sizes do not form a valid block.
   void validate() const;
 };

@@ -22,8 +22,8 @@ void for_each_row(const Tensor& t, Fn&& fn) {
 }
 
 void require_rows_for_blocks(const Tensor& t) {
-  if (t.type == DType::Q8_0 && !t.has_contiguous_rows()) {
-    throw Error("test helpers: q8_0 tensor without contiguous rows: " + describe(t));
+  if (is_quantized(t.type) && !t.has_contiguous_rows()) {
+    throw Error("test helpers: quantized tensor without contiguous rows: " + describe(t));
   }
 }
 
@@ -37,7 +37,7 @@ void write_f32(Tensor& t, std::span<const float> values) {
   const int64_t ne0 = t.ne[0];
   const float* v = values.data();
   for_each_row(t, [&](char* row) {
-    if (t.type == DType::Q8_0) {
+    if (is_quantized(t.type)) {
       row_from_f32(t.type, v, row, ne0);
     } else {
       for (int64_t i0 = 0; i0 < ne0; ++i0) row_from_f32(t.type, v + i0, row + i0 * t.nb[0], 1);
@@ -52,7 +52,7 @@ std::vector<float> read_f32(const Tensor& t) {
   const int64_t ne0 = t.ne[0];
   float* v = out.data();
   for_each_row(t, [&](char* row) {
-    if (t.type == DType::Q8_0) {
+    if (is_quantized(t.type)) {
       row_to_f32(t.type, row, v, ne0);
     } else {
       for (int64_t i0 = 0; i0 < ne0; ++i0) row_to_f32(t.type, row + i0 * t.nb[0], v + i0, 1);

@@ -567,6 +567,126 @@ void add_cpy_cont(Table& t) {
   }
 }
 
+// The 4- to 6-bit types (q8_0 has its cases above, with every other type): their weights are
+// dequantised to the same f32 values by both backends (the core's bits), so matmuls differ only
+// by f32 accumulation and data movement is exact. Shapes are in blocks (32 or 256 elements along
+// K), with M = 1, primes for M and N, N on both sides of the matrix-vector limit (8), broadcast
+// batches and the views a quantized operand can be (whole blocks along dim 0).
+void add_quantized(Table& t) {
+  const std::array types = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                            DType::Q4_K, DType::Q5_K, DType::Q6_K};
+  struct Dims {
+    int64_t k_blocks, m, n;
+    Shape a_batch, b_batch;
+  };
+  const std::vector<Dims> shapes = {
+      {1, 1, 1, {1, 1, 1, 1}, {1, 1, 1, 1}},  {1, 7, 13, {1, 1, 1, 1}, {1, 1, 1, 1}},
+      {3, 31, 8, {1, 1, 1, 1}, {1, 1, 1, 1}}, {3, 61, 5, {1, 1, 1, 1}, {1, 1, 1, 1}},
+      {5, 137, 1, {1, 1, 1, 1}, {1, 1, 1, 1}}, {5, 13, 61, {1, 1, 1, 1}, {1, 1, 1, 1}},
+      {2, 13, 7, {1, 1, 2, 1}, {1, 1, 6, 3}},
+  };
+  struct NonCont {
+    Dims d;
+    Layout a, b;
+  };
+  const std::vector<NonCont> layouts = {
+      {{2, 13, 7, {1, 1, 2, 1}, {1, 1, 6, 3}}, Layout::kPermuted, Layout::kPermuted},
+      {{2, 31, 3, {1, 1, 1, 1}, {1, 1, 1, 1}}, Layout::kPaddedRows, Layout::kPaddedRows},
+      {{2, 31, 13, {1, 1, 1, 1}, {1, 1, 1, 1}}, Layout::kPaddedRows, Layout::kContiguous},
+      {{2, 13, 9, {1, 1, 1, 1}, {1, 1, 1, 1}}, Layout::kContiguous, Layout::kTransposed},
+  };
+  for (DType qt : types) {
+    const int64_t block = int64_t(dtype_traits(qt).block_size);
+    auto add_mm = [&](const Dims& d, DType bt, Layout la, Layout lb) {
+      const Shape a_ne = {d.k_blocks * block, d.m, d.a_batch[2], d.a_batch[3]};
+      const Shape b_ne = {d.k_blocks * block, d.n, d.b_batch[2], d.b_batch[3]};
+      std::string name = tn(qt) + "_" + tn(bt) + "_" + dims(a_ne) + "_" + dims(b_ne);
+      if (la != Layout::kContiguous) name += "_a" + noncont(la);
+      if (lb != Layout::kContiguous) name += "_b" + noncont(lb);
+      t.add(Op::MUL_MAT, name, kMatmulF32, [=](Context& ctx, Rng& rng) {
+        Tensor* a = uniform(ctx, rng, qt, a_ne, la);
+        return mul_mat(ctx, a, uniform(ctx, rng, bt, b_ne, lb));
+      });
+    };
+    for (const Dims& d : shapes) add_mm(d, DType::F32, Layout::kContiguous, Layout::kContiguous);
+    add_mm({16, 61, 1, {1, 1, 1, 1}, {1, 1, 1, 1}}, DType::F32, Layout::kContiguous, Layout::kContiguous);
+    add_mm(shapes[2], DType::F16, Layout::kContiguous, Layout::kContiguous);
+    add_mm(shapes[5], DType::BF16, Layout::kContiguous, Layout::kContiguous);
+    for (const NonCont& nc : layouts) add_mm(nc.d, DType::F32, nc.a, nc.b);
+
+    struct RowsVariant {
+      Shape a;
+      int64_t n;
+      Layout a_layout, idx_layout;
+    };
+    for (const RowsVariant& v : std::vector<RowsVariant>{
+             {{block, 1, 1, 1}, 1, Layout::kContiguous, Layout::kContiguous},
+             {{2 * block, 13, 1, 1}, 7, Layout::kContiguous, Layout::kContiguous},
+             {{block, 61, 3, 2}, 5, Layout::kContiguous, Layout::kContiguous},
+             {{2 * block, 13, 3, 2}, 4, Layout::kPermuted, Layout::kPaddedRows},
+             {{3 * block, 13, 1, 1}, 4, Layout::kPaddedRows, Layout::kContiguous}}) {
+      std::string name = tn(qt) + "_" + dims(v.a) + "_n" + std::to_string(v.n);
+      if (v.a_layout != Layout::kContiguous) name += "_a" + noncont(v.a_layout);
+      if (v.idx_layout != Layout::kContiguous) name += "_idx" + noncont(v.idx_layout);
+      t.add(Op::GET_ROWS, name, kExact, [=](Context& ctx, Rng& rng) {
+        Tensor* a = uniform(ctx, rng, qt, v.a, v.a_layout, -100.0f, 100.0f);
+        Tensor* idx = uniform(ctx, rng, DType::I32, {v.n, v.a[2], v.a[3], 1}, v.idx_layout, 0.0f,
+                              float(v.a[1]));
+        return get_rows(ctx, a, idx);
+      });
+    }
+
+    // Quantizing into the destination: both backends use the core's quantizer per block.
+    struct SetVariant {
+      Shape dst;
+      int64_t n;
+      Shape idx_batch;
+      Layout dst_layout;
+    };
+    for (const SetVariant& v : std::vector<SetVariant>{
+             {{block, 13, 1, 1}, 5, {1, 1, 1, 1}, Layout::kContiguous},
+             {{2 * block, 17, 3, 2}, 4, {1, 3, 2, 1}, Layout::kContiguous},
+             {{block, 13, 2, 1}, 6, {1, 2, 1, 1}, Layout::kPaddedRows}}) {
+      std::string name = tn(qt) + "_" + dims(v.dst) + "_n" + std::to_string(v.n) + "_idx" +
+                         dims({v.n, v.idx_batch[1], v.idx_batch[2], 1}) + noncont(v.dst_layout);
+      t.add(Op::SET_ROWS, name, kExact, [=](Context& ctx, Rng& rng) {
+        Tensor* dst = uniform(ctx, rng, qt, v.dst, v.dst_layout);
+        Tensor* src = uniform(ctx, rng, DType::F32, {v.dst[0], v.n, v.dst[2], v.dst[3]},
+                              Layout::kContiguous, -2.0f, 2.0f);
+        Tensor* idx = distinct_rows(ctx, rng, {v.n, v.idx_batch[1], v.idx_batch[2], 1}, v.dst[1]);
+        return set_rows(ctx, dst, src, idx);
+      });
+    }
+
+    struct CpyVariant {
+      DType from, to;
+      Shape a, b;
+      Layout la, lb;
+    };
+    for (const CpyVariant& v : std::vector<CpyVariant>{
+             {DType::F32, qt, {block, 7, 1, 1}, {block, 7, 1, 1}, Layout::kContiguous, Layout::kContiguous},
+             {DType::F32, qt, {2 * block, 5, 3, 1}, {2 * block, 5, 3, 1}, Layout::kTransposed, Layout::kPermuted},
+             {qt, DType::F32, {2 * block, 5, 3, 1}, {2 * block, 5, 3, 1}, Layout::kPermuted, Layout::kTransposed},
+             {qt, DType::F16, {block, 7, 1, 1}, {block, 7, 1, 1}, Layout::kPaddedRows, Layout::kContiguous},
+             {qt, qt, {block, 7, 3, 1}, {block, 7, 3, 1}, Layout::kPermuted, Layout::kPaddedRows},
+             // Rows of different lengths: elements (or whole blocks) walked one by one.
+             {qt, DType::F32, {block, 6, 1, 1}, {2 * block, 3, 1, 1}, Layout::kContiguous, Layout::kContiguous},
+             {qt, qt, {2 * block, 3, 1, 1}, {block, 6, 1, 1}, Layout::kContiguous, Layout::kContiguous}}) {
+      std::string name = tn(v.from) + "_" + tn(v.to) + "_" + dims(v.a) + "_" + dims(v.b);
+      if (v.la != Layout::kContiguous) name += "_a" + noncont(v.la);
+      if (v.lb != Layout::kContiguous) name += "_b" + noncont(v.lb);
+      t.add(Op::CPY, name, kExact, [=](Context& ctx, Rng& rng) {
+        Tensor* a = uniform(ctx, rng, v.from, v.a, v.la, -50.0f, 50.0f);
+        return cpy(ctx, a, uniform(ctx, rng, v.to, v.b, v.lb));
+      });
+    }
+    t.add(Op::CONT, tn(qt) + "_" + dims({2 * block, 13, 3, 2}) + noncont(Layout::kPermuted), kExact,
+          [=](Context& ctx, Rng& rng) {
+            return cont(ctx, uniform(ctx, rng, qt, {2 * block, 13, 3, 2}, Layout::kPermuted));
+          });
+  }
+}
+
 // Views execute nothing; these check that both backends accept them and that the result reads
 // the right bytes of the source.
 void add_views(Table& t) {
@@ -807,6 +927,7 @@ const std::vector<OpCase>& all_cases() {
     add_get_rows(t);
     add_set_rows(t);
     add_cpy_cont(t);
+    add_quantized(t);
     add_views(t);
     add_flash_attn(t);
     add_reductions(t);

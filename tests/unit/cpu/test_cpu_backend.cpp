@@ -599,12 +599,16 @@ INSTANTIATE_TEST_SUITE_P(IsasAndThreads, CpuOps,
 // Big enough that the work is split across threads and the GEMM uses several tiles and K blocks.
 TEST(CpuBackend, LargeMatMulMatchesReferenceWithManyThreads) {
   const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{4});
-  for (DType a_type : {DType::F32, DType::Q8_0}) {
+  for (DType a_type : {DType::F32, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     Context ctx;
     test::Rng rng(99);
-    Tensor* a = random_tensor(ctx, rng, a_type, {544, 300, 1, 1});
-    Tensor* b = random_tensor(ctx, rng, DType::F32, {544, 130, 1, 1});
-    EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, a, b)), 1e-10) << dtype_name(a_type);
+    const int64_t k = dtype_traits(a_type).block_size == 256 ? 768 : 544;
+    Tensor* a = random_tensor(ctx, rng, a_type, {k, 300, 1, 1});
+    // 130 columns take the blocked GEMM, 5 the several-token matrix-vector tiles.
+    for (int64_t n : {130, 5}) {
+      Tensor* b = random_tensor(ctx, rng, DType::F32, {k, n, 1, 1});
+      EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, a, b)), 1e-10) << dtype_name(a_type) << " n=" << n;
+    }
   }
 }
 
@@ -674,16 +678,18 @@ TEST(CpuBackend, RmsNormOfHugeValuesOnEveryIsa) {
   }
 }
 
-TEST(CpuBackend, Q8_0RowsThatAllAliasOneRow) {
+TEST(CpuBackend, QuantizedRowsThatAllAliasOneRow) {
   // A view with nb1 = 0 (every row the same memory) is valid; the q8_0 matrix-vector path once
   // divided by that stride.
   const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{2});
-  Context ctx;
-  test::Rng rng(8);
-  Tensor* w = random_tensor(ctx, rng, DType::Q8_0, {64, 1, 1, 1});
-  Tensor* rows = view_2d(ctx, w, 64, 5, 0, 0);
-  Tensor* x = random_tensor(ctx, rng, DType::F32, {64, 1, 1, 1});
-  EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, rows, x)), 1e-6);
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+    Context ctx;
+    test::Rng rng(8);
+    Tensor* w = random_tensor(ctx, rng, type, {256, 1, 1, 1});
+    Tensor* rows = view_2d(ctx, w, 256, 5, 0, 0);
+    Tensor* x = random_tensor(ctx, rng, DType::F32, {256, 1, 1, 1});
+    EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, rows, x)), 1e-6) << dtype_name(type);
+  }
 }
 
 TEST(CpuBackend, SetRowsRejectsOutOfRangeIndices) {

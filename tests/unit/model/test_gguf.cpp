@@ -84,7 +84,7 @@ void expect_parse_error(const std::vector<uint8_t>& bytes, const std::string& ex
   }
 }
 
-constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8;
+constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ8_0 = 8, kGgmlQ2_K = 10, kGgmlQ4_K = 12;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("tg_gguf_" + std::to_string(getpid()) + "_" + name)).string();
@@ -131,10 +131,19 @@ TEST(GgufTypes, MapDTypesToGgmlIds) {
   EXPECT_EQ(ggml_type_id(DType::Q8_0), 8u);
   EXPECT_EQ(ggml_type_id(DType::I32), 26u);
   EXPECT_EQ(ggml_type_id(DType::BF16), 30u);
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Q8_0}) {
-    EXPECT_EQ(dtype_from_ggml(ggml_type_id(t)), t);
+  // ggml's GGML_TYPE_* numbers of the quantized types.
+  EXPECT_EQ(ggml_type_id(DType::Q4_0), 2u);
+  EXPECT_EQ(ggml_type_id(DType::Q4_1), 3u);
+  EXPECT_EQ(ggml_type_id(DType::Q5_0), 6u);
+  EXPECT_EQ(ggml_type_id(DType::Q5_1), 7u);
+  EXPECT_EQ(ggml_type_id(DType::Q4_K), 12u);
+  EXPECT_EQ(ggml_type_id(DType::Q5_K), 13u);
+  EXPECT_EQ(ggml_type_id(DType::Q6_K), 14u);
+  for (int t = 0; t < kDTypeCount; ++t) {
+    EXPECT_EQ(dtype_from_ggml(ggml_type_id(DType(t))), DType(t)) << dtype_name(DType(t));
+    EXPECT_EQ(tensor_data_alignment(DType(t)) % 2, 0u);
   }
-  EXPECT_THROW(dtype_from_ggml(2), Error);
+  EXPECT_THROW(dtype_from_ggml(10), Error);  // q2_K
   EXPECT_THROW(dtype_from_ggml(1000), Error);
 }
 
@@ -189,6 +198,13 @@ std::vector<TestTensor> every_tensor_type() {
       {"f16.matrix", DType::F16, {5, 3}, {}},
       {"bf16.cube", DType::BF16, {3, 2, 2}, {}},
       {"q8_0.matrix", DType::Q8_0, {64, 3}, {}},
+      {"q4_0.matrix", DType::Q4_0, {64, 3}, {}},
+      {"q4_1.matrix", DType::Q4_1, {32, 5}, {}},
+      {"q5_0.matrix", DType::Q5_0, {96, 1}, {}},
+      {"q5_1.cube", DType::Q5_1, {32, 3, 2}, {}},
+      {"q4_K.matrix", DType::Q4_K, {512, 3}, {}},
+      {"q5_K.vector", DType::Q5_K, {256}, {}},
+      {"q6_K.matrix", DType::Q6_K, {256, 5}, {}},
       {"i32.4d", DType::I32, {2, 3, 1, 2}, {}},
       {"f32.empty", DType::F32, {0, 4}, {}},
   };
@@ -491,6 +507,7 @@ TEST(GgufWriter, RejectsBadInput) {
   EXPECT_THROW(w.add_tensor("x", DType::F32, ne, data), Error);
   EXPECT_THROW(w.add_tensor(std::string(64, 'n'), DType::F32, ne, data), Error);
   EXPECT_THROW(w.add_tensor("q", DType::Q8_0, ne, data), Error);  // 4 is not a multiple of 32
+  EXPECT_THROW(w.add_tensor("k", DType::Q4_K, ne, data), Error);  // nor of 256
   EXPECT_THROW(w.add_tensor("none", DType::F32, ne, nullptr), Error);
   const int64_t five_dims[] = {1, 1, 1, 1, 1};
   EXPECT_THROW(w.add_tensor("5d", DType::F32, five_dims, data), Error);
@@ -594,8 +611,9 @@ TEST(GgufMalformed, TensorDescriptors) {
                      "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 62, 4}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
-  expect_parse_error(one_tensor("t", {32}, kGgmlQ4_0), "tensor 't': unsupported ggml tensor type 2 (q4_0)");
+  expect_parse_error(one_tensor("t", {256}, kGgmlQ2_K), "tensor 't': unsupported ggml tensor type 10 (q2_K)");
   expect_parse_error(one_tensor("t", {33}, kGgmlQ8_0), "tensor 't': ne[0]=33 is not a multiple of the q8_0 block size 32");
+  expect_parse_error(one_tensor("t", {224, 2}, kGgmlQ4_K), "tensor 't': ne[0]=224 is not a multiple of the q4_K block size 256");
   expect_parse_error(one_tensor("t", {4}, kGgmlF32, 8), "tensor 't': data offset 8 is not a multiple of the alignment 32");
   expect_parse_error(Raw().header(2, 0).tensor("t", {4}, kGgmlF32, 0).tensor("t", {4}, kGgmlF32, 32).pad_to(32).zeros(64).bytes,
                      "duplicate tensor name 't'");

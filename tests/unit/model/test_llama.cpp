@@ -1,6 +1,6 @@
 // The llama model: config and weights from GGUF (with their errors), and decoding checked against
-// the reference backend, eager against graph mode, token-by-token against one prefill, q8_0
-// against f32, and a generated model written to GGUF and loaded back.
+// the reference backend, eager against graph mode, token-by-token against one prefill, quantized
+// models against f32, and generated models written to GGUF and loaded back.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -340,7 +340,7 @@ TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
       const int64_t ne[] = {c.n_embd, c.n_embd};
       w.add_tensor("blk.0.attn_q.weight", DType::I32, ne, zeros.data());
     }));
-  }, "tensor 'blk.0.attn_q.weight' is i32; matrices must be f32, f16, bf16 or q8_0");
+  }, "tensor 'blk.0.attn_q.weight' is i32; matrices must be f32, f16, bf16 or a quantized type");
   expect_error([&] {
     LlamaModel::from_gguf(without("output_norm.weight", [&](GgufWriter& w) {
       const int64_t ne[] = {c.n_embd};
@@ -513,6 +513,131 @@ TEST(LlamaSession, Q8_0ModelStaysWithinItsErrorBoundOfF32) {
   EXPECT_LT(q8_error, 5e-4) << test::describe_difference(quant, ref);
   EXPECT_GT(q8_error, 1e-7) << "q8_0 weights should differ from f32";
   EXPECT_LT(f16_error, q8_error) << "f16 keeps more precision than q8_0";
+}
+
+// The logits' NMSE against the f32 model of the same seed, for each weight type, after a prompt.
+std::vector<double> logit_errors(const LlamaConfig& config, std::initializer_list<WeightTypes> types) {
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> prompt = prompt_ids(8, config.n_vocab);
+  const LlamaModel f32 = LlamaModel::generate(config, DType::F32, kSeed);
+  LlamaSession s32(f32, *cpu, 32);
+  const std::vector<float> ref = to_vector(s32.eval(prompt, true));
+  std::vector<double> errors;
+  for (const WeightTypes& t : types) {
+    const LlamaModel model = LlamaModel::generate(config, t, kSeed);
+    LlamaSession session(model, *cpu, 32);
+    const std::vector<float> logits = to_vector(session.eval(prompt, true));
+    errors.push_back(test::nmse(logits, ref));
+    EXPECT_GT(errors.back(), 1e-7) << dtype_name(t.matrices) << " weights should differ from f32";
+  }
+  return errors;
+}
+
+
+
+TEST(LlamaSession, Q4_0ModelStaysWithinItsErrorBoundOfF32) {
+  // As the q8_0 test above, with q4_0's step of max/8 instead of max/127: a relative RMS error of
+  // (1/8)/sqrt(12) / (1/sqrt(3)) = 1/16 per weight, an NMSE of ~4e-3 per matmul (5e-3 with the
+  // clamped opposite extremes), so (2 layers * 7 + 1) * 5e-3 ~ 7.5e-2 at most; q5_0 and q5_1
+  // have half the step, a quarter of the error. Measured: q4_0 1.1e-2, q4_1 9.5e-3, q5_0 3.0e-3,
+  // q5_1 2.3e-3 (q8_0 4e-5).
+  const std::vector<double> e = logit_errors(
+      llama_preset("tiny"), {WeightTypes::all(DType::Q4_0), WeightTypes::all(DType::Q4_1), WeightTypes::all(DType::Q5_0),
+                             WeightTypes::all(DType::Q5_1), WeightTypes::all(DType::Q8_0)});
+  EXPECT_LT(e[0], 7.5e-2) << "q4_0";
+  EXPECT_LT(e[1], 7.5e-2) << "q4_1";
+  EXPECT_LT(e[2], 2e-2) << "q5_0";
+  EXPECT_LT(e[3], 2e-2) << "q5_1";
+  EXPECT_LT(e[4], e[2]) << "q8_0 keeps more precision than q5_0";
+  EXPECT_LT(e[2], e[0]) << "q5_0 keeps more precision than q4_0";
+}
+
+TEST(LlamaSession, KQuantModelsStayWithinTheirErrorBoundsOfF32) {
+  // The K types need rows of whole 256-element blocks. q4_K's sub-block step is its span / 15,
+  // ~max/7.5 for uniform weights: about q4_0's error, 7.5e-2 at most over the model; q5_K halves
+  // the step (2e-2) and q6_K's max/31 gives ~3.5e-4 per matmul, 15 * 3.5e-4 ~ 5e-3. The Q4_K_M
+  // mix has q6_K in 5 of its 15 matmuls: at most 10 * 5e-3 + 5 * 3.5e-4 ~ 5e-2. Measured: q4_K
+  // 1.0e-2, q5_K 2.7e-3, q6_K 6.2e-4, Q4_K_M 5.9e-3.
+  LlamaConfig config = llama_preset("tiny");
+  config.n_embd = 256;
+  config.n_ff = 512;
+  const std::vector<double> e =
+      logit_errors(config, {WeightTypes::all(DType::Q4_K), WeightTypes::all(DType::Q5_K), WeightTypes::all(DType::Q6_K),
+                            WeightTypes::q4_k_m()});
+  EXPECT_LT(e[0], 7.5e-2) << "q4_K";
+  EXPECT_LT(e[1], 2e-2) << "q5_K";
+  EXPECT_LT(e[2], 5e-3) << "q6_K";
+  EXPECT_LT(e[3], 5e-2) << "q4_K_M";
+  EXPECT_LT(e[2], e[1]) << "q6_K keeps more precision than q5_K";
+  EXPECT_LT(e[1], e[0]) << "q5_K keeps more precision than q4_K";
+  EXPECT_LT(e[3], e[0]) << "Q4_K_M keeps more precision than q4_K alone";
+}
+
+TEST(LlamaModel, Q4_K_MMixKeepsItsTypesThroughTheFile) {
+  LlamaConfig config = micro_config();
+  config.n_embd = 256;
+  config.n_ff = 256;
+  const LlamaModel model = LlamaModel::generate(config, WeightTypes::q4_k_m(), kSeed);
+  EXPECT_FALSE(model.uniform_weights());
+  const GgufFile file = model_file(model);
+  EXPECT_EQ(file.get("general.file_type").get<uint32_t>(), 15u);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  const LlamaModel loaded = LlamaModel::from_gguf(file);
+  EXPECT_EQ(loaded.weight_type(), DType::Q4_K);
+  EXPECT_EQ(loaded.token_embd()->type, DType::Q4_K);
+  EXPECT_EQ(loaded.output()->type, DType::Q6_K);
+  for (const BlockWeights& w : loaded.layers()) {
+    EXPECT_EQ(w.wk->type, DType::Q4_K);
+    EXPECT_EQ(w.wv->type, DType::Q6_K);
+    EXPECT_EQ(w.w_up->type, DType::Q4_K);
+    EXPECT_EQ(w.w_down->type, DType::Q6_K);
+    EXPECT_EQ(w.ffn_norm->type, DType::F32);
+  }
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> prompt = prompt_ids(4, config.n_vocab);
+  LlamaSession a(model, *cpu, 32), b(loaded, *cpu, 32);
+  EXPECT_EQ(a.generate(prompt, 6).tokens, b.generate(prompt, 6).tokens);
+  EXPECT_TRUE(LlamaModel::generate(config, DType::Q4_K, kSeed).uniform_weights());
+}
+
+TEST(LlamaModel, QuantizedModelsRoundTripThroughGgufAndRunTheSame) {
+  LlamaConfig config = micro_config();
+  config.n_embd = 256;
+  config.n_ff = 256;
+  auto cpu = backend("cpu");
+  const std::vector<int32_t> prompt = prompt_ids(4, config.n_vocab);
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const LlamaModel model = LlamaModel::generate(config, type, kSeed);
+    const GgufFile file = model_file(model);
+    EXPECT_EQ(file.get("general.quantization_version").get<uint32_t>(), 2u) << dtype_name(type);
+    const LlamaModel loaded = LlamaModel::from_gguf(file);
+    EXPECT_EQ(loaded.weight_type(), type);
+    EXPECT_EQ(loaded.output()->type, type);
+    EXPECT_EQ(loaded.layers()[0].attn_norm->type, DType::F32) << "norms stay f32";
+    const Tensor& w = *model.layers()[1].w_down;
+    ASSERT_EQ(loaded.layers()[1].w_down->nbytes(), w.nbytes());
+    EXPECT_EQ(std::memcmp(loaded.layers()[1].w_down->data, w.data, w.nbytes()), 0) << dtype_name(type);
+    LlamaSession a(model, *cpu, 32), b(loaded, *cpu, 32);
+    EXPECT_EQ(a.generate(prompt, 6).tokens, b.generate(prompt, 6).tokens) << dtype_name(type);
+  }
+}
+
+TEST(LlamaModel, GenerateNamesTheTensorWhoseRowsCannotBeWholeBlocks) {
+  LlamaConfig config = micro_config();  // n_embd 64, n_ff 160
+  expect_error([&] { LlamaModel::generate(config, DType::Q4_K, kSeed); },
+               "q4_K weights need rows of whole 256-element blocks: tensor 'token_embd.weight' has ne[0] = n_embd = 64");
+  config.n_embd = 256;
+  expect_error([&] { LlamaModel::generate(config, DType::Q6_K, kSeed); },
+               "q6_K weights need rows of whole 256-element blocks: tensor 'blk.0.ffn_down.weight' has ne[0] = n_ff = 160");
+  config.n_ff = 176;
+  expect_error([&] { LlamaModel::generate(config, DType::Q4_0, kSeed); },
+               "tensor 'blk.0.ffn_down.weight' has ne[0] = n_ff = 176");
+  // In the mix, only ffn_down's rows are n_ff long.
+  WeightTypes mix = WeightTypes::q4_k_m();
+  mix.ffn_down = DType::Q8_0;
+  config.n_ff = 160;
+  EXPECT_NO_THROW(LlamaModel::generate(config, mix, kSeed));
+  mix.attn_v = DType::F32;
+  EXPECT_NO_THROW(LlamaModel::generate(config, mix, kSeed));
 }
 
 TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {

@@ -1,0 +1,181 @@
+// The quantized-row primitives (dequantize, dot_quant_rows) of every quantized type on every ISA
+// this machine can run: blocks of random bytes (every nibble and bit pattern, random f16 scales)
+// against the core's scalar dequantization, which tests/unit/core/test_quant.cpp checks by hand;
+// dot products against a double-precision sum; and the property graph replay relies on — an
+// output does not depend on which other rows and tokens share its call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/tensor_utils.h"
+#include "cpu/vec.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/core/quant.h"
+
+namespace tg::cpu {
+namespace {
+
+const DType kQuantTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                             DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+// Byte offsets of a block's f16 fields, which random bytes must not fill with inf or NaN.
+std::vector<size_t> f16_fields(DType type) {
+  switch (type) {
+    case DType::Q4_1:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K: return {0, 2};
+    case DType::Q6_K: return {offsetof(BlockQ6_K, d)};
+    default: return {0};
+  }
+}
+
+// `count` rows of n elements of random blocks, padded one block apart, and their values as the
+// core dequantizes them.
+struct QuantRows {
+  DType type;
+  int64_t n, count, block;
+  size_t block_bytes, stride;
+  std::vector<char> bytes;
+  std::vector<double> values;  // count x n
+
+  QuantRows(DType type_, int64_t n_, int64_t count_, test::Rng& rng)
+      : type(type_),
+        n(n_),
+        count(count_),
+        block(int64_t(dtype_traits(type_).block_size)),
+        block_bytes(dtype_traits(type_).type_size),
+        stride(size_t(n_ / block + 1) * block_bytes) {
+    bytes.assign(size_t(count) * stride, 0);
+    values.resize(size_t(count * n));
+    std::uniform_real_distribution<float> scale(1e-3f, 2.0f);
+    std::vector<float> row(static_cast<size_t>(n));
+    for (int64_t j = 0; j < count; ++j) {
+      char* r = bytes.data() + size_t(j) * stride;
+      for (int64_t b = 0; b < n / block; ++b) {
+        char* blk = r + size_t(b) * block_bytes;
+        for (size_t i = 0; i < block_bytes; ++i) blk[i] = char(rng());
+        for (size_t offset : f16_fields(type)) {
+          // Mostly normal scales of either sign, some f16 subnormals (6e-8 is the smallest).
+          const float s = (b % 7 == 3 ? 3e-6f : scale(rng)) * (rng() % 2 ? -1.0f : 1.0f);
+          const f16 h = f32_to_f16(s);
+          std::memcpy(blk + offset, &h, sizeof h);
+        }
+      }
+      row_to_f32(type, r, row.data(), n);
+      for (int64_t i = 0; i < n; ++i) values[size_t(j * n + i)] = row[size_t(i)];
+    }
+  }
+};
+
+TEST(VecQuant, DequantizeGivesTheCoresValuesOnEveryIsa) {
+  test::Rng rng(20);
+  for (DType type : kQuantTypes) {
+    const int64_t n = 4 * int64_t(dtype_traits(type).block_size);
+    const QuantRows a(type, n, 3, rng);
+    for (Isa isa : runnable_isas()) {
+      for (int64_t j = 0; j < a.count; ++j) {
+        std::vector<float> out(size_t(n + 1), -7.0f);
+        vec_kernels(isa).dequantize(type, n, out.data(), a.bytes.data() + size_t(j) * a.stride);
+        for (int64_t i = 0; i < n; ++i) {
+          // Equal values; a zero's sign may differ ((q - 8) * d is -0 for a negative d, the
+          // fused q * d - 8d is +0).
+          ASSERT_EQ(out[size_t(i)], float(a.values[size_t(j * n + i)]))
+              << dtype_name(type) << " " << isa_name(isa) << " row " << j << " element " << i;
+        }
+        ASSERT_EQ(out[size_t(n)], -7.0f) << dtype_name(type) << " " << isa_name(isa) << " wrote past the row";
+      }
+    }
+  }
+}
+
+// Every output of dot_quant_rows(type, n, count, ..., tokens, ...) for each count in `counts`.
+void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>& counts,
+                              const std::vector<int64_t>& token_counts, test::Rng& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const QuantRows a(type, n, counts.back(), rng);
+  const int64_t x_stride = n + 5;  // activation rows padded apart
+  std::vector<float> x(size_t(token_counts.back() * x_stride));
+  for (float& v : x) v = dist(rng);
+  for (Isa isa : runnable_isas()) {
+    const VecKernels& vec = vec_kernels(isa);
+    for (int64_t count : counts) {
+      for (int64_t tokens : token_counts) {
+        const int64_t out_stride = count + 3;  // the padding must stay untouched
+        std::vector<float> out(size_t(tokens * out_stride), -7.0f);
+        vec.dot_quant_rows(type, n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
+                           out.data(), out_stride);
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t j = 0; j < out_stride; ++j) {
+            const float got = out[size_t(t * out_stride + j)];
+            if (j >= count) {
+              ASSERT_EQ(got, -7.0f) << isa_name(isa) << " wrote past row " << count;
+              continue;
+            }
+            double want = 0.0, magnitude = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+              const double term = a.values[size_t(j * n + i)] * x[size_t(t * x_stride + i)];
+              want += term;
+              magnitude += std::abs(term);
+            }
+            // f32 accumulation of n products of exact f32 weights: at most n roundings.
+            ASSERT_NEAR(got, want, double(n) * 0x1p-24 * magnitude)
+                << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " count=" << count
+                << " tokens=" << tokens << " row " << j << " token " << t;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(VecQuant, DotRowsMatchDoubleReferenceOnEveryIsa) {
+  test::Rng rng(21);
+  for (DType type : kQuantTypes) {
+    const int64_t block = int64_t(dtype_traits(type).block_size);
+    for (int64_t blocks : {1, 2, 3, 5, 7, 13}) {
+      expect_matches_reference(type, blocks * block, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 5, 9}, rng);
+    }
+    expect_matches_reference(type, 4096, {1, 8, 9}, {1, 2, 5}, rng);
+  }
+  // Enough rows of 4096 for several of the 256 KiB panels the rows are walked in.
+  expect_matches_reference(DType::Q8_0, 4096, {131}, {1, 5}, rng);
+  expect_matches_reference(DType::Q4_K, 4096, {300}, {1, 3}, rng);
+}
+
+TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
+  test::Rng rng(22);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (DType type : kQuantTypes) {
+    const int64_t n = (dtype_traits(type).block_size == 32 ? 29 : 3) * int64_t(dtype_traits(type).block_size);
+    const int64_t rows = 9, tokens = 7;
+    const QuantRows a(type, n, rows, rng);
+    std::vector<float> x(size_t(tokens * n));
+    for (float& v : x) v = dist(rng);
+    for (Isa isa : runnable_isas()) {
+      const VecKernels& vec = vec_kernels(isa);
+      std::vector<float> together(size_t(tokens * rows));
+      vec.dot_quant_rows(type, n, rows, a.bytes.data(), a.stride, tokens, x.data(), n, together.data(), rows);
+      for (int64_t j = 0; j < rows; ++j) {
+        for (int64_t t = 0; t < tokens; ++t) {
+          float alone = 0.0f;
+          vec.dot_quant_rows(type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride, 1, x.data() + t * n, n,
+                             &alone, 1);
+          ASSERT_EQ(together[size_t(t * rows + j)], alone)
+              << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
+        }
+      }
+    }
+  }
+}
+
+TEST(VecQuant, RefusesPlainTypes) {
+  float out[32];
+  const float in[32] = {};
+  EXPECT_THROW(vec_kernels(Isa::SCALAR).dequantize(DType::F32, 32, out, in), Error);
+}
+
+}  // namespace
+}  // namespace tg::cpu
