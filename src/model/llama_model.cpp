@@ -169,13 +169,17 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& ty
   return m;
 }
 
-bool LlamaModel::uniform_weights() const {
-  const DType type = weight_type();
-  if (token_embd_->type != type || output_->type != type) return false;
-  return std::ranges::all_of(layers_, [type](const BlockWeights& w) {
-    return std::ranges::all_of(std::array{w.wq, w.wk, w.wv, w.wo, w.w_gate, w.w_up, w.w_down},
-                               [type](const Tensor* t) { return t->type == type; });
-  });
+std::vector<DType> LlamaModel::matrix_types() const {
+  std::vector<DType> types = {weight_type()};
+  const auto note = [&types](const Tensor* t) {
+    if (std::ranges::find(types, t->type) == types.end()) types.push_back(t->type);
+  };
+  note(token_embd_);
+  for (const BlockWeights& w : layers_) {
+    for (const Tensor* t : {w.wq, w.wk, w.wv, w.wo, w.w_gate, w.w_up, w.w_down}) note(t);
+  }
+  note(output_);
+  return types;
 }
 
 size_t LlamaModel::decode_weight_bytes() const {

@@ -113,6 +113,20 @@ nlohmann::json stats_json(const GraphModeStats& s) {
 
 // The model's vocabulary (the embedded model's is gguf-gen's minimal one); null, with the reason
 // in `missing`, when the file has none this build reads.
+std::vector<std::string> type_names(const model::LlamaModel& llama) {
+  std::vector<std::string> names;
+  for (DType type : llama.matrix_types()) names.emplace_back(dtype_name(type));
+  return names;
+}
+
+// "f16 weights", or for a mix "q4_K and q6_K weights" (the nominal type first).
+std::string weights_description(const model::LlamaModel& llama) {
+  const std::vector<std::string> names = type_names(llama);
+  std::string text = names.front();
+  for (size_t i = 1; i < names.size(); ++i) text += (i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text + " weights";
+}
+
 std::optional<model::Vocab> load_vocab(const model::GgufFile* file, const model::LlamaConfig& c, std::string& missing) {
   if (!file) return model::Vocab::minimal_sentencepiece(c.n_vocab);
   std::string unsupported;
@@ -192,7 +206,8 @@ void run(const RunOptions& o) {
         {"model",
          {{"source", source}, {"n_vocab", c.n_vocab}, {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},
           {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_head_kv", c.n_head_kv}, {"n_ff", c.n_ff},
-          {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"tied_output", llama.tied_output()},
+          {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"weight_types", type_names(llama)},
+          {"tied_output", llama.tied_output()},
           {"decode_weight_bytes", llama.decode_weight_bytes()}}},
         {"backend", o.backend},
         {"threads", threads},
@@ -212,9 +227,9 @@ void run(const RunOptions& o) {
     return;
   }
   std::printf("tilegraph run: %s\n", source.c_str());
-  std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights (%.1f MiB read per token)\n",
+  std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
               (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
-              (long long)c.n_ff, std::string(dtype_name(llama.weight_type())).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
+              (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
   std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),

@@ -68,8 +68,11 @@ class LlamaModel {
   Tensor* rope_freqs() const { return layers_.front().rope_freqs; }  // nullptr: none
   // The type of the attention matrices (the model's nominal weight type).
   DType weight_type() const { return layers_.front().wq->type; }
-  // Whether every matrix has weight_type() (else a mix such as Q4_K_M's).
-  bool uniform_weights() const;
+  // The matrices' distinct types (embedding, head, blocks): weight_type() first, then in the
+  // order they first appear. More than one for a mix such as Q4_K_M's.
+  std::vector<DType> matrix_types() const;
+  // Whether every matrix has weight_type().
+  bool uniform_weights() const { return matrix_types().size() == 1; }
   // Weight bytes one decode step reads: every block, the final norm, the whole output head and
   // one embedding row (the bandwidth bound of decoding).
   size_t decode_weight_bytes() const;

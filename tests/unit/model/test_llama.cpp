@@ -583,6 +583,7 @@ TEST(LlamaModel, Q4_K_MMixKeepsItsTypesThroughTheFile) {
   EXPECT_EQ(file.get("general.file_type").get<uint32_t>(), 15u);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
   const LlamaModel loaded = LlamaModel::from_gguf(file);
   EXPECT_EQ(loaded.weight_type(), DType::Q4_K);
+  EXPECT_EQ(loaded.matrix_types(), (std::vector<DType>{DType::Q4_K, DType::Q6_K}));
   EXPECT_EQ(loaded.token_embd()->type, DType::Q4_K);
   EXPECT_EQ(loaded.output()->type, DType::Q6_K);
   for (const BlockWeights& w : loaded.layers()) {
@@ -597,6 +598,7 @@ TEST(LlamaModel, Q4_K_MMixKeepsItsTypesThroughTheFile) {
   LlamaSession a(model, *cpu, 32), b(loaded, *cpu, 32);
   EXPECT_EQ(a.generate(prompt, 6).tokens, b.generate(prompt, 6).tokens);
   EXPECT_TRUE(LlamaModel::generate(config, DType::Q4_K, kSeed).uniform_weights());
+  EXPECT_EQ(LlamaModel::generate(config, DType::Q4_K, kSeed).matrix_types(), std::vector<DType>{DType::Q4_K});
 }
 
 TEST(LlamaModel, QuantizedModelsRoundTripThroughGgufAndRunTheSame) {
