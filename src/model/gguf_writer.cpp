@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "model/temporary_files.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"
 
@@ -281,12 +282,16 @@ void GgufWriter::check_destination(const std::string& path) {
   }
 }
 
+void GgufWriter::remove_temporaries_on_signals() { install_temporary_cleanup(); }
+
 void GgufWriter::write_file(const std::string& path) const {
   check_destination(path);
-  // However this function leaves, the temporary is closed, and removed unless it was published.
+  // However this function leaves, the temporary is closed, and removed unless it was published;
+  // it stays registered for the signal handlers until then (members outlive the body).
   struct Temporary {
     int fd;
     std::string name;
+    RegisteredTemporary registration;
     std::FILE* file = nullptr;
     bool published = false;
     ~Temporary() {
@@ -299,7 +304,7 @@ void GgufWriter::write_file(const std::string& path) const {
     }
   };
   auto [fd, name] = create_temporary_beside(path);
-  Temporary tmp{fd, std::move(name)};
+  Temporary tmp{fd, name, RegisteredTemporary(name)};
   const auto fail = [&](const std::string& what) {
     const int err = errno;
     throw Error("gguf: " + what + " '" + path + "' failed: " + std::strerror(err));

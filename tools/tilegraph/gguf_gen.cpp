@@ -63,6 +63,8 @@ void generate(const GenOptions& o) {
   const model::LlamaModel llama = model::LlamaModel::generate(c, types, seed);
   const model::Vocab vocab = o.vocab == "llama3" ? model::Vocab::minimal_byte_level(c.n_vocab)
                                                  : model::Vocab::minimal_sentencepiece(c.n_vocab);
+  // Interrupted, the run leaves neither a half-written file nor its hidden temporary.
+  model::GgufWriter::remove_temporaries_on_signals();
   llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab).write_file(o.output);
   std::printf("wrote %s (%.1f MiB): llama, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
               o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,

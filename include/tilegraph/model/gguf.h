@@ -197,6 +197,10 @@ class GgufWriter {
   // symbolic link, directory or device), in an existing directory this process may write. For
   // callers that want to refuse a bad path before spending time on the contents.
   static void check_destination(const std::string& path);
+  // Makes SIGINT, SIGTERM and SIGHUP remove the temporary of a write_file in progress before the
+  // process dies of them, where those signals still have their default action. For command-line
+  // tools; a program with its own handlers keeps them (its own cleanup then owns the question).
+  static void remove_temporaries_on_signals();
 
  private:
   struct PendingTensor {
