@@ -651,8 +651,10 @@ TEST(GraphModeThreads, AccessorsRaceWithComputeSafely) {
   std::vector<Graph> graphs;
   for (int i = 1; i <= 6; ++i) graphs.push_back(Graph::build(relu(ctx, ctx.new_tensor(DType::F32, {i}))));
   std::atomic<bool> done{false};
+  std::atomic<int> rounds{0};
+  // The decoder keeps computing until the monitor below has overlapped it for 200 rounds.
   std::thread decoder([&] {
-    for (int step = 0; step < 3000; ++step) backend.compute(graphs[size_t(step * 7 % 11 % 6)]);
+    for (int step = 0; step < 3000 || rounds < 200; ++step) backend.compute(graphs[size_t(step * 7 % 11 % 6)]);
     done = true;
   });
   uint64_t last_computes = 0;
@@ -677,10 +679,10 @@ TEST(GraphModeThreads, AccessorsRaceWithComputeSafely) {
       straddle = 1;
     }
     backend.mode.set_phase(round % 2 ? Phase::kDecode : Phase::kAuto);
-    ++round;
+    rounds = ++round;
   }
   decoder.join();
-  EXPECT_GT(round, 0);
+  EXPECT_GE(round, 200);
 }
 
 }  // namespace
