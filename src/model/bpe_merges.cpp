@@ -1,11 +1,10 @@
 #include "model/bpe_merges.h"
 
-#include <algorithm>
-#include <queue>
+#include <optional>
 
+#include "model/pair_merge.h"
 #include "model/printable.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/core/utf8.h"
 
 namespace tg::model {
 
@@ -39,51 +38,11 @@ int32_t BpeMerges::rank(std::string_view left, std::string_view right) const {
 }
 
 std::vector<std::string_view> BpeMerges::apply(std::string_view word) const {
-  // Symbols form a linked list over `word`; a merge grows the left symbol over the right one.
-  struct Symbol {
-    size_t begin, length;
-    int prev, next;
-  };
-  std::vector<Symbol> symbols;
-  for (size_t i = 0; i < word.size();) {
-    const size_t length = std::max<size_t>(decode_utf8(word, i).length, 1);
-    const int index = int(symbols.size());
-    symbols.push_back({i, length, index - 1, i + length == word.size() ? -1 : index + 1});
-    i += length;
-  }
-  const auto text = [&](const Symbol& s) { return word.substr(s.begin, s.length); };
-  struct Pair {
-    int left, right;
-    int32_t rank;
-    size_t length;  // both symbols' length when queued: a merge of either since makes the pair stale
-    // std::priority_queue pops the greatest: the lowest rank, then the leftmost.
-    bool operator<(const Pair& o) const { return rank > o.rank || (rank == o.rank && left > o.left); }
-  };
-  std::priority_queue<Pair> queue;
-  const auto try_pair = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const Symbol& l = symbols[size_t(left)];
-    const Symbol& r = symbols[size_t(right)];
-    if (const int32_t found = rank(text(l), text(r)); found >= 0) queue.push({left, right, found, l.length + r.length});
-  };
-  for (int i = 1; i < int(symbols.size()); ++i) try_pair(i - 1, i);
-  while (!queue.empty()) {
-    const Pair pair = queue.top();
-    queue.pop();
-    Symbol& left = symbols[size_t(pair.left)];
-    Symbol& right = symbols[size_t(pair.right)];
-    if (left.length == 0 || right.length == 0 || left.length + right.length != pair.length) continue;
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[size_t(right.next)].prev = pair.left;
-    try_pair(left.prev, pair.left);
-    try_pair(pair.left, left.next);
-  }
-
-  std::vector<std::string_view> pieces;
-  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[size_t(i)].next) pieces.push_back(text(symbols[size_t(i)]));
-  return pieces;
+  return merge_adjacent_pieces(word, [this](std::string_view left, std::string_view right) -> std::optional<double> {
+    const int32_t found = rank(left, right);
+    if (found < 0) return std::nullopt;
+    return -double(found);  // the lowest rank merges first
+  });
 }
 
 }  // namespace tg::model

@@ -2,10 +2,11 @@
 
 #include <charconv>
 #include <cstdio>
-#include <queue>
+#include <optional>
 
 #include "model/bpe_bytes.h"
 #include "model/bpe_merges.h"
+#include "model/pair_merge.h"
 #include "model/pretokenizer.h"
 #include "model/printable.h"
 #include "tilegraph/core/error.h"
@@ -275,49 +276,13 @@ void Vocab::encode_sentencepiece(std::string_view text, std::vector<int32_t>& id
     }
   }
 
-  // Symbols start as single characters in a linked list; the highest-scoring adjacent pair that
-  // is a piece of the vocabulary merges first (ties: the leftmost), until no pair is a piece.
-  struct Symbol {
-    size_t begin, length;
-    int prev, next;
+  // The highest-scoring adjacent pair that is a piece of the vocabulary merges first.
+  const auto score = [this](std::string_view left, std::string_view right) -> std::optional<double> {
+    const int32_t id = find(std::string_view(left.data(), left.size() + right.size()));  // adjacent in `escaped`
+    if (id < 0) return std::nullopt;
+    return scores_[size_t(id)];
   };
-  std::vector<Symbol> symbols;
-  for (size_t i = 0; i < escaped.size();) {
-    const size_t length = std::max<size_t>(decode_utf8(escaped, i).length, 1);
-    const int index = int(symbols.size());
-    symbols.push_back({i, length, index - 1, i + length == escaped.size() ? -1 : index + 1});
-    i += length;
-  }
-  struct Pair {
-    int left, right;
-    float score;
-    size_t length;  // both symbols' length when queued: a merge since then makes the pair stale
-    bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
-  };
-  std::priority_queue<Pair> queue;
-  const auto try_pair = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const size_t length = symbols[size_t(left)].length + symbols[size_t(right)].length;
-    const int32_t id = find(std::string_view(escaped).substr(symbols[size_t(left)].begin, length));
-    if (id >= 0) queue.push({left, right, scores_[size_t(id)], length});
-  };
-  for (int i = 1; i < int(symbols.size()); ++i) try_pair(i - 1, i);
-  while (!queue.empty()) {
-    const Pair pair = queue.top();
-    queue.pop();
-    Symbol& left = symbols[size_t(pair.left)];
-    Symbol& right = symbols[size_t(pair.right)];
-    if (left.length == 0 || right.length == 0 || left.length + right.length != pair.length) continue;
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[size_t(right.next)].prev = pair.left;
-    try_pair(left.prev, pair.left);
-    try_pair(pair.left, left.next);
-  }
-
-  for (int i = 0; i >= 0; i = symbols[size_t(i)].next) {
-    const std::string_view piece = std::string_view(escaped).substr(symbols[size_t(i)].begin, symbols[size_t(i)].length);
+  for (const std::string_view piece : merge_adjacent_pieces(escaped, score)) {
     if (const int32_t id = find(piece); id >= 0) {
       ids.push_back(id);
       continue;
