@@ -10,21 +10,10 @@ namespace tg {
 
 namespace {
 
-// Plain comparisons: dtype_traits(type) throws for a hand-built node's unknown dtype.
+// A hand-built node may carry a dtype outside the enum, for which dtype_traits throws: is_float
+// compares plainly, is_block_type checks the range first.
 bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
-bool is_block_type(DType type) {
-  switch (type) {
-    case DType::Q8_0:
-    case DType::Q4_0:
-    case DType::Q4_1:
-    case DType::Q5_0:
-    case DType::Q5_1:
-    case DType::Q4_K:
-    case DType::Q5_K:
-    case DType::Q6_K: return true;
-    default: return false;
-  }
-}
+bool is_block_type(DType type) { return int(type) >= 0 && int(type) < kDTypeCount && is_quantized(type); }
 
 // What is wrong with `node`, or nothing.
 std::string violation(const Tensor& node) {
