@@ -3,7 +3,8 @@
 //
 // Two paths. Matrix-vector (N == 1, decode; for quantized a up to kMaxQuantTokens) is bound by
 // reading a once: dot products of rows of a straight from their storage against every column of b
-// (f16/bf16 converted and quantized blocks dequantised in registers). Matrix-
+// (f16/bf16 converted and quantized blocks dequantised in registers; K-quant blocks multiplied as
+// integers by b quantized to q8_K, which ops.h makes part of mul_mat's result). Matrix-
 // matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
 // of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
 // f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/kernels.h"
 #include "cpu/row_io.h"
@@ -127,6 +129,17 @@ constexpr int64_t kTileM = 128;
 // least this many rows so that packing a stays cheap next to the arithmetic.
 constexpr int64_t kMinChunkN = 64;
 
+// x rounded to q8_K and back in place (the activations of K-quant weights, ops.h), with the
+// same values as the core's round_row_q8_K: the GEMM's f32 products then equal the integer ones
+// of the matrix-vector path but for rounding.
+void round_to_q8k(const VecKernels& vec, float* x, int64_t n) {
+  BlockQ8_K block;
+  for (int64_t i = 0; i < n; i += kQKBlockSize) {
+    vec.quantize_q8k(kQKBlockSize, &block, x + i);
+    for (int j = 0; j < kQKBlockSize; ++j) x[i + j] = block.d * float(block.qs[j]);
+  }
+}
+
 // b's rows as contiguous f32, in place when they already are, else converted once per node into
 // shared scratch (laid out contiguously as [K, N, B2, B3]).
 class FloatRows {
@@ -158,6 +171,36 @@ class FloatRows {
   float* converted_ = nullptr;
 };
 
+// b's rows in q8_K, quantized once per node into shared scratch (laid out as [K / 256, N, B2,
+// B3] blocks): the activations of K-quant weights on the matrix-vector path.
+class Q8KRows {
+ public:
+  Q8KRows(const Tensor& b, ExecContext& exec) : b_(b), blocks_(b.ne[0] / kQKBlockSize) {
+    const int64_t k = b.ne[0];
+    data_ = static_cast<BlockQ8_K*>(
+        exec.shared_scratch(size_t(b.nrows() * blocks_) * sizeof(BlockQ8_K)));
+    const VecKernels& vec = exec.vec();
+    exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+      float* buf = tc.scratch.floats(size_t(k));
+      int64_t r = begin;
+      for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+        vec.quantize_q8k(k, data_ + r++ * blocks_, read_row_f32(vec, b, i1, i2, i3, buf));
+      });
+    });
+  }
+
+  const BlockQ8_K* row(int64_t n, int64_t i2, int64_t i3) const {
+    return data_ + ((i3 * b_.ne[2] + i2) * b_.ne[1] + n) * blocks_;
+  }
+  // Blocks from row n to row n + 1 of one batch.
+  int64_t row_stride() const { return blocks_; }
+
+ private:
+  const Tensor& b_;
+  int64_t blocks_;
+  BlockQ8_K* data_;
+};
+
 // Which matrix of a serves b's batch (i2, i3).
 struct Broadcast {
   int64_t r2, r3;
@@ -180,8 +223,9 @@ bool takes_mat_vec(const Tensor& a, const Tensor& b) {
 }
 
 // One dot product per row of a and column of b (several columns: quantized a with contiguous
-// blocks only).
-void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecContext& exec) {
+// blocks only). x_rows: FloatRows, or Q8KRows for K-quant a with contiguous blocks.
+template <class Rows>
+void mat_vec(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
   const int64_t k = a.ne[0], m_len = a.ne[1], tokens = node.ne[1];
   const int64_t batches = node.ne[2] * node.ne[3];
@@ -194,11 +238,14 @@ void mat_vec(const Tensor& node, const Tensor& a, const FloatRows& x_rows, ExecC
     for (int64_t r = begin; r < end;) {
       const int64_t m = r % m_len, i2 = r / m_len % node.ne[2], i3 = r / m_len / node.ne[2];
       const int64_t count = std::min(end - r, m_len - m);
-      const float* x = x_rows.row(0, i2, i3);
+      const auto* x = x_rows.row(0, i2, i3);
       const char* rows = row_ptr(a, m, i2 / bc.r2, i3 / bc.r3);
       const int64_t stride = int64_t(a.nb[1]);
       float* out = output_at(node, m, 0, i2, i3);
-      if (!direct) {
+      if constexpr (std::is_same_v<Rows, Q8KRows>) {
+        vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
+                         out_stride);
+      } else if (!direct) {
         for (int64_t j = 0; j < count; ++j) {
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);
           out[j] = vec.dot_f32(k, buf, x);
@@ -263,10 +310,11 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
 }
 
 // b packed once per node into panels of mr rows for every K block: panel (batch, kb, q) holds
-// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero.
+// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero; rounded to q8_K
+// and back as FloatRows.
 class PackedB {
  public:
-  PackedB(const Tensor& b, int mr, ExecContext& exec)
+  PackedB(const Tensor& b, int mr, bool rounds_to_q8k, ExecContext& exec)
       : k_blocks_((b.ne[0] + kBlockK - 1) / kBlockK),
         n_panels_((b.ne[1] + mr - 1) / mr),
         panel_floats_(kBlockK * mr) {
@@ -287,6 +335,11 @@ class PackedB {
                             }
                             for (int i = 0; i < mr && q * mr + i < n_len; ++i) {
                               const float* values = read_row_f32(vec, b, q * mr + i, i2, i3, row);
+                              if (rounds_to_q8k) {
+                                if (values != row) std::copy_n(values, k_len, row);
+                                round_to_q8k(vec, row, k_len);
+                                values = row;
+                              }
                               for (int64_t kb = 0; kb < k_blocks_; ++kb) {
                                 float* column = panel(batch, kb, q) + i;
                                 const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
@@ -317,7 +370,7 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
   const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
   const int64_t batches = node.ne[2] * node.ne[3];
   const Broadcast bc(a, b);
-  const PackedB packed_b(b, mr, exec);
+  const PackedB packed_b(b, mr, rounds_activations_to_q8_K(a.type), exec);
 
   const int64_t m_tiles = (m_len + kTileM - 1) / kTileM;
   const int64_t n_panels = (n_len + mr - 1) / mr;
@@ -385,7 +438,12 @@ void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
     return;
   }
   if (takes_mat_vec(a, b)) {
-    mat_vec(node, a, FloatRows(b, exec), exec);
+    // (A quantized a always has contiguous blocks: permute keeps its dimension 0 in place.)
+    if (rounds_activations_to_q8_K(a.type)) {
+      mat_vec(node, a, Q8KRows(b, exec), exec);
+    } else {
+      mat_vec(node, a, FloatRows(b, exec), exec);
+    }
   } else {
     gemm(node, a, b, exec);
   }

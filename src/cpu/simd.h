@@ -38,6 +38,80 @@
 
 namespace tg::cpu::simd {
 
+// Integer dot products of 32 quants at a time, for K-quant weights (unsigned, below 64) against
+// q8_K activations (signed, -127..127): per-16-element scales applied to exact integer sums.
+// One struct per ISA family with the same interface; the vector structs name theirs Q32.
+struct Quants32Portable {
+  struct B {
+    int16_t v[32];  // bytes, widened: the portable code has no byte lanes to keep them in
+  };
+  using Acc = int32_t;
+  using FAcc = float;
+
+  static B load_u8(const uint8_t* p) {
+    B b;
+    for (int i = 0; i < 32; ++i) b.v[i] = p[i];
+    return b;
+  }
+  static B load_i8(const int8_t* p) {
+    B b;
+    for (int i = 0; i < 32; ++i) b.v[i] = p[i];
+    return b;
+  }
+  // (a >> shift) & mask in every byte.
+  static B bits(B a, int shift, int mask) {
+    for (int16_t& x : a.v) x = int16_t(x >> shift & mask);
+    return a;
+  }
+  // a << 4 in every byte; the caller's values are below 16.
+  static B shl4(B a) {
+    for (int16_t& x : a.v) x = int16_t(x << 4);
+    return a;
+  }
+  static B or_(B a, B b) {
+    for (int i = 0; i < 32; ++i) a.v[i] = int16_t(a.v[i] | b.v[i]);
+    return a;
+  }
+  static Acc zero() { return 0; }
+  // A block's 16 scales, one per 16 elements, as dot_add takes them.
+  struct Scales {
+    const int16_t* scale16;
+  };
+  static Scales scales(const int16_t* scale16) { return {scale16}; }
+  // acc + sum_i q[i] * x[i] * scale16[2p + i / 16]: elements 32p .. 32p + 31 of the block.
+  static Acc dot_add(Acc acc, const B& q, const B& x, const Scales& s, int p) {
+    for (int h = 0; h < 2; ++h) {
+      int32_t sum = 0;
+      for (int i = 16 * h; i < 16 * h + 16; ++i) sum += q.v[i] * x.v[i];
+      acc += sum * s.scale16[2 * p + h];
+    }
+    return acc;
+  }
+  // sum_i a[i] * b[i] over 16 int16.
+  static Acc dot_i16(const int16_t* a, const int16_t* b) {
+    int32_t sum = 0;
+    for (int i = 0; i < 16; ++i) sum += a[i] * b[i];
+    return sum;
+  }
+  static FAcc fzero() { return 0.0f; }
+  static FAcc fmadd(Acc a, float scale, FAcc acc) { return __builtin_fmaf(float(a), scale, acc); }
+  static float reduce(FAcc a) { return a; }
+  // out16[2i] = out16[2i + 1] = p[i] for 8 bytes; out16[i] = q[i] for 16 int8.
+  static void widen_pairs(const uint8_t* p, int16_t* out16) {
+    for (int i = 0; i < 8; ++i) out16[2 * i] = out16[2 * i + 1] = p[i];
+  }
+  static void widen_i8(const int8_t* p, int16_t* out16) {
+    for (int i = 0; i < 16; ++i) out16[i] = p[i];
+  }
+  // 32 floats to nearest-even int8 of x / d, clamped to -127..127 (quantize_row_q8_K).
+  static void quantize(const float* x, float d, int8_t* q) {
+    for (int i = 0; i < 32; ++i) {
+      const float r = __builtin_nearbyintf(x[i] / d);
+      q[i] = int8_t(r > 127.0f ? 127 : r < -127.0f ? -127 : int(r));
+    }
+  }
+};
+
 // The portable path: one lane, plain C++. Kernels instantiated with it are what runs on CPUs
 // without AVX2, and the reference for the vector paths in tests.
 struct Scalar {
@@ -72,6 +146,7 @@ struct Scalar {
   TG_SIMD_INLINE F to_float(I a) { return float(a); }
   // No 16-entry table lookup (lookup16) on this ISA.
   static constexpr bool kLookup16 = false;
+  using Q32 = Quants32Portable;
 
   TG_SIMD_INLINE F add(F a, F b) { return a + b; }
   TG_SIMD_INLINE F sub(F a, F b) { return a - b; }
@@ -90,6 +165,8 @@ struct Scalar {
 };
 
 TG_BEGIN_TARGET(TG_TARGET_AVX2)
+
+struct Quants32Avx2;
 
 struct Avx2 {
   using F = __m256;
@@ -147,6 +224,7 @@ struct Avx2 {
   }
   TG_SIMD_INLINE F to_float(I a) { return _mm256_cvtepi32_ps(a); }
   static constexpr bool kLookup16 = false;  // a permute reaches 8 lanes only
+  using Q32 = Quants32Avx2;
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
   TG_SIMD_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
@@ -194,6 +272,78 @@ struct Avx2 {
   }
   // [x0, x1, x2, x3, ...] -> [x1, x0, x3, x2, ...], for rotating adjacent pairs.
   TG_SIMD_INLINE F swap_pairs(F a) { return _mm256_permute_ps(a, 0xb1); }
+};
+
+// Quants32Portable's interface on 32-byte vectors (used by the AVX-512 path too: ymm registers,
+// which this CPU family's AVX-512 units split 512-bit work into anyway).
+struct Quants32Avx2 {
+  using B = __m256i;
+  using Acc = __m256i;  // 8 int32 partial sums
+  using FAcc = __m256;
+
+  TG_SIMD_INLINE B load_u8(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  TG_SIMD_INLINE B load_i8(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  // 16-bit shifts, then the mask drops what crossed in from the neighbouring byte.
+  TG_SIMD_INLINE B bits(B a, int shift, int mask) {
+    return _mm256_and_si256(_mm256_srli_epi16(a, shift), _mm256_set1_epi8(char(mask)));
+  }
+  TG_SIMD_INLINE B shl4(B a) { return _mm256_slli_epi16(a, 4); }
+  TG_SIMD_INLINE B or_(B a, B b) { return _mm256_or_si256(a, b); }
+  TG_SIMD_INLINE Acc zero() { return _mm256_setzero_si256(); }
+  // Scales 0-7 and 8-15 in both 128-bit lanes, for one in-lane shuffle per piece.
+  struct Scales {
+    __m256i low, high;
+  };
+  TG_SIMD_INLINE Scales scales(const int16_t* scale16) {
+    const auto* p = reinterpret_cast<const __m128i*>(scale16);
+    return {_mm256_broadcastsi128_si256(_mm_loadu_si128(p)),
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(p + 1))};
+  }
+  // maddubs: unsigned q times signed x, adjacent pairs summed to int16 (at most 2 * 63 * 127, no
+  // saturation); madd by the scales: pairs of those summed to int32. Lanes 0-3 cover elements
+  // 0-15 (scale 2p), lanes 4-7 elements 16-31 (scale 2p + 1). p is a constant once unrolled.
+  TG_SIMD_INLINE Acc dot_add(Acc acc, B q, B x, const Scales& s, int p) {
+    const char g = char(4 * (p % 4));  // byte offset of scale 2p within its 128-bit lane
+    const __m256i spread = _mm256_setr_epi8(g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1),
+                                            g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1),
+                                            char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2),
+                                            char(g + 3), char(g + 2), char(g + 3), char(g + 2), char(g + 3),
+                                            char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2),
+                                            char(g + 3));
+    const __m256i scales = _mm256_shuffle_epi8(p < 4 ? s.low : s.high, spread);
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), scales));
+  }
+  TG_SIMD_INLINE Acc dot_i16(const int16_t* a, const int16_t* b) {
+    return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+  }
+  TG_SIMD_INLINE FAcc fzero() { return _mm256_setzero_ps(); }
+  TG_SIMD_INLINE FAcc fmadd(Acc a, float scale, FAcc acc) {
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale), acc);
+  }
+  TG_SIMD_INLINE float reduce(FAcc a) { return Avx2::reduce_add(a); }
+  TG_SIMD_INLINE void widen_pairs(const uint8_t* p, int16_t* out16) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m128i doubled = _mm_unpacklo_epi8(bytes, bytes);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), _mm256_cvtepu8_epi16(doubled));
+  }
+  TG_SIMD_INLINE void widen_i8(const int8_t* p, int16_t* out16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), _mm256_cvtepi8_epi16(bytes));
+  }
+  TG_SIMD_INLINE void quantize(const float* x, float d, int8_t* q) {
+    __m256i v[4];
+    for (int i = 0; i < 4; ++i) {
+      // Converted under the default rounding mode, nearest-even, as nearbyint.
+      const __m256i r = _mm256_cvtps_epi32(_mm256_div_ps(_mm256_loadu_ps(x + 8 * i), _mm256_set1_ps(d)));
+      v[i] = _mm256_max_epi32(_mm256_min_epi32(r, _mm256_set1_epi32(127)), _mm256_set1_epi32(-127));
+    }
+    // The packs work within 128-bit lanes: dwords 0-3 of v0, v1, v2, v3, then 4-7 of each.
+    const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    const __m256i in_order =
+        _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), in_order);
+  }
 };
 
 TG_END_TARGET
@@ -257,6 +407,7 @@ struct Avx512 {
   // Lane i is table[index[i] & 15]: one permute, where a conversion and a multiply-add would
   // take two FMA-port operations (the port a dot product is bound by).
   static constexpr bool kLookup16 = true;
+  using Q32 = Quants32Avx2;
   TG_SIMD_INLINE F lookup16(I index, F table) { return _mm512_permutexvar_ps(index, table); }
   TG_SIMD_INLINE F iota() {
     return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);

@@ -40,8 +40,8 @@ const float* f16_to_f32_table() {
   return table.data();
 }
 
-void throw_not_quantized(DType type) {
-  throw Error("cpu: " + std::string(dtype_name(type)) + " is not a quantized type");
+void throw_wrong_quant_type(DType type, const char* kernel) {
+  throw Error("cpu: " + std::string(kernel) + " does not take " + std::string(dtype_name(type)));
 }
 
 const VecKernels& vec_kernels(Isa isa) {

@@ -69,15 +69,22 @@ struct VecKernels {
   // out[j] = row_j . x
   void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                    const float* x, float* out);
-  // Rows of a quantized type (n a multiple of its block size, blocks contiguous, rows `stride`
-  // bytes apart) against `tokens` f32 rows x_t (x_stride floats apart): out[t * out_stride + j] =
-  // row_j . x_t. Weights are dequantised in registers to the values `dequantize` gives, and each
-  // block is converted once for all the tokens. Every output is summed in an order that depends
-  // only on n, so results do not change with how the rows of a matrix are split between calls
-  // (threads).
+  // Rows of a quantized type whose products take f32 activations (q8_0, q4_0..q5_1; n a multiple
+  // of its block size, blocks contiguous, rows `stride` bytes apart) against `tokens` f32 rows
+  // x_t (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights are dequantised
+  // in registers to the values `dequantize` gives, and each block is converted once for all the
+  // tokens. Every output is summed in an order that depends only on n, so results do not change
+  // with how the rows of a matrix are split between calls (threads).
   void (*dot_quant_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                          int64_t tokens, const float* x, int64_t x_stride, float* out,
                          int64_t out_stride);
+  // The same for the K types (rounds_activations_to_q8_K) against activations in q8_K, x_t at
+  // x + t * x_stride blocks: exact integer sums of the quants per block, scaled in f32.
+  void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                       int64_t tokens, const BlockQ8_K* x, int64_t x_stride, float* out,
+                       int64_t out_stride);
+  // quantize_row_q8_K, the same bytes.
+  void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     const float* s, float* y);
@@ -98,9 +105,9 @@ const VecKernels& vec_kernels(Isa isa);
 // which the vector paths fold into a broadcast operand, instead of a conversion and a shuffle each.
 const float* f16_to_f32_table();
 
-// Throws tg::Error: `type` reached a quantized-only kernel (defined outside the ISA regions, so
-// no library code is compiled for an ISA the CPU may lack).
-[[noreturn]] void throw_not_quantized(DType type);
+// Throws tg::Error: `type` reached a kernel of other quantized types, e.g. q8_0 dot_q8k_rows
+// (defined outside the ISA regions, so no library code is compiled for an ISA the CPU may lack).
+[[noreturn]] void throw_wrong_quant_type(DType type, const char* kernel);
 
 // Defined in vec_<isa>.cpp, each from vec_impl.h.
 const VecKernels& scalar_vec_kernels();

@@ -501,6 +501,22 @@ struct DecodeQ5_1 {
   }
 };
 
+// Calls fn(Decoder{}) with the decoder of `type`, one of the quantized types whose matrix
+// products take f32 activations (the K types take q8_K: vec_impl_q8k.h); else throws: `kernel`
+// does not take it.
+template <class Fn>
+inline void with_float_activation_decoder(DType type, const char* kernel, Fn fn) {
+  switch (type) {
+    case DType::Q8_0: return fn(DecodeQ8_0{});
+    case DType::Q4_0: return fn(DecodeQ4_0{});
+    case DType::Q4_1: return fn(DecodeQ4_1{});
+    case DType::Q5_0: return fn(DecodeQ5_0{});
+    case DType::Q5_1: return fn(DecodeQ5_1{});
+    default: break;
+  }
+  throw_wrong_quant_type(type, kernel);
+}
+
 // q4_K and q5_K share their scales: sub-block s (32 elements) is d*sc_s * q - dmin*m_s.
 struct ScalesK {
   alignas(64) float step[8];
@@ -521,16 +537,20 @@ inline void scale_16_bytes(const uint8_t* bytes, float low, float high, float* o
 // unpack_scale_min_k for all 8 sub-blocks at once, 4 bytes at a time (the per-sub-block version
 // costs as much as the block's dot product): bytes 0-3 hold scales 0-3 in their low 6 bits and
 // the top 2 bits of scales 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low nibbles of
-// scales (low) and mins (high) 4-7.
-template <class Block>
-inline ScalesK scales_k(const Block& b, const float* f16) {
+// scales (low) and mins (high) 4-7. sc_m gets the 8 scales, then the 8 mins.
+inline void unpack_scales_mins_k(const uint8_t* scales, uint8_t* sc_m) {
   uint32_t packed[3];
-  std::memcpy(packed, b.scales, sizeof packed);
+  std::memcpy(packed, scales, sizeof packed);
   constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kBits45 = 0x30303030;
   const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45),
                              packed[1] & kLow6, (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
-  uint8_t sc_m[16];  // 8 scales, then 8 mins
-  std::memcpy(sc_m, words, sizeof sc_m);
+  std::memcpy(sc_m, words, sizeof words);
+}
+
+template <class Block>
+inline ScalesK scales_k(const Block& b, const float* f16) {
+  uint8_t sc_m[16];
+  unpack_scales_mins_k(b.scales, sc_m);
   ScalesK s;
   static_assert(offsetof(ScalesK, bias) == 8 * sizeof(float));
   scale_16_bytes(sc_m, f16[b.d.bits], -f16[b.dmin.bits], s.step);
@@ -596,25 +616,19 @@ struct DecodeQ6_K {
   }
 };
 
-// Calls fn(Decoder{}) with the decoder of quantized `type`.
+// The same for every quantized type.
 template <class Fn>
-inline void with_decoder(DType type, Fn fn) {
+inline void with_decoder(DType type, const char* kernel, Fn fn) {
   switch (type) {
-    case DType::Q8_0: return fn(DecodeQ8_0{});
-    case DType::Q4_0: return fn(DecodeQ4_0{});
-    case DType::Q4_1: return fn(DecodeQ4_1{});
-    case DType::Q5_0: return fn(DecodeQ5_0{});
-    case DType::Q5_1: return fn(DecodeQ5_1{});
     case DType::Q4_K: return fn(DecodeQ4_K{});
     case DType::Q5_K: return fn(DecodeQ5_K{});
     case DType::Q6_K: return fn(DecodeQ6_K{});
-    default: break;
+    default: return with_float_activation_decoder(type, kernel, fn);
   }
-  throw_not_quantized(type);
 }
 
 void dequantize(DType type, int64_t n, float* y, const void* x) {
-  with_decoder(type, [&]<class Q>(Q) {
+  with_decoder(type, "dequantize", [&]<class Q>(Q) {
     const auto* blocks = static_cast<const typename Q::Block*>(x);
     const float* f16_table = f16_to_f32_table();
     for (int64_t b = 0; b < n / Q::kElems; ++b) {
@@ -640,14 +654,51 @@ inline void with_tile_size(int64_t count, Fn fn) {
 constexpr int kQuantAccumulators = W >= 16 ? 16 : 8;
 constexpr int kQuantTileTokens = kQuantAccumulators / 4;
 
-template <int T>
+template <int kAccumulators, int T>
 constexpr int quant_tile_rows() {
-  return kQuantAccumulators / T < 8 ? kQuantAccumulators / T : 8;
+  return kAccumulators / T < 8 ? kAccumulators / T : 8;
 }
 
-// R rows x T tokens: rows first_row + r * row_step (stride bytes apart) into out[t * out_stride
-// + r * row_step]. Each weight vector is dequantised once and used for every token. Each output
-// accumulates lane by lane in element order, so its value does not depend on the tile.
+// Walks `count` rows (`stride` bytes apart) times `tokens` activation rows (x_stride X apart) in
+// tiles of R rows x T tokens, T up to kTokens: tile.template operator()<R, T>(first_row,
+// row_step, x, out) computes rows first_row + r * row_step into out[t * out_stride + r *
+// row_step] for the tokens from x on.
+template <int kAccumulators, int kTokens, class X, class Tile>
+inline void for_each_quant_tile(int64_t count, const void* rows, size_t stride, int64_t tokens,
+                                const X* x, int64_t x_stride, float* out, int64_t out_stride,
+                                Tile tile) {
+  // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
+  constexpr int64_t kPanelBytes = 256 << 10;
+  // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
+  const int64_t fit = stride ? int64_t(kPanelBytes / stride) : count;
+  const int64_t panel_rows = fit > 8 ? fit : 8;
+  for (int64_t p = 0; p < count; p += panel_rows) {
+    const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
+    const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
+    for (int64_t t0 = 0; t0 < tokens; t0 += kTokens) {
+      const X* xt = x + t0 * x_stride;
+      float* ot = out + t0 * out_stride + p;
+      with_tile_size<kTokens>(tokens - t0, [&]<int T>() {
+        // A tile's rows come from R equal runs of the panel, so each row streams from memory
+        // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
+        constexpr int R = quant_tile_rows<kAccumulators, T>();
+        const int64_t run = panel_count / R;
+        for (int64_t i = 0; i < run; ++i) {
+          tile.template operator()<R, T>(panel + i * int64_t(stride), run, xt, ot + i);
+        }
+        if (const int64_t rest = panel_count - run * R; rest > 0) {
+          with_tile_size<R>(rest, [&]<int kRest>() {
+            tile.template operator()<kRest, T>(panel + run * R * int64_t(stride), 1, xt, ot + run * R);
+          });
+        }
+      });
+    }
+  }
+}
+
+// R rows x T tokens (for_each_quant_tile). Each weight vector is dequantised once and used for
+// every token. Each output accumulates lane by lane in element order, so its value does not
+// depend on the tile.
 template <class Q, int R, int T>
 inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
                            const float* x, int64_t x_stride, float* out, int64_t out_stride,
@@ -683,49 +734,21 @@ inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_st
   }
 }
 
-template <class Q>
-void dot_quant_rows_of(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                       const float* x, int64_t x_stride, float* out, int64_t out_stride) {
-  const int64_t blocks = n / Q::kElems;
-  const float* f16_table = f16_to_f32_table();
-  // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
-  constexpr int64_t kPanelBytes = 256 << 10;
-  // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
-  const int64_t fit = stride ? int64_t(kPanelBytes / stride) : count;
-  const int64_t panel_rows = fit > 8 ? fit : 8;
-  for (int64_t p = 0; p < count; p += panel_rows) {
-    const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
-    const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
-    for (int64_t t0 = 0; t0 < tokens; t0 += kQuantTileTokens) {
-      const float* xt = x + t0 * x_stride;
-      float* ot = out + t0 * out_stride + p;
-      with_tile_size<kQuantTileTokens>(tokens - t0, [&]<int T>() {
-        // A tile's rows come from R equal runs of the panel, so each row streams from memory
-        // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
-        constexpr int R = quant_tile_rows<T>();
-        const int64_t run = panel_count / R;
-        for (int64_t i = 0; i < run; ++i) {
-          dot_quant_tile<Q, R, T>(blocks, panel + i * int64_t(stride), run, stride, xt, x_stride,
-                                  ot + i, out_stride, f16_table);
-        }
-        if (const int64_t rest = panel_count - run * R; rest > 0) {
-          with_tile_size<R>(rest, [&]<int kRest>() {
-            dot_quant_tile<Q, kRest, T>(blocks, panel + run * R * int64_t(stride), 1, stride, xt,
-                                        x_stride, ot + run * R, out_stride, f16_table);
-          });
-        }
-      });
-    }
-  }
-}
-
 void dot_quant_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     int64_t tokens, const float* x, int64_t x_stride, float* out,
                     int64_t out_stride) {
-  with_decoder(type, [&]<class Q>(Q) {
-    dot_quant_rows_of<Q>(n, count, rows, stride, tokens, x, x_stride, out, out_stride);
+  with_float_activation_decoder(type, "dot_quant_rows", [&]<class Q>(Q) {
+    const float* f16_table = f16_to_f32_table();
+    for_each_quant_tile<kQuantAccumulators, kQuantTileTokens>(
+        count, rows, stride, tokens, x, x_stride, out, out_stride,
+        [&]<int R, int T>(const char* first_row, int64_t row_step, const float* xt, float* ot) {
+          dot_quant_tile<Q, R, T>(n / Q::kElems, first_row, row_step, stride, xt, x_stride, ot,
+                                  out_stride, f16_table);
+        });
   });
 }
+
+#include "cpu/vec_impl_q8k.h"
 
 // ---- rope ----
 
@@ -793,6 +816,8 @@ constexpr VecKernels kVecKernels{
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
     .dot_quant_rows = dot_quant_rows,
+    .dot_q8k_rows = dot_q8k_rows,
+    .quantize_q8k = quantize_q8k,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,

@@ -129,4 +129,27 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, int64_t n);
 void quantize_row_q6_K(const float* x, BlockQ6_K* y, int64_t n);
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 
+// ---- The activations of K-quant matrix products ----
+//
+// MUL_MAT with q4_K, q5_K or q6_K weights multiplies them by its activations rounded to q8_K, as
+// ggml does (their vec_dot_type): every backend and path computes sum_i w_i * d q_i. The products
+// of the quants are then exact integer sums, which is what makes a K-quant decode fast.
+//
+// Per 256 elements: d = max|x| / 127 and q_i = nearest-even(x_i / d), clamped to -127..127 (a
+// subnormal d is inexact); d = 0 when it would be 0 or subnormal-small enough to lose every
+// value, and NaN (all q 0) when the block holds an inf or NaN, so its products are NaN.
+struct BlockQ8_K {
+  float d;
+  int8_t qs[kQKBlockSize];
+  int16_t bsums[kQKBlockSize / 16];  // the sum of each 16 consecutive qs
+};
+static_assert(sizeof(BlockQ8_K) == 292, "q8_K block must match ggml's 292-byte layout");
+
+// Whether MUL_MAT rounds its activations to q8_K for weights of `type` (the K types).
+bool rounds_activations_to_q8_K(DType type);
+void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n);
+void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
+// x rounded to q8_K and back, in place.
+void round_row_q8_K(float* x, int64_t n);
+
 }  // namespace tg

@@ -368,5 +368,89 @@ TEST(Quant, UniformDataErrorMatchesTheFormatsPrecision) {
   }
 }
 
+// ---- q8_K, the activations of K-quant products ----
+
+TEST(Quant, Q8_KQuantizesByHand) {
+  std::vector<float> x(256, 0.0f);
+  x[0] = -2.54f;  // the largest magnitude: d = 0.02, q = -127
+  x[1] = 0.01f;   // 0.5 d: a tie, to even (0)
+  x[2] = 0.03f;   // 1.5 d: to even (2)
+  x[17] = 1.0f;   // 50 d
+  x[255] = -0.05f;
+  BlockQ8_K b;
+  quantize_row_q8_K(x.data(), &b, 256);
+  const float d = 2.54f / 127.0f;
+  EXPECT_EQ(b.d, d);
+  EXPECT_EQ(b.qs[0], -127);
+  EXPECT_EQ(b.qs[1], int(std::nearbyint(0.01f / d)));
+  EXPECT_EQ(b.qs[2], int(std::nearbyint(0.03f / d)));
+  EXPECT_EQ(b.qs[17], 50);
+  EXPECT_EQ(b.qs[255], -int(std::nearbyint(0.05f / d)));
+  EXPECT_EQ(b.bsums[0], -127 + b.qs[1] + b.qs[2]);
+  EXPECT_EQ(b.bsums[1], 50);
+  EXPECT_EQ(b.bsums[15], b.qs[255]);
+  for (int s = 2; s < 15; ++s) EXPECT_EQ(b.bsums[s], 0) << s;
+
+  std::vector<float> y(256);
+  dequantize_row_q8_K(&b, y.data(), 256);
+  EXPECT_EQ(y[17], 50 * d);
+  std::vector<float> rounded = x;
+  round_row_q8_K(rounded.data(), 256);
+  EXPECT_EQ(rounded, y);
+}
+
+TEST(Quant, Q8_KEdgeBlocks) {
+  BlockQ8_K b;
+  std::vector<float> zeros(256, 0.0f);
+  quantize_row_q8_K(zeros.data(), &b, 256);
+  EXPECT_EQ(b.d, 0.0f);
+  EXPECT_TRUE(std::all_of(std::begin(b.qs), std::end(b.qs), [](int8_t q) { return q == 0; }));
+
+  // An inf or NaN anywhere in the block: d NaN, so every product with the block is NaN.
+  for (float bad : {INFINITY, -INFINITY, NAN}) {
+    std::vector<float> x(512, 1.0f);
+    x[300] = bad;
+    BlockQ8_K two[2];
+    quantize_row_q8_K(x.data(), two, 512);
+    EXPECT_EQ(two[0].d, 1.0f / 127.0f) << "the other block is untouched";
+    EXPECT_TRUE(std::isnan(two[1].d)) << bad;
+    EXPECT_TRUE(std::all_of(std::begin(two[1].qs), std::end(two[1].qs), [](int8_t q) { return q == 0; }));
+    EXPECT_EQ(two[1].bsums[3], 0);
+  }
+
+  // Subnormal magnitudes: d is inexact there, the quants stay within -127..127.
+  std::vector<float> tiny(256);
+  for (int i = 0; i < 256; ++i) tiny[size_t(i)] = float(i - 128) * 1e-42f;
+  quantize_row_q8_K(tiny.data(), &b, 256);
+  EXPECT_GT(b.d, 0.0f);
+  for (int i = 0; i < 256; ++i) EXPECT_LE(std::abs(int(b.qs[i])), 127) << i;
+  EXPECT_EQ(b.qs[0], -127);
+
+  EXPECT_THROW(quantize_row_q8_K(tiny.data(), &b, 100), Error);
+  EXPECT_TRUE(rounds_activations_to_q8_K(DType::Q4_K));
+  EXPECT_TRUE(rounds_activations_to_q8_K(DType::Q6_K));
+  EXPECT_FALSE(rounds_activations_to_q8_K(DType::Q8_0));
+  EXPECT_FALSE(rounds_activations_to_q8_K(DType::Q4_0));
+  EXPECT_FALSE(rounds_activations_to_q8_K(DType::F16));
+}
+
+TEST(Quant, Q8_KRoundTripWithinHalfAStep) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(256 * 8);
+  for (float& v : x) v = dist(rng);
+  x[700] = 90.0f;  // an outlier makes its block coarser, not the others
+  std::vector<float> y = x;
+  round_row_q8_K(y.data(), int64_t(y.size()));
+  for (size_t b = 0; b < 8; ++b) {
+    float amax = 0.0f;
+    for (size_t i = 256 * b; i < 256 * b + 256; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    for (size_t i = 256 * b; i < 256 * b + 256; ++i) {
+      ASSERT_LE(std::fabs(y[i] - x[i]), 0.5f * d * (1 + 1e-6f)) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tg

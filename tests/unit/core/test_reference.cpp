@@ -19,6 +19,7 @@
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
+#include "tilegraph/core/quant.h"
 #include "tilegraph/core/reference.h"
 
 namespace tg {
@@ -98,6 +99,24 @@ TEST(Reference, MulMatQ8_0MatchesItsDequantizedValues) {
   test::fill_uniform(*b, rng);
   Tensor* a_f32 = make_f32(ctx, {64, 3, 1, 1}, test::read_f32(*a));
   EXPECT_EQ(run(mul_mat(ctx, a, b)), run(mul_mat(ctx, a_f32, b)));
+}
+
+TEST(Reference, MulMatKQuantsTakeActivationsRoundedToQ8_K) {
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    Context ctx;
+    test::Rng rng(8);
+    Tensor* a = ctx.new_tensor(type, {512, 3});
+    Tensor* b = ctx.new_tensor(DType::F32, {512, 2});
+    test::fill_uniform(*a, rng);
+    test::fill_uniform(*b, rng);
+    Tensor* a_f32 = make_f32(ctx, {512, 3, 1, 1}, test::read_f32(*a));
+    std::vector<float> rounded = test::read_f32(*b);
+    round_row_q8_K(rounded.data(), int64_t(rounded.size()));
+    Tensor* b_rounded = make_f32(ctx, {512, 2, 1, 1}, rounded);
+    const std::vector<float> got = run(mul_mat(ctx, a, b));
+    EXPECT_EQ(got, run(mul_mat(ctx, a_f32, b_rounded))) << dtype_name(type);
+    EXPECT_NE(got, run(mul_mat(ctx, a_f32, b))) << dtype_name(type) << ": b was not rounded";
+  }
 }
 
 TEST(Reference, BinaryOpsBroadcastB) {

@@ -1,12 +1,15 @@
-// The quantized-row primitives (dequantize, dot_quant_rows) of every quantized type on every ISA
-// this machine can run: blocks of random bytes (every nibble and bit pattern, random f16 scales)
-// against the core's scalar dequantization, which tests/unit/core/test_quant.cpp checks by hand;
-// dot products against a double-precision sum; and the property graph replay relies on — an
+// The quantized-row primitives (dequantize, dot_quant_rows, quantize_q8k, dot_q8k_rows) of every
+// quantized type on every ISA this machine can run: blocks of random bytes (every nibble and bit
+// pattern, random f16 scales) against the core's scalar dequantization, which
+// tests/unit/core/test_quant.cpp checks by hand; dot products against a double-precision sum (of
+// the activations rounded to q8_K for the K types); and the property graph replay relies on — an
 // output does not depend on which other rows and tokens share its call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "common/tensor_utils.h"
@@ -19,6 +22,43 @@ namespace {
 
 const DType kQuantTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                              DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+// `tokens` activation rows of n elements (x_stride floats apart) as dot_q8k_rows takes them, and
+// their values as the products use them.
+struct Q8KActivations {
+  std::vector<BlockQ8_K> blocks;
+  std::vector<float> values;  // same layout as the f32 rows
+  int64_t stride;             // blocks
+
+  Q8KActivations(const std::vector<float>& x, int64_t n, int64_t tokens, int64_t x_stride)
+      : blocks(size_t(tokens * (n / 256))), values(x), stride(n / 256) {
+    for (int64_t t = 0; t < tokens; ++t) {
+      quantize_row_q8_K(x.data() + t * x_stride, blocks.data() + t * stride, n);
+      dequantize_row_q8_K(blocks.data() + t * stride, values.data() + t * x_stride, n);
+    }
+  }
+};
+
+// The part of each weight that does not depend on its quant (q4_K/q5_K: -dmin m_s, q6_K:
+// -32 d sc_s), which dot_q8k_rows sums apart from the rest: the block with its quants zeroed.
+std::vector<double> k_offsets(DType type, const char* row, int64_t n) {
+  std::vector<char> copy(row, row + size_t(n / 256) * dtype_traits(type).type_size);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    char* blk = copy.data() + size_t(b) * dtype_traits(type).type_size;
+    if (type == DType::Q4_K) std::memset(reinterpret_cast<BlockQ4_K*>(blk)->qs, 0, 128);
+    if (type == DType::Q5_K) {
+      std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qs, 0, 128);
+      std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qh, 0, 32);
+    }
+    if (type == DType::Q6_K) {
+      std::memset(reinterpret_cast<BlockQ6_K*>(blk)->ql, 0, 128);
+      std::memset(reinterpret_cast<BlockQ6_K*>(blk)->qh, 0, 64);
+    }
+  }
+  std::vector<float> values(static_cast<size_t>(n));
+  row_to_f32(type, copy.data(), values.data(), n);
+  return {values.begin(), values.end()};
+}
 
 // Byte offsets of a block's f16 fields, which random bytes must not fill with inf or NaN.
 std::vector<size_t> f16_fields(DType type) {
@@ -99,14 +139,25 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
   const int64_t x_stride = n + 5;  // activation rows padded apart
   std::vector<float> x(size_t(token_counts.back() * x_stride));
   for (float& v : x) v = dist(rng);
+  const bool q8k = rounds_activations_to_q8_K(type);
+  const Q8KActivations xq = q8k ? Q8KActivations(x, n, token_counts.back(), x_stride)
+                                : Q8KActivations({}, 0, 0, 0);
+  const std::vector<float>& used = q8k ? xq.values : x;
+  std::vector<std::vector<double>> offsets;
+  for (int64_t j = 0; q8k && j < a.count; ++j) offsets.push_back(k_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     for (int64_t count : counts) {
       for (int64_t tokens : token_counts) {
         const int64_t out_stride = count + 3;  // the padding must stay untouched
         std::vector<float> out(size_t(tokens * out_stride), -7.0f);
-        vec.dot_quant_rows(type, n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
-                           out.data(), out_stride);
+        if (q8k) {
+          vec.dot_q8k_rows(type, n, count, a.bytes.data(), a.stride, tokens, xq.blocks.data(),
+                           xq.stride, out.data(), out_stride);
+        } else {
+          vec.dot_quant_rows(type, n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
+                             out.data(), out_stride);
+        }
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t j = 0; j < out_stride; ++j) {
             const float got = out[size_t(t * out_stride + j)];
@@ -116,9 +167,11 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
             }
             double want = 0.0, magnitude = 0.0;
             for (int64_t i = 0; i < n; ++i) {
-              const double term = a.values[size_t(j * n + i)] * x[size_t(t * x_stride + i)];
-              want += term;
-              magnitude += std::abs(term);
+              const double w = a.values[size_t(j * n + i)], xi = used[size_t(t * x_stride + i)];
+              want += w * xi;
+              // The K types sum a weight's offset and the rest apart, each may be the larger.
+              const double offset = q8k ? offsets[size_t(j)][size_t(i)] : 0.0;
+              magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
             }
             // f32 accumulation of n products of exact f32 weights: at most n roundings.
             ASSERT_NEAR(got, want, double(n) * 0x1p-24 * magnitude)
@@ -156,13 +209,23 @@ TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
     for (float& v : x) v = dist(rng);
     for (Isa isa : runnable_isas()) {
       const VecKernels& vec = vec_kernels(isa);
+      // Either kernel, with the activations it takes.
+      const bool q8k = rounds_activations_to_q8_K(type);
+      const Q8KActivations xq = q8k ? Q8KActivations(x, n, tokens, n) : Q8KActivations({}, 0, 0, 0);
+      auto dot = [&](int64_t count, const char* first, int64_t token_count, int64_t t, float* out, int64_t out_stride) {
+        if (q8k) {
+          vec.dot_q8k_rows(type, n, count, first, a.stride, token_count, xq.blocks.data() + t * xq.stride,
+                           xq.stride, out, out_stride);
+        } else {
+          vec.dot_quant_rows(type, n, count, first, a.stride, token_count, x.data() + t * n, n, out, out_stride);
+        }
+      };
       std::vector<float> together(size_t(tokens * rows));
-      vec.dot_quant_rows(type, n, rows, a.bytes.data(), a.stride, tokens, x.data(), n, together.data(), rows);
+      dot(rows, a.bytes.data(), tokens, 0, together.data(), rows);
       for (int64_t j = 0; j < rows; ++j) {
         for (int64_t t = 0; t < tokens; ++t) {
           float alone = 0.0f;
-          vec.dot_quant_rows(type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride, 1, x.data() + t * n, n,
-                             &alone, 1);
+          dot(1, a.bytes.data() + size_t(j) * a.stride, 1, t, &alone, 1);
           ASSERT_EQ(together[size_t(t * rows + j)], alone)
               << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
         }
@@ -171,10 +234,53 @@ TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
   }
 }
 
-TEST(VecQuant, RefusesPlainTypes) {
+TEST(VecQuant, QuantizeQ8KGivesTheCoresBytesOnEveryIsa) {
+  test::Rng rng(23);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  const int64_t n = 256 * 6;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = dist(rng);
+  // Block 1 of ties (k + 0.5 steps, to even), block 2 of zeros, block 3 holds a NaN, block 4 an
+  // inf, block 5 subnormals.
+  for (int i = 0; i < 256; ++i) x[size_t(256 + i)] = float(i % 64 - 32) + 0.5f;
+  x[256] = 127.0f;  // d = 1
+  std::fill_n(x.begin() + 512, 256, 0.0f);
+  x[3 * 256 + 100] = std::numeric_limits<float>::quiet_NaN();
+  x[4 * 256 + 7] = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < 256; ++i) x[size_t(5 * 256 + i)] = float(i - 100) * 3e-43f;
+  std::vector<BlockQ8_K> want(size_t(n / 256));
+  quantize_row_q8_K(x.data(), want.data(), n);
+  for (Isa isa : runnable_isas()) {
+    std::vector<BlockQ8_K> got(want.size());
+    std::memset(got.data(), 0x5A, got.size() * sizeof(BlockQ8_K));
+    vec_kernels(isa).quantize_q8k(n, got.data(), x.data());
+    for (size_t b = 0; b < want.size(); ++b) {
+      if (std::isnan(want[b].d)) {
+        EXPECT_TRUE(std::isnan(got[b].d)) << isa_name(isa) << " block " << b;
+        got[b].d = want[b].d;
+      }
+      EXPECT_EQ(std::memcmp(&got[b], &want[b], sizeof(BlockQ8_K)), 0) << isa_name(isa) << " block " << b;
+    }
+  }
+}
+
+TEST(VecQuant, RefusesTypesOfTheOtherKernel) {
   float out[32];
   const float in[32] = {};
   EXPECT_THROW(vec_kernels(Isa::SCALAR).dequantize(DType::F32, 32, out, in), Error);
+  const BlockQ4_K k_block{};
+  const BlockQ8_0 q8_block{};
+  BlockQ8_K activations{};
+  for (Isa isa : runnable_isas()) {
+    const VecKernels& vec = vec_kernels(isa);
+    try {
+      vec.dot_quant_rows(DType::Q4_K, 256, 1, &k_block, sizeof k_block, 1, in, 256, out, 1);
+      FAIL() << "q4_K takes q8_K activations";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "cpu: dot_quant_rows does not take q4_K");
+    }
+    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, 1, &activations, 1, out, 1), Error);
+  }
 }
 
 }  // namespace
