@@ -7,7 +7,6 @@
 // quant.h states the error bounds, which tests/unit/core/test_quant.cpp checks.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "tilegraph/core/error.h"
@@ -223,51 +222,6 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n) {
     for (int i = 0; i < kBlock; ++i) {
       y[b * kBlock + i] = d * float(x[b].scales[i / kSub6]) * float(q[i] - 32);
     }
-  }
-}
-
-bool rounds_activations_to_q8_K(DType type) {
-  return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
-}
-
-void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n) {
-  check_length("quantize_row_q8_K", n);
-  for (int64_t b = 0; b < n / kBlock; ++b) {
-    const float* xb = x + b * kBlock;
-    float amax = 0.0f;
-    bool finite = true;
-    for (int i = 0; i < kBlock; ++i) {
-      amax = std::max(amax, std::fabs(xb[i]));
-      finite = finite && std::isfinite(xb[i]);
-    }
-    const float d = amax / 127.0f;
-    const bool usable = finite && d > 0.0f;
-    y[b].d = finite ? d : std::numeric_limits<float>::quiet_NaN();
-    for (int s = 0; s < kBlock / 16; ++s) {
-      int sum = 0;
-      for (int i = s * 16; i < (s + 1) * 16; ++i) {
-        const int q = usable ? std::clamp(int(std::nearbyint(xb[i] / d)), -127, 127) : 0;
-        y[b].qs[i] = int8_t(q);
-        sum += q;
-      }
-      y[b].bsums[s] = int16_t(sum);
-    }
-  }
-}
-
-void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n) {
-  check_length("dequantize_row_q8_K", n);
-  for (int64_t b = 0; b < n / kBlock; ++b) {
-    for (int i = 0; i < kBlock; ++i) y[b * kBlock + i] = x[b].d * float(x[b].qs[i]);
-  }
-}
-
-void round_row_q8_K(float* x, int64_t n) {
-  check_length("round_row_q8_K", n);
-  BlockQ8_K block;
-  for (int64_t b = 0; b < n / kBlock; ++b) {
-    quantize_row_q8_K(x + b * kBlock, &block, kBlock);
-    dequantize_row_q8_K(&block, x + b * kBlock, kBlock);
   }
 }
 

@@ -14,7 +14,6 @@ void mul_mat(const Tensor& node) {
   std::vector<float> a_rows(size_t(m_len * k_len));
   std::vector<float> b_row(static_cast<size_t>(k_len));
   std::vector<float> out(static_cast<size_t>(m_len));
-  const bool round_activations = rounds_activations_to_q8_K(a.type);
   for (int64_t i3 = 0; i3 < b.ne[3]; ++i3) {
     for (int64_t i2 = 0; i2 < b.ne[2]; ++i2) {
       // a is broadcast over b's batch dims: consecutive b batches share one a matrix.
@@ -23,7 +22,7 @@ void mul_mat(const Tensor& node) {
       }
       for (int64_t n = 0; n < n_len; ++n) {
         read_row(b, n, i2, i3, b_row.data());
-        if (round_activations) round_row_q8_K(b_row.data(), k_len);
+        round_activations(a.type, b_row.data(), k_len);
         for (int64_t m = 0; m < m_len; ++m) {
           const float* a_row = a_rows.data() + m * k_len;
           double dot = 0.0;

@@ -3,8 +3,8 @@
 //
 // Two paths. Matrix-vector (N == 1, decode; for quantized a up to kMaxQuantTokens) is bound by
 // reading a once: dot products of rows of a straight from their storage against every column of b
-// (f16/bf16 converted and quantized blocks dequantised in registers; K-quant blocks multiplied as
-// integers by b quantized to q8_K, which ops.h makes part of mul_mat's result). Matrix-
+// (f16/bf16 converted and q8_0 blocks dequantised in registers; 4- to 6-bit blocks multiplied as
+// integers by b quantized to 8 bits, which ops.h makes part of mul_mat's result). Matrix-
 // matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
 // of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
 // f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
@@ -129,14 +129,32 @@ constexpr int64_t kTileM = 128;
 // least this many rows so that packing a stays cheap next to the arithmetic.
 constexpr int64_t kMinChunkN = 64;
 
-// x rounded to q8_K and back in place (the activations of K-quant weights, ops.h), with the
-// same values as the core's round_row_q8_K: the GEMM's f32 products then equal the integer ones
-// of the matrix-vector path but for rounding.
-void round_to_q8k(const VecKernels& vec, float* x, int64_t n) {
-  BlockQ8_K block;
-  for (int64_t i = 0; i < n; i += kQKBlockSize) {
-    vec.quantize_q8k(kQKBlockSize, &block, x + i);
-    for (int j = 0; j < kQKBlockSize; ++j) x[i + j] = block.d * float(block.qs[j]);
+// The activation formats (quant.h) as the vector tables quantize them.
+void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_K* y, const float* x) {
+  vec.quantize_q8k(n, y, x);
+}
+void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_32* y, const float* x) {
+  vec.quantize_q8_32(n, y, x);
+}
+
+template <class Block>
+void round_activations_as(const VecKernels& vec, float* x, int64_t n) {
+  constexpr int kBlock = sizeof(Block::qs);
+  Block block;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    quantize_activations(vec, kBlock, &block, x + i);
+    for (int j = 0; j < kBlock; ++j) x[i + j] = block.d * float(block.qs[j]);
+  }
+}
+
+// x rounded in place to the activations `weight_type` takes and back (quant.h's
+// round_activations, the same values): the GEMM's f32 products then equal the integer ones of
+// the matrix-vector path but for rounding.
+void round_activations(const VecKernels& vec, DType weight_type, float* x, int64_t n) {
+  switch (activation_type(weight_type)) {
+    case ActivationType::F32: return;
+    case ActivationType::Q8_K: return round_activations_as<BlockQ8_K>(vec, x, n);
+    case ActivationType::Q8_32: return round_activations_as<BlockQ8_32>(vec, x, n);
   }
 }
 
@@ -171,25 +189,26 @@ class FloatRows {
   float* converted_ = nullptr;
 };
 
-// b's rows in q8_K, quantized once per node into shared scratch (laid out as [K / 256, N, B2,
-// B3] blocks): the activations of K-quant weights on the matrix-vector path.
-class Q8KRows {
+// b's rows in an 8-bit activation format (BlockQ8_K or BlockQ8_32), quantized once per node
+// into shared scratch (laid out as [K / block, N, B2, B3] blocks): the matrix-vector path of the
+// 4- to 6-bit weights.
+template <class Block>
+class Int8Rows {
  public:
-  Q8KRows(const Tensor& b, ExecContext& exec) : b_(b), blocks_(b.ne[0] / kQKBlockSize) {
+  Int8Rows(const Tensor& b, ExecContext& exec) : b_(b), blocks_(b.ne[0] / int64_t(sizeof(Block::qs))) {
     const int64_t k = b.ne[0];
-    data_ = static_cast<BlockQ8_K*>(
-        exec.shared_scratch(size_t(b.nrows() * blocks_) * sizeof(BlockQ8_K)));
+    data_ = static_cast<Block*>(exec.shared_scratch(size_t(b.nrows() * blocks_) * sizeof(Block)));
     const VecKernels& vec = exec.vec();
     exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
       float* buf = tc.scratch.floats(size_t(k));
       int64_t r = begin;
       for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-        vec.quantize_q8k(k, data_ + r++ * blocks_, read_row_f32(vec, b, i1, i2, i3, buf));
+        quantize_activations(vec, k, data_ + r++ * blocks_, read_row_f32(vec, b, i1, i2, i3, buf));
       });
     });
   }
 
-  const BlockQ8_K* row(int64_t n, int64_t i2, int64_t i3) const {
+  const Block* row(int64_t n, int64_t i2, int64_t i3) const {
     return data_ + ((i3 * b_.ne[2] + i2) * b_.ne[1] + n) * blocks_;
   }
   // Blocks from row n to row n + 1 of one batch.
@@ -198,7 +217,7 @@ class Q8KRows {
  private:
   const Tensor& b_;
   int64_t blocks_;
-  BlockQ8_K* data_;
+  Block* data_;
 };
 
 // Which matrix of a serves b's batch (i2, i3).
@@ -223,7 +242,7 @@ bool takes_mat_vec(const Tensor& a, const Tensor& b) {
 }
 
 // One dot product per row of a and column of b (several columns: quantized a with contiguous
-// blocks only). x_rows: FloatRows, or Q8KRows for K-quant a with contiguous blocks.
+// blocks only). x_rows: FloatRows, or Int8Rows for the types that take 8-bit activations.
 template <class Rows>
 void mat_vec(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
@@ -242,17 +261,20 @@ void mat_vec(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecContex
       const char* rows = row_ptr(a, m, i2 / bc.r2, i3 / bc.r3);
       const int64_t stride = int64_t(a.nb[1]);
       float* out = output_at(node, m, 0, i2, i3);
-      if constexpr (std::is_same_v<Rows, Q8KRows>) {
+      if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_K>>) {
         vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
                          out_stride);
+      } else if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_32>>) {
+        vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
+                           out_stride);
       } else if (!direct) {
         for (int64_t j = 0; j < count; ++j) {
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);
           out[j] = vec.dot_f32(k, buf, x);
         }
-      } else if (is_quantized(a.type)) {
-        vec.dot_quant_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
-                           out_stride);
+      } else if (a.type == DType::Q8_0) {
+        vec.dot_q8_0_rows(k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
+                          out_stride);
       } else {
         vec.dot_rows(a.type, k, count, rows, a.nb[1], x, out);
       }
@@ -310,11 +332,11 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
 }
 
 // b packed once per node into panels of mr rows for every K block: panel (batch, kb, q) holds
-// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero; rounded to q8_K
-// and back as FloatRows.
+// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero; rounded to the
+// activations of a's type (round_activations).
 class PackedB {
  public:
-  PackedB(const Tensor& b, int mr, bool rounds_to_q8k, ExecContext& exec)
+  PackedB(const Tensor& b, int mr, DType a_type, ExecContext& exec)
       : k_blocks_((b.ne[0] + kBlockK - 1) / kBlockK),
         n_panels_((b.ne[1] + mr - 1) / mr),
         panel_floats_(kBlockK * mr) {
@@ -335,9 +357,9 @@ class PackedB {
                             }
                             for (int i = 0; i < mr && q * mr + i < n_len; ++i) {
                               const float* values = read_row_f32(vec, b, q * mr + i, i2, i3, row);
-                              if (rounds_to_q8k) {
+                              if (activation_type(a_type) != ActivationType::F32) {
                                 if (values != row) std::copy_n(values, k_len, row);
-                                round_to_q8k(vec, row, k_len);
+                                round_activations(vec, a_type, row, k_len);
                                 values = row;
                               }
                               for (int64_t kb = 0; kb < k_blocks_; ++kb) {
@@ -370,7 +392,7 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
   const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
   const int64_t batches = node.ne[2] * node.ne[3];
   const Broadcast bc(a, b);
-  const PackedB packed_b(b, mr, rounds_activations_to_q8_K(a.type), exec);
+  const PackedB packed_b(b, mr, a.type, exec);
 
   const int64_t m_tiles = (m_len + kTileM - 1) / kTileM;
   const int64_t n_panels = (n_len + mr - 1) / mr;
@@ -439,10 +461,10 @@ void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
   }
   if (takes_mat_vec(a, b)) {
     // (A quantized a always has contiguous blocks: permute keeps its dimension 0 in place.)
-    if (rounds_activations_to_q8_K(a.type)) {
-      mat_vec(node, a, Q8KRows(b, exec), exec);
-    } else {
-      mat_vec(node, a, FloatRows(b, exec), exec);
+    switch (activation_type(a.type)) {
+      case ActivationType::Q8_K: return mat_vec(node, a, Int8Rows<BlockQ8_K>(b, exec), exec);
+      case ActivationType::Q8_32: return mat_vec(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
+      case ActivationType::F32: return mat_vec(node, a, FloatRows(b, exec), exec);
     }
   } else {
     gemm(node, a, b, exec);

@@ -72,6 +72,21 @@ struct Quants32Portable {
     for (int i = 0; i < 32; ++i) a.v[i] = int16_t(a.v[i] | b.v[i]);
     return a;
   }
+  // The low nibbles of 16 bytes, then their high nibbles.
+  static B nibbles16(const uint8_t* p) {
+    B b;
+    for (int i = 0; i < 16; ++i) {
+      b.v[i] = int16_t(p[i] & 0xF);
+      b.v[i + 16] = int16_t(p[i] >> 4);
+    }
+    return b;
+  }
+  // Byte i is `value` where bit i of `bits` is set, else 0.
+  static B bits32(uint32_t bits, int value) {
+    B b;
+    for (int i = 0; i < 32; ++i) b.v[i] = int16_t(bits >> i & 1u ? value : 0);
+    return b;
+  }
   static Acc zero() { return 0; }
   // A block's 16 scales, one per 16 elements, as dot_add takes them.
   struct Scales {
@@ -86,6 +101,12 @@ struct Quants32Portable {
       acc += sum * s.scale16[2 * p + h];
     }
     return acc;
+  }
+  // sum_i q[i] * x[i]
+  static Acc dot(const B& q, const B& x) {
+    int32_t sum = 0;
+    for (int i = 0; i < 32; ++i) sum += q.v[i] * x.v[i];
+    return sum;
   }
   // sum_i a[i] * b[i] over 16 int16.
   static Acc dot_i16(const int16_t* a, const int16_t* b) {
@@ -103,7 +124,7 @@ struct Quants32Portable {
   static void widen_i8(const int8_t* p, int16_t* out16) {
     for (int i = 0; i < 16; ++i) out16[i] = p[i];
   }
-  // 32 floats to nearest-even int8 of x / d, clamped to -127..127 (quantize_row_q8_K).
+  // 32 floats to nearest-even int8 of x / d, clamped to -127..127 (quant.h's activation rule).
   static void quantize(const float* x, float d, int8_t* q) {
     for (int i = 0; i < 32; ++i) {
       const float r = __builtin_nearbyintf(x[i] / d);
@@ -289,7 +310,25 @@ struct Quants32Avx2 {
   }
   TG_SIMD_INLINE B shl4(B a) { return _mm256_slli_epi16(a, 4); }
   TG_SIMD_INLINE B or_(B a, B b) { return _mm256_or_si256(a, b); }
+  TG_SIMD_INLINE B nibbles16(const uint8_t* p) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), _mm256_set1_epi8(0xF));
+  }
+  // Byte i gets byte i / 8 of `bits` (the shuffle works within 128-bit lanes, each of which holds
+  // all four), then the compare keeps bit i % 8 of it.
+  TG_SIMD_INLINE B bits32(uint32_t bits, int value) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int32_t(bits)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(char(value)));
+  }
   TG_SIMD_INLINE Acc zero() { return _mm256_setzero_si256(); }
+  TG_SIMD_INLINE Acc dot(B q, B x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1));
+  }
   // Scales 0-7 and 8-15 in both 128-bit lanes, for one in-lane shuffle per piece.
   struct Scales {
     __m256i low, high;

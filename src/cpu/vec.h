@@ -69,22 +69,25 @@ struct VecKernels {
   // out[j] = row_j . x
   void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                    const float* x, float* out);
-  // Rows of a quantized type whose products take f32 activations (q8_0, q4_0..q5_1; n a multiple
-  // of its block size, blocks contiguous, rows `stride` bytes apart) against `tokens` f32 rows
-  // x_t (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights are dequantised
-  // in registers to the values `dequantize` gives, and each block is converted once for all the
-  // tokens. Every output is summed in an order that depends only on n, so results do not change
-  // with how the rows of a matrix are split between calls (threads).
-  void (*dot_quant_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                         int64_t tokens, const float* x, int64_t x_stride, float* out,
-                         int64_t out_stride);
-  // The same for the K types (rounds_activations_to_q8_K) against activations in q8_K, x_t at
-  // x + t * x_stride blocks: exact integer sums of the quants per block, scaled in f32.
+  // Rows of q8_0 (n a multiple of 32, blocks contiguous, rows `stride` bytes apart) against
+  // `tokens` f32 rows x_t (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights
+  // are dequantised in registers to the values `dequantize` gives, and each block is converted
+  // once for all the tokens. Every output is summed in an order that depends only on n, so
+  // results do not change with how the rows of a matrix are split between calls (threads).
+  void (*dot_q8_0_rows)(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                        const float* x, int64_t x_stride, float* out, int64_t out_stride);
+  // The same for the 4- to 6-bit types against their 8-bit activations (quant.h,
+  // activation_type), x_t at x + t * x_stride blocks: q4_K, q5_K and q6_K against q8_K, q4_0,
+  // q4_1, q5_0 and q5_1 against q8_32. Exact integer sums of the quants per block, scaled in f32.
   void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                        int64_t tokens, const BlockQ8_K* x, int64_t x_stride, float* out,
                        int64_t out_stride);
-  // quantize_row_q8_K, the same bytes.
+  void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
+                         int64_t tokens, const BlockQ8_32* x, int64_t x_stride, float* out,
+                         int64_t out_stride);
+  // quantize_row_q8_K and quantize_row_q8_32, the same bytes.
   void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
+  void (*quantize_q8_32)(int64_t n, BlockQ8_32* y, const float* x);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     const float* s, float* y);

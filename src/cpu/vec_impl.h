@@ -501,22 +501,6 @@ struct DecodeQ5_1 {
   }
 };
 
-// Calls fn(Decoder{}) with the decoder of `type`, one of the quantized types whose matrix
-// products take f32 activations (the K types take q8_K: vec_impl_q8k.h); else throws: `kernel`
-// does not take it.
-template <class Fn>
-inline void with_float_activation_decoder(DType type, const char* kernel, Fn fn) {
-  switch (type) {
-    case DType::Q8_0: return fn(DecodeQ8_0{});
-    case DType::Q4_0: return fn(DecodeQ4_0{});
-    case DType::Q4_1: return fn(DecodeQ4_1{});
-    case DType::Q5_0: return fn(DecodeQ5_0{});
-    case DType::Q5_1: return fn(DecodeQ5_1{});
-    default: break;
-  }
-  throw_wrong_quant_type(type, kernel);
-}
-
 // q4_K and q5_K share their scales: sub-block s (32 elements) is d*sc_s * q - dmin*m_s.
 struct ScalesK {
   alignas(64) float step[8];
@@ -616,19 +600,25 @@ struct DecodeQ6_K {
   }
 };
 
-// The same for every quantized type.
+// Calls fn(Decoder{}) with the decoder of quantized `type`.
 template <class Fn>
-inline void with_decoder(DType type, const char* kernel, Fn fn) {
+inline void with_decoder(DType type, Fn fn) {
   switch (type) {
+    case DType::Q8_0: return fn(DecodeQ8_0{});
+    case DType::Q4_0: return fn(DecodeQ4_0{});
+    case DType::Q4_1: return fn(DecodeQ4_1{});
+    case DType::Q5_0: return fn(DecodeQ5_0{});
+    case DType::Q5_1: return fn(DecodeQ5_1{});
     case DType::Q4_K: return fn(DecodeQ4_K{});
     case DType::Q5_K: return fn(DecodeQ5_K{});
     case DType::Q6_K: return fn(DecodeQ6_K{});
-    default: return with_float_activation_decoder(type, kernel, fn);
+    default: break;
   }
+  throw_wrong_quant_type(type, "dequantize");
 }
 
 void dequantize(DType type, int64_t n, float* y, const void* x) {
-  with_decoder(type, "dequantize", [&]<class Q>(Q) {
+  with_decoder(type, [&]<class Q>(Q) {
     const auto* blocks = static_cast<const typename Q::Block*>(x);
     const float* f16_table = f16_to_f32_table();
     for (int64_t b = 0; b < n / Q::kElems; ++b) {
@@ -696,6 +686,14 @@ inline void for_each_quant_tile(int64_t count, const void* rows, size_t stride, 
   }
 }
 
+// A tile's R rows of blocks: rows first_row + r * row_step, `stride` bytes apart.
+template <class Block, int R>
+inline void tile_rows(const char* first_row, int64_t row_step, size_t stride, const Block* (&row)[R]) {
+  for (int r = 0; r < R; ++r) {
+    row[r] = reinterpret_cast<const Block*>(first_row + r * row_step * int64_t(stride));
+  }
+}
+
 // R rows x T tokens (for_each_quant_tile). Each weight vector is dequantised once and used for
 // every token. Each output accumulates lane by lane in element order, so its value does not
 // depend on the tile.
@@ -706,8 +704,7 @@ inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_st
   using Block = typename Q::Block;
   constexpr int kVecs = Q::kElems / W;
   const Block* row[R];
-  for (int r = 0; r < R; ++r)
-    row[r] = reinterpret_cast<const Block*>(first_row + r * row_step * int64_t(stride));
+  tile_rows(first_row, row_step, stride, row);
   F acc[R][T];
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) acc[r][t] = V::zero();
@@ -734,21 +731,18 @@ inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_st
   }
 }
 
-void dot_quant_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                    int64_t tokens, const float* x, int64_t x_stride, float* out,
-                    int64_t out_stride) {
-  with_float_activation_decoder(type, "dot_quant_rows", [&]<class Q>(Q) {
-    const float* f16_table = f16_to_f32_table();
-    for_each_quant_tile<kQuantAccumulators, kQuantTileTokens>(
-        count, rows, stride, tokens, x, x_stride, out, out_stride,
-        [&]<int R, int T>(const char* first_row, int64_t row_step, const float* xt, float* ot) {
-          dot_quant_tile<Q, R, T>(n / Q::kElems, first_row, row_step, stride, xt, x_stride, ot,
-                                  out_stride, f16_table);
-        });
-  });
+void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                   const float* x, int64_t x_stride, float* out, int64_t out_stride) {
+  const float* f16_table = f16_to_f32_table();
+  for_each_quant_tile<kQuantAccumulators, kQuantTileTokens>(
+      count, rows, stride, tokens, x, x_stride, out, out_stride,
+      [&]<int R, int T>(const char* first_row, int64_t row_step, const float* xt, float* ot) {
+        dot_quant_tile<DecodeQ8_0, R, T>(n / kQ8_0BlockSize, first_row, row_step, stride, xt,
+                                         x_stride, ot, out_stride, f16_table);
+      });
 }
 
-#include "cpu/vec_impl_q8k.h"
+#include "cpu/vec_impl_int_dot.h"
 
 // ---- rope ----
 
@@ -815,9 +809,11 @@ constexpr VecKernels kVecKernels{
     .dot_f32 = dot_f32,
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
-    .dot_quant_rows = dot_quant_rows,
+    .dot_q8_0_rows = dot_q8_0_rows,
     .dot_q8k_rows = dot_q8k_rows,
+    .dot_q8_32_rows = dot_q8_32_rows,
     .quantize_q8k = quantize_q8k,
+    .quantize_q8_32 = quantize_q8_32,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,

@@ -129,15 +129,23 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, int64_t n);
 void quantize_row_q6_K(const float* x, BlockQ6_K* y, int64_t n);
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 
-// ---- The activations of K-quant matrix products ----
+// ---- The activations of quantized matrix products ----
 //
-// MUL_MAT with q4_K, q5_K or q6_K weights multiplies them by its activations rounded to q8_K, as
-// ggml does (their vec_dot_type): every backend and path computes sum_i w_i * d q_i. The products
-// of the quants are then exact integer sums, which is what makes a K-quant decode fast.
+// MUL_MAT with 4- to 6-bit weights multiplies them by its activations rounded to 8 bits, as ggml
+// does (their vec_dot_type): every backend and path computes sum_i w_i * d q_i, so the products
+// of the quants are exact integer sums, which is what makes a quantized decode fast. q8_0 (and
+// float) weights take the f32 activations as they are.
 //
-// Per 256 elements: d = max|x| / 127 and q_i = nearest-even(x_i / d), clamped to -127..127 (a
+// One rule per block: d = max|x| / 127 and q_i = nearest-even(x_i / d), clamped to -127..127 (a
 // subnormal d is inexact); d = 0 when it would be 0 or subnormal-small enough to lose every
-// value, and NaN (all q 0) when the block holds an inf or NaN, so its products are NaN.
+// value, and NaN (all q 0) when the block holds an inf or NaN, so its products are NaN. Formats:
+// - q8_K (256 elements, ggml's layout) for q4_K, q5_K and q6_K: with the sum of each 16 quants,
+//   for the part of a weight that does not depend on its quant (the mins, q6_K's -32).
+// - q8_32 (32 elements) for q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1 with an f32 d (theirs
+//   is f16) and s = d * sum q, for the same reason.
+enum class ActivationType { F32, Q8_32, Q8_K };
+ActivationType activation_type(DType weight_type);
+
 struct BlockQ8_K {
   float d;
   int8_t qs[kQKBlockSize];
@@ -145,11 +153,19 @@ struct BlockQ8_K {
 };
 static_assert(sizeof(BlockQ8_K) == 292, "q8_K block must match ggml's 292-byte layout");
 
-// Whether MUL_MAT rounds its activations to q8_K for weights of `type` (the K types).
-bool rounds_activations_to_q8_K(DType type);
+inline constexpr int kQ8_32BlockSize = 32;
+struct BlockQ8_32 {
+  float d;
+  float s;  // d * (sum of qs), rounded once
+  int8_t qs[kQ8_32BlockSize];
+};
+
 void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n);
 void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
-// x rounded to q8_K and back, in place.
-void round_row_q8_K(float* x, int64_t n);
+void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n);
+void dequantize_row_q8_32(const BlockQ8_32* x, float* y, int64_t n);
+// x rounded, in place, to what MUL_MAT multiplies weights of `weight_type` by (activation_type),
+// and back to f32; unchanged for F32. n must be whole blocks of that type.
+void round_activations(DType weight_type, float* x, int64_t n);
 
 }  // namespace tg

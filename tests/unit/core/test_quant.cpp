@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -395,7 +396,7 @@ TEST(Quant, Q8_KQuantizesByHand) {
   dequantize_row_q8_K(&b, y.data(), 256);
   EXPECT_EQ(y[17], 50 * d);
   std::vector<float> rounded = x;
-  round_row_q8_K(rounded.data(), 256);
+  round_activations(DType::Q4_K, rounded.data(), 256);
   EXPECT_EQ(rounded, y);
 }
 
@@ -427,11 +428,49 @@ TEST(Quant, Q8_KEdgeBlocks) {
   EXPECT_EQ(b.qs[0], -127);
 
   EXPECT_THROW(quantize_row_q8_K(tiny.data(), &b, 100), Error);
-  EXPECT_TRUE(rounds_activations_to_q8_K(DType::Q4_K));
-  EXPECT_TRUE(rounds_activations_to_q8_K(DType::Q6_K));
-  EXPECT_FALSE(rounds_activations_to_q8_K(DType::Q8_0));
-  EXPECT_FALSE(rounds_activations_to_q8_K(DType::Q4_0));
-  EXPECT_FALSE(rounds_activations_to_q8_K(DType::F16));
+}
+
+TEST(Quant, ActivationTypeOfEachWeightType) {
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) EXPECT_EQ(activation_type(type), ActivationType::Q8_K);
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+    EXPECT_EQ(activation_type(type), ActivationType::Q8_32);
+  }
+  for (DType type : {DType::Q8_0, DType::F32, DType::F16, DType::BF16}) EXPECT_EQ(activation_type(type), ActivationType::F32);
+  std::vector<float> x = {0.3f, -1.7f};
+  round_activations(DType::F16, x.data(), 2);  // f32 activations: untouched, any length
+  EXPECT_EQ(x, (std::vector<float>{0.3f, -1.7f}));
+  EXPECT_THROW(round_activations(DType::Q4_0, x.data(), 2), Error);
+}
+
+TEST(Quant, Q8_32QuantizesByHandWithItsSum) {
+  std::vector<float> x(64, 0.0f);
+  x[0] = 12.7f;  // d = 0.1
+  x[5] = -0.25f;  // -2.5 steps: to even, -2
+  x[31] = 0.35f;  // 3.5 steps: to even, 4
+  x[40] = -1.0f;  // the second block: d = 1/127, q = -127
+  BlockQ8_32 b[2];
+  quantize_row_q8_32(x.data(), b, 64);
+  const float d = 12.7f / 127.0f;
+  EXPECT_EQ(b[0].d, d);
+  EXPECT_EQ(b[0].qs[0], 127);
+  EXPECT_EQ(b[0].qs[5], int(std::nearbyint(-0.25f / d)));
+  EXPECT_EQ(b[0].qs[31], int(std::nearbyint(0.35f / d)));
+  EXPECT_EQ(b[0].s, d * float(127 + b[0].qs[5] + b[0].qs[31]));
+  EXPECT_EQ(b[1].d, 1.0f / 127.0f);
+  EXPECT_EQ(b[1].qs[8], -127);
+  EXPECT_EQ(b[1].s, b[1].d * -127.0f);
+  std::vector<float> y(64), rounded = x;
+  dequantize_row_q8_32(b, y.data(), 64);
+  round_activations(DType::Q5_1, rounded.data(), 64);
+  EXPECT_EQ(rounded, y);
+  EXPECT_EQ(y[40], -127.0f * b[1].d);
+
+  x[33] = std::numeric_limits<float>::quiet_NaN();
+  quantize_row_q8_32(x.data(), b, 64);
+  EXPECT_EQ(b[0].d, d) << "the other block is untouched";
+  EXPECT_TRUE(std::isnan(b[1].d));
+  EXPECT_TRUE(std::isnan(b[1].s));
+  EXPECT_THROW(quantize_row_q8_32(x.data(), b, 48), Error);
 }
 
 TEST(Quant, Q8_KRoundTripWithinHalfAStep) {
@@ -441,7 +480,7 @@ TEST(Quant, Q8_KRoundTripWithinHalfAStep) {
   for (float& v : x) v = dist(rng);
   x[700] = 90.0f;  // an outlier makes its block coarser, not the others
   std::vector<float> y = x;
-  round_row_q8_K(y.data(), int64_t(y.size()));
+  round_activations(DType::Q6_K, y.data(), int64_t(y.size()));
   for (size_t b = 0; b < 8; ++b) {
     float amax = 0.0f;
     for (size_t i = 256 * b; i < 256 * b + 256; ++i) amax = std::max(amax, std::fabs(x[i]));

@@ -101,8 +101,8 @@ TEST(Reference, MulMatQ8_0MatchesItsDequantizedValues) {
   EXPECT_EQ(run(mul_mat(ctx, a, b)), run(mul_mat(ctx, a_f32, b)));
 }
 
-TEST(Reference, MulMatKQuantsTakeActivationsRoundedToQ8_K) {
-  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+TEST(Reference, MulMatOfFourToSixBitTypesTakesActivationsRoundedToEightBits) {
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
     Context ctx;
     test::Rng rng(8);
     Tensor* a = ctx.new_tensor(type, {512, 3});
@@ -111,7 +111,7 @@ TEST(Reference, MulMatKQuantsTakeActivationsRoundedToQ8_K) {
     test::fill_uniform(*b, rng);
     Tensor* a_f32 = make_f32(ctx, {512, 3, 1, 1}, test::read_f32(*a));
     std::vector<float> rounded = test::read_f32(*b);
-    round_row_q8_K(rounded.data(), int64_t(rounded.size()));
+    round_activations(type, rounded.data(), int64_t(rounded.size()));
     Tensor* b_rounded = make_f32(ctx, {512, 2, 1, 1}, rounded);
     const std::vector<float> got = run(mul_mat(ctx, a, b));
     EXPECT_EQ(got, run(mul_mat(ctx, a_f32, b_rounded))) << dtype_name(type);

@@ -567,9 +567,10 @@ void add_cpy_cont(Table& t) {
   }
 }
 
-// The 4- to 6-bit types (q8_0 has its cases above, with every other type): their weights are
-// dequantised to the same f32 values by both backends (the core's bits), so matmuls differ only
-// by f32 accumulation and data movement is exact. Shapes are in blocks (32 or 256 elements along
+// The 4- to 6-bit types (q8_0 has its cases above, with every other type): both backends
+// dequantise their weights to the same f32 values (the core's bits) and round the activations to
+// the same 8-bit values (quant.h), so matmuls differ only by f32 accumulation and data movement is
+// exact. Shapes are in blocks (32 or 256 elements along
 // K), with M = 1, primes for M and N, N on both sides of the matrix-vector limit (8), broadcast
 // batches and the views a quantized operand can be (whole blocks along dim 0).
 void add_quantized(Table& t) {

@@ -1,9 +1,9 @@
-// The quantized-row primitives (dequantize, dot_quant_rows, quantize_q8k, dot_q8k_rows) of every
-// quantized type on every ISA this machine can run: blocks of random bytes (every nibble and bit
-// pattern, random f16 scales) against the core's scalar dequantization, which
+// The quantized-row primitives (dequantize, the dot_*_rows kernels, the activation quantizers) of
+// every quantized type on every ISA this machine can run: blocks of random bytes (every nibble and
+// bit pattern, random f16 scales) against the core's scalar dequantization, which
 // tests/unit/core/test_quant.cpp checks by hand; dot products against a double-precision sum (of
-// the activations rounded to q8_K for the K types); and the property graph replay relies on — an
-// output does not depend on which other rows and tokens share its call.
+// the activations rounded as the type takes them, quant.h); and the property graph replay relies
+// on — an output does not depend on which other rows and tokens share its call.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,36 +23,83 @@ namespace {
 const DType kQuantTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                              DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
-// `tokens` activation rows of n elements (x_stride floats apart) as dot_q8k_rows takes them, and
-// their values as the products use them.
-struct Q8KActivations {
-  std::vector<BlockQ8_K> blocks;
-  std::vector<float> values;  // same layout as the f32 rows
-  int64_t stride;             // blocks
+// `tokens` activation rows of n elements (x_stride floats apart) as the kernel of `type` takes
+// them (quant.h, activation_type: f32, q8_32 or q8_K), and their values as its products use them.
+struct Activations {
+  DType type;
+  int64_t n, x_stride, stride;  // stride: between the tokens' rows of blocks
+  std::vector<float> x, values;
+  std::vector<BlockQ8_K> q8k;
+  std::vector<BlockQ8_32> q8_32;
 
-  Q8KActivations(const std::vector<float>& x, int64_t n, int64_t tokens, int64_t x_stride)
-      : blocks(size_t(tokens * (n / 256))), values(x), stride(n / 256) {
-    for (int64_t t = 0; t < tokens; ++t) {
-      quantize_row_q8_K(x.data() + t * x_stride, blocks.data() + t * stride, n);
-      dequantize_row_q8_K(blocks.data() + t * stride, values.data() + t * x_stride, n);
+  Activations(DType type_, const std::vector<float>& x_, int64_t n_, int64_t tokens, int64_t x_stride_)
+      : type(type_), n(n_), x_stride(x_stride_), stride(0), x(x_), values(x_) {
+    const ActivationType kind = activation_type(type);
+    if (kind == ActivationType::Q8_K) {
+      stride = n / 256;
+      q8k.resize(size_t(tokens * stride));
+    } else if (kind == ActivationType::Q8_32) {
+      stride = n / 32;
+      q8_32.resize(size_t(tokens * stride));
+    }
+    for (int64_t t = 0; t < tokens && kind != ActivationType::F32; ++t) {
+      if (kind == ActivationType::Q8_K) {
+        quantize_row_q8_K(x.data() + t * x_stride, q8k.data() + t * stride, n);
+        dequantize_row_q8_K(q8k.data() + t * stride, values.data() + t * x_stride, n);
+      } else {
+        quantize_row_q8_32(x.data() + t * x_stride, q8_32.data() + t * stride, n);
+        dequantize_row_q8_32(q8_32.data() + t * stride, values.data() + t * x_stride, n);
+      }
+    }
+  }
+
+  // The kernel of `type`: `count` rows from `rows` against tokens first .. first + tokens - 1.
+  void dot(const VecKernels& vec, int64_t count, const char* rows, size_t row_stride, int64_t first,
+           int64_t tokens, float* out, int64_t out_stride) const {
+    switch (activation_type(type)) {
+      case ActivationType::Q8_K:
+        return vec.dot_q8k_rows(type, n, count, rows, row_stride, tokens, q8k.data() + first * stride, stride,
+                                out, out_stride);
+      case ActivationType::Q8_32:
+        return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride,
+                                  stride, out, out_stride);
+      case ActivationType::F32:
+        return vec.dot_q8_0_rows(n, count, rows, row_stride, tokens, x.data() + first * x_stride, x_stride, out,
+                                 out_stride);
     }
   }
 };
 
-// The part of each weight that does not depend on its quant (q4_K/q5_K: -dmin m_s, q6_K:
-// -32 d sc_s), which dot_q8k_rows sums apart from the rest: the block with its quants zeroed.
-std::vector<double> k_offsets(DType type, const char* row, int64_t n) {
-  std::vector<char> copy(row, row + size_t(n / 256) * dtype_traits(type).type_size);
-  for (int64_t b = 0; b < n / 256; ++b) {
-    char* blk = copy.data() + size_t(b) * dtype_traits(type).type_size;
-    if (type == DType::Q4_K) std::memset(reinterpret_cast<BlockQ4_K*>(blk)->qs, 0, 128);
-    if (type == DType::Q5_K) {
-      std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qs, 0, 128);
-      std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qh, 0, 32);
-    }
-    if (type == DType::Q6_K) {
-      std::memset(reinterpret_cast<BlockQ6_K*>(blk)->ql, 0, 128);
-      std::memset(reinterpret_cast<BlockQ6_K*>(blk)->qh, 0, 64);
+// The part of each weight that does not depend on its quant (q4_0 -8d, q5_0 -16d, q4_1/q5_1 m,
+// q4_K/q5_K -dmin m_s, q6_K -32 d sc_s), which the integer kernels sum apart from the rest: the
+// blocks with their quants zeroed. None for q8_0.
+std::vector<double> quant_offsets(DType type, const char* row, int64_t n) {
+  const size_t block_bytes = dtype_traits(type).type_size;
+  const int64_t blocks = n / int64_t(dtype_traits(type).block_size);
+  std::vector<char> copy(row, row + size_t(blocks) * block_bytes);
+  for (int64_t b = 0; b < blocks; ++b) {
+    char* blk = copy.data() + size_t(b) * block_bytes;
+    switch (type) {
+      case DType::Q4_0: std::memset(reinterpret_cast<BlockQ4_0*>(blk)->qs, 0, 16); break;
+      case DType::Q4_1: std::memset(reinterpret_cast<BlockQ4_1*>(blk)->qs, 0, 16); break;
+      case DType::Q5_0:
+        std::memset(reinterpret_cast<BlockQ5_0*>(blk)->qs, 0, 16);
+        std::memset(reinterpret_cast<BlockQ5_0*>(blk)->qh, 0, 4);
+        break;
+      case DType::Q5_1:
+        std::memset(reinterpret_cast<BlockQ5_1*>(blk)->qs, 0, 16);
+        std::memset(reinterpret_cast<BlockQ5_1*>(blk)->qh, 0, 4);
+        break;
+      case DType::Q4_K: std::memset(reinterpret_cast<BlockQ4_K*>(blk)->qs, 0, 128); break;
+      case DType::Q5_K:
+        std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qs, 0, 128);
+        std::memset(reinterpret_cast<BlockQ5_K*>(blk)->qh, 0, 32);
+        break;
+      case DType::Q6_K:
+        std::memset(reinterpret_cast<BlockQ6_K*>(blk)->ql, 0, 128);
+        std::memset(reinterpret_cast<BlockQ6_K*>(blk)->qh, 0, 64);
+        break;
+      default: return std::vector<double>(size_t(n), 0.0);
     }
   }
   std::vector<float> values(static_cast<size_t>(n));
@@ -131,7 +178,7 @@ TEST(VecQuant, DequantizeGivesTheCoresValuesOnEveryIsa) {
   }
 }
 
-// Every output of dot_quant_rows(type, n, count, ..., tokens, ...) for each count in `counts`.
+// Every output of the kernel of `type` (Activations::dot) for each count in `counts` and tokens in `token_counts`.
 void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>& counts,
                               const std::vector<int64_t>& token_counts, test::Rng& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -139,25 +186,16 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
   const int64_t x_stride = n + 5;  // activation rows padded apart
   std::vector<float> x(size_t(token_counts.back() * x_stride));
   for (float& v : x) v = dist(rng);
-  const bool q8k = rounds_activations_to_q8_K(type);
-  const Q8KActivations xq = q8k ? Q8KActivations(x, n, token_counts.back(), x_stride)
-                                : Q8KActivations({}, 0, 0, 0);
-  const std::vector<float>& used = q8k ? xq.values : x;
+  const Activations xa(type, x, n, token_counts.back(), x_stride);
   std::vector<std::vector<double>> offsets;
-  for (int64_t j = 0; q8k && j < a.count; ++j) offsets.push_back(k_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
+  for (int64_t j = 0; j < a.count; ++j) offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     for (int64_t count : counts) {
       for (int64_t tokens : token_counts) {
         const int64_t out_stride = count + 3;  // the padding must stay untouched
         std::vector<float> out(size_t(tokens * out_stride), -7.0f);
-        if (q8k) {
-          vec.dot_q8k_rows(type, n, count, a.bytes.data(), a.stride, tokens, xq.blocks.data(),
-                           xq.stride, out.data(), out_stride);
-        } else {
-          vec.dot_quant_rows(type, n, count, a.bytes.data(), a.stride, tokens, x.data(), x_stride,
-                             out.data(), out_stride);
-        }
+        xa.dot(vec, count, a.bytes.data(), a.stride, 0, tokens, out.data(), out_stride);
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t j = 0; j < out_stride; ++j) {
             const float got = out[size_t(t * out_stride + j)];
@@ -167,10 +205,10 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
             }
             double want = 0.0, magnitude = 0.0;
             for (int64_t i = 0; i < n; ++i) {
-              const double w = a.values[size_t(j * n + i)], xi = used[size_t(t * x_stride + i)];
+              const double w = a.values[size_t(j * n + i)], xi = xa.values[size_t(t * x_stride + i)];
               want += w * xi;
-              // The K types sum a weight's offset and the rest apart, each may be the larger.
-              const double offset = q8k ? offsets[size_t(j)][size_t(i)] : 0.0;
+              // The integer kernels sum a weight's offset and the rest apart, each may be the larger.
+              const double offset = offsets[size_t(j)][size_t(i)];
               magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
             }
             // f32 accumulation of n products of exact f32 weights: at most n roundings.
@@ -209,16 +247,9 @@ TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
     for (float& v : x) v = dist(rng);
     for (Isa isa : runnable_isas()) {
       const VecKernels& vec = vec_kernels(isa);
-      // Either kernel, with the activations it takes.
-      const bool q8k = rounds_activations_to_q8_K(type);
-      const Q8KActivations xq = q8k ? Q8KActivations(x, n, tokens, n) : Q8KActivations({}, 0, 0, 0);
+      const Activations xa(type, x, n, tokens, n);
       auto dot = [&](int64_t count, const char* first, int64_t token_count, int64_t t, float* out, int64_t out_stride) {
-        if (q8k) {
-          vec.dot_q8k_rows(type, n, count, first, a.stride, token_count, xq.blocks.data() + t * xq.stride,
-                           xq.stride, out, out_stride);
-        } else {
-          vec.dot_quant_rows(type, n, count, first, a.stride, token_count, x.data() + t * n, n, out, out_stride);
-        }
+        xa.dot(vec, count, first, a.stride, t, token_count, out, out_stride);
       };
       std::vector<float> together(size_t(tokens * rows));
       dot(rows, a.bytes.data(), tokens, 0, together.data(), rows);
@@ -234,7 +265,7 @@ TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
   }
 }
 
-TEST(VecQuant, QuantizeQ8KGivesTheCoresBytesOnEveryIsa) {
+TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
   test::Rng rng(23);
   std::normal_distribution<float> dist(0.0f, 2.0f);
   const int64_t n = 256 * 6;
@@ -243,43 +274,53 @@ TEST(VecQuant, QuantizeQ8KGivesTheCoresBytesOnEveryIsa) {
   // Block 1 of ties (k + 0.5 steps, to even), block 2 of zeros, block 3 holds a NaN, block 4 an
   // inf, block 5 subnormals.
   for (int i = 0; i < 256; ++i) x[size_t(256 + i)] = float(i % 64 - 32) + 0.5f;
-  x[256] = 127.0f;  // d = 1
+  for (int i = 0; i < 256; i += 32) x[size_t(256 + i)] = 127.0f;  // d = 1 in every 32 too
   std::fill_n(x.begin() + 512, 256, 0.0f);
   x[3 * 256 + 100] = std::numeric_limits<float>::quiet_NaN();
   x[4 * 256 + 7] = -std::numeric_limits<float>::infinity();
   for (int i = 0; i < 256; ++i) x[size_t(5 * 256 + i)] = float(i - 100) * 3e-43f;
-  std::vector<BlockQ8_K> want(size_t(n / 256));
-  quantize_row_q8_K(x.data(), want.data(), n);
-  for (Isa isa : runnable_isas()) {
-    std::vector<BlockQ8_K> got(want.size());
-    std::memset(got.data(), 0x5A, got.size() * sizeof(BlockQ8_K));
-    vec_kernels(isa).quantize_q8k(n, got.data(), x.data());
-    for (size_t b = 0; b < want.size(); ++b) {
-      if (std::isnan(want[b].d)) {
-        EXPECT_TRUE(std::isnan(got[b].d)) << isa_name(isa) << " block " << b;
-        got[b].d = want[b].d;
-      }
-      EXPECT_EQ(std::memcmp(&got[b], &want[b], sizeof(BlockQ8_K)), 0) << isa_name(isa) << " block " << b;
+  // Equal bytes, but a NaN's payload may differ.
+  auto same = [](auto got, auto want) {
+    if (std::isnan(want.d) && std::isnan(got.d)) got.d = want.d;
+    if constexpr (requires { want.s; }) {
+      if (std::isnan(want.s) && std::isnan(got.s)) got.s = want.s;
     }
+    return std::memcmp(&got, &want, sizeof got) == 0;
+  };
+  std::vector<BlockQ8_K> want_k(size_t(n / 256));
+  std::vector<BlockQ8_32> want_32(size_t(n / 32));
+  quantize_row_q8_K(x.data(), want_k.data(), n);
+  quantize_row_q8_32(x.data(), want_32.data(), n);
+  for (Isa isa : runnable_isas()) {
+    std::vector<BlockQ8_K> got_k(want_k.size());
+    std::vector<BlockQ8_32> got_32(want_32.size());
+    std::memset(got_k.data(), 0x5A, got_k.size() * sizeof(BlockQ8_K));
+    std::memset(got_32.data(), 0x5A, got_32.size() * sizeof(BlockQ8_32));
+    vec_kernels(isa).quantize_q8k(n, got_k.data(), x.data());
+    vec_kernels(isa).quantize_q8_32(n, got_32.data(), x.data());
+    for (size_t b = 0; b < want_k.size(); ++b) EXPECT_TRUE(same(got_k[b], want_k[b])) << isa_name(isa) << " q8_K block " << b;
+    for (size_t b = 0; b < want_32.size(); ++b) EXPECT_TRUE(same(got_32[b], want_32[b])) << isa_name(isa) << " q8_32 block " << b;
   }
 }
 
-TEST(VecQuant, RefusesTypesOfTheOtherKernel) {
+TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
   float out[32];
   const float in[32] = {};
   EXPECT_THROW(vec_kernels(Isa::SCALAR).dequantize(DType::F32, 32, out, in), Error);
-  const BlockQ4_K k_block{};
+  const BlockQ4_0 q4_block{};
   const BlockQ8_0 q8_block{};
-  BlockQ8_K activations{};
+  BlockQ8_K k_activations{};
+  BlockQ8_32 activations{};
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     try {
-      vec.dot_quant_rows(DType::Q4_K, 256, 1, &k_block, sizeof k_block, 1, in, 256, out, 1);
-      FAIL() << "q4_K takes q8_K activations";
+      vec.dot_q8k_rows(DType::Q4_0, 256, 1, &q4_block, sizeof q4_block, 1, &k_activations, 1, out, 1);
+      FAIL() << "q4_0 takes q8_32 activations";
     } catch (const Error& e) {
-      EXPECT_STREQ(e.what(), "cpu: dot_quant_rows does not take q4_K");
+      EXPECT_STREQ(e.what(), "cpu: dot_q8k_rows does not take q4_0");
     }
-    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, 1, &activations, 1, out, 1), Error);
+    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, 1, &activations, 1, out, 1), Error);
+    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1), Error);
   }
 }
 
