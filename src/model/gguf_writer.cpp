@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -242,10 +243,10 @@ std::string directory_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// A new file beside `path` that no other process can have opened: a unique name, created
-// exclusively (so a symlink planted under that name is not followed), with the mode the umask
-// gives a new file.
-std::pair<int, std::string> create_temporary_beside(const std::string& path) {
+// Calls try_name(name) with fresh hidden names beside `path` (".F.<pid>.<random>.tmp") until it
+// returns true; it returns false when the name is taken and throws on other errors.
+template <class TryName>
+std::string claim_temporary_name(const std::string& path, TryName try_name) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -254,11 +255,47 @@ std::pair<int, std::string> create_temporary_beside(const std::string& path) {
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".%d.%08x.tmp", int(::getpid()), unsigned(entropy()));
     std::string temporary = dir + "." + base + suffix;
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) return {fd, std::move(temporary)};
-    if (errno != EEXIST) throw Error("gguf: cannot create a file in '" + directory_of(path) + "': " + std::strerror(errno));
+    if (try_name(temporary)) return temporary;
   }
   throw Error("gguf: cannot find an unused temporary name beside '" + path + "'");
+}
+
+[[noreturn]] void throw_cannot_create(const std::string& path) {
+  throw Error("gguf: cannot create a file in '" + directory_of(path) + "': " + std::strerror(errno));
+}
+
+// A new file beside `path` that no other process can have opened, with the mode the umask gives
+// a new file. Unnamed (O_TMPFILE) where the file system and /proc allow, so that nothing is left
+// behind if the process dies, even of SIGKILL: `name` stays empty until link_temporary. Else
+// named, created exclusively (so a symlink planted under that name is not followed).
+struct NewTemporary {
+  int fd;
+  std::string name;
+};
+NewTemporary create_temporary_beside(const std::string& path) {
+  if (::access("/proc/self/fd", X_OK) == 0) {
+    const int fd = ::open(directory_of(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd >= 0) return {fd, ""};
+    // Not supported there (the kernel or the file system): fall back to a named temporary.
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw_cannot_create(path);
+  }
+  int fd = -1;
+  std::string name = claim_temporary_name(path, [&](const std::string& temporary) {
+    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) throw_cannot_create(path);
+    return fd >= 0;
+  });
+  return {fd, std::move(name)};
+}
+
+// Gives the unnamed file `fd` a hidden name beside `path`, to be renamed over it.
+std::string link_temporary(const std::string& path, int fd) {
+  const std::string proc_path = "/proc/self/fd/" + std::to_string(fd);
+  return claim_temporary_name(path, [&](const std::string& temporary) {
+    if (::linkat(AT_FDCWD, proc_path.c_str(), AT_FDCWD, temporary.c_str(), AT_SYMLINK_FOLLOW) == 0) return true;
+    if (errno != EEXIST) throw_cannot_create(path);
+    return false;
+  });
 }
 
 }  // namespace
@@ -287,11 +324,12 @@ void GgufWriter::remove_temporaries_on_signals() { install_temporary_cleanup(); 
 void GgufWriter::write_file(const std::string& path) const {
   check_destination(path);
   // However this function leaves, the temporary is closed, and removed unless it was published;
-  // it stays registered for the signal handlers until then (members outlive the body).
+  // once named, it stays registered for the signal handlers until then (members outlive the
+  // body).
   struct Temporary {
     int fd;
     std::string name;
-    RegisteredTemporary registration;
+    std::optional<RegisteredTemporary> registration;
     std::FILE* file = nullptr;
     bool published = false;
     ~Temporary() {
@@ -300,11 +338,12 @@ void GgufWriter::write_file(const std::string& path) const {
       } else if (fd >= 0) {
         ::close(fd);
       }
-      if (!published) std::remove(name.c_str());
+      if (!published && !name.empty()) std::remove(name.c_str());
     }
   };
   auto [fd, name] = create_temporary_beside(path);
-  Temporary tmp{fd, name, RegisteredTemporary(name)};
+  Temporary tmp{fd, name};
+  if (!tmp.name.empty()) tmp.registration.emplace(tmp.name);
   const auto fail = [&](const std::string& what) {
     const int err = errno;
     throw Error("gguf: " + what + " '" + path + "' failed: " + std::strerror(err));
@@ -318,6 +357,10 @@ void GgufWriter::write_file(const std::string& path) const {
   write(sink);
   // On disk before the rename, so a crash leaves the old file or the whole new one.
   if (std::fflush(tmp.file) != 0 || ::fsync(tmp.fd) != 0) fail("writing");
+  if (tmp.name.empty()) {
+    tmp.name = link_temporary(path, tmp.fd);
+    tmp.registration.emplace(tmp.name);
+  }
   const int closed = std::fclose(tmp.file);
   tmp.file = nullptr;
   tmp.fd = -1;

@@ -1,6 +1,8 @@
 #!/bin/sh
 # gguf-gen interrupted while it writes: it must die of the signal and leave nothing beside the
 # output, not even its hidden temporary. Usage: interrupt_gguf_gen.sh TILEGRAPH SIGNAL
+# (KILL too: the temporary has no name until it is complete, where the file system offers
+# O_TMPFILE, as ext4, xfs, btrfs and tmpfs do.)
 set -u
 tilegraph=$1
 signal=$2
@@ -11,10 +13,11 @@ trap 'rm -rf "$dir"' EXIT
     --type f32 -o "$dir/model.gguf" >/dev/null &
 pid=$!
 tries=0
-until ls -A "$dir" | grep -q '\.tmp$'; do
+# Writing: the process has a file open in $dir (named or not).
+until ls -l /proc/$pid/fd 2>/dev/null | grep -q "$dir/"; do
   tries=$((tries + 1))
   if [ $tries -gt 3000 ] || ! kill -0 $pid 2>/dev/null; then
-    echo "never saw the temporary"
+    echo "never saw it writing"
     exit 1
   fi
   sleep 0.01

@@ -189,9 +189,10 @@ class GgufWriter {
 
   std::vector<uint8_t> to_bytes() const;
   // Writes to `path`, replacing a regular file there (it keeps its permissions): the bytes go to
-  // a new uniquely named file beside it, synced and then renamed into place, so a failed write
-  // or a crash leaves the old file or the whole new one, and concurrent writers each publish a
-  // whole file. check_destination() runs first.
+  // a new file beside it (unnamed until complete where the file system allows, so not even
+  // SIGKILL leaves it behind), synced and then renamed into place, so a failed write or a crash
+  // leaves the old file or the whole new one, and concurrent writers each publish a whole file.
+  // check_destination() runs first.
   void write_file(const std::string& path) const;
   // Throws tg::Error unless `path` is writable by write_file: absent or a regular file (not a
   // symbolic link, directory or device), in an existing directory this process may write. For
