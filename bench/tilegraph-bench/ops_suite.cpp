@@ -52,7 +52,8 @@ Tensor* causal_mask(Context& ctx, int64_t n_kv, int64_t n_q) {
 std::vector<OpCase> cases() {
   constexpr int64_t E = 4096, F = 11008, D = 128, H = 32, HKV = 8;
   std::vector<OpCase> c;
-  for (DType w : {DType::F32, DType::F16, DType::Q8_0}) {
+  // The quantized types: q8_0 dequantised in registers, the others as integers (quant.h).
+  for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 1", 0,
                  [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 1})); }});
   }
