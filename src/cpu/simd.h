@@ -88,17 +88,19 @@ struct Quants32Portable {
     return b;
   }
   static Acc zero() { return 0; }
-  // A block's 16 scales, one per 16 elements, as dot_add takes them.
-  struct Scales {
-    const int16_t* scale16;
+  // 16 int16, one per 16 elements of a K block.
+  struct I16x16 {
+    int16_t v[16];
   };
-  static Scales scales(const int16_t* scale16) { return {scale16}; }
+  // A block's 16 scales as dot_add takes them.
+  using Scales = I16x16;
+  static Scales scales(const I16x16& scale16) { return scale16; }
   // acc + sum_i q[i] * x[i] * scale16[2p + i / 16]: elements 32p .. 32p + 31 of the block.
   static Acc dot_add(Acc acc, const B& q, const B& x, const Scales& s, int p) {
     for (int h = 0; h < 2; ++h) {
       int32_t sum = 0;
       for (int i = 16 * h; i < 16 * h + 16; ++i) sum += q.v[i] * x.v[i];
-      acc += sum * s.scale16[2 * p + h];
+      acc += sum * s.v[2 * p + h];
     }
     return acc;
   }
@@ -109,20 +111,24 @@ struct Quants32Portable {
     return sum;
   }
   // sum_i a[i] * b[i] over 16 int16.
-  static Acc dot_i16(const int16_t* a, const int16_t* b) {
+  static Acc dot_i16(const I16x16& a, const int16_t* b) {
     int32_t sum = 0;
-    for (int i = 0; i < 16; ++i) sum += a[i] * b[i];
+    for (int i = 0; i < 16; ++i) sum += a.v[i] * b[i];
     return sum;
   }
   static FAcc fzero() { return 0.0f; }
   static FAcc fmadd(Acc a, float scale, FAcc acc) { return __builtin_fmaf(float(a), scale, acc); }
   static float reduce(FAcc a) { return a; }
-  // out16[2i] = out16[2i + 1] = p[i] for 8 bytes; out16[i] = q[i] for 16 int8.
-  static void widen_pairs(const uint8_t* p, int16_t* out16) {
-    for (int i = 0; i < 8; ++i) out16[2 * i] = out16[2 * i + 1] = p[i];
+  // Each of 8 bytes twice (a scale per 32 elements as one per 16); 16 int8 as they are.
+  static I16x16 widen_pairs(const uint8_t* p) {
+    I16x16 out;
+    for (int i = 0; i < 8; ++i) out.v[2 * i] = out.v[2 * i + 1] = p[i];
+    return out;
   }
-  static void widen_i8(const int8_t* p, int16_t* out16) {
-    for (int i = 0; i < 16; ++i) out16[i] = p[i];
+  static I16x16 widen_i8(const int8_t* p) {
+    I16x16 out;
+    for (int i = 0; i < 16; ++i) out.v[i] = p[i];
+    return out;
   }
   // 32 floats to nearest-even int8 of x / d, clamped to -127..127 (quant.h's activation rule).
   static void quantize(const float* x, float d, int8_t* q) {
@@ -329,14 +335,14 @@ struct Quants32Avx2 {
   TG_SIMD_INLINE Acc dot(B q, B x) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1));
   }
+  using I16x16 = __m256i;
   // Scales 0-7 and 8-15 in both 128-bit lanes, for one in-lane shuffle per piece.
   struct Scales {
     __m256i low, high;
   };
-  TG_SIMD_INLINE Scales scales(const int16_t* scale16) {
-    const auto* p = reinterpret_cast<const __m128i*>(scale16);
-    return {_mm256_broadcastsi128_si256(_mm_loadu_si128(p)),
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(p + 1))};
+  TG_SIMD_INLINE Scales scales(I16x16 scale16) {
+    return {_mm256_permute2x128_si256(scale16, scale16, 0x00),
+            _mm256_permute2x128_si256(scale16, scale16, 0x11)};
   }
   // maddubs: unsigned q times signed x, adjacent pairs summed to int16 (at most 2 * 63 * 127, no
   // saturation); madd by the scales: pairs of those summed to int32. Lanes 0-3 cover elements
@@ -352,23 +358,20 @@ struct Quants32Avx2 {
     const __m256i scales = _mm256_shuffle_epi8(p < 4 ? s.low : s.high, spread);
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), scales));
   }
-  TG_SIMD_INLINE Acc dot_i16(const int16_t* a, const int16_t* b) {
-    return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
-                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+  TG_SIMD_INLINE Acc dot_i16(I16x16 a, const int16_t* b) {
+    return _mm256_madd_epi16(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
   }
   TG_SIMD_INLINE FAcc fzero() { return _mm256_setzero_ps(); }
   TG_SIMD_INLINE FAcc fmadd(Acc a, float scale, FAcc acc) {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale), acc);
   }
   TG_SIMD_INLINE float reduce(FAcc a) { return Avx2::reduce_add(a); }
-  TG_SIMD_INLINE void widen_pairs(const uint8_t* p, int16_t* out16) {
+  TG_SIMD_INLINE I16x16 widen_pairs(const uint8_t* p) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    const __m128i doubled = _mm_unpacklo_epi8(bytes, bytes);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), _mm256_cvtepu8_epi16(doubled));
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(bytes, bytes));
   }
-  TG_SIMD_INLINE void widen_i8(const int8_t* p, int16_t* out16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), _mm256_cvtepi8_epi16(bytes));
+  TG_SIMD_INLINE I16x16 widen_i8(const int8_t* p) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   TG_SIMD_INLINE void quantize(const float* x, float d, int8_t* q) {
     __m256i v[4];

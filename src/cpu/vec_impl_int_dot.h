@@ -50,22 +50,18 @@ void quantize_q8_32(int64_t n, BlockQ8_32* y, const float* x) {
   }
 }
 
-// A weight block's integer scales: scale16[g] and offset16[g] for elements 16g .. 16g + 15.
+// A weight block's integer scales, for elements 16g .. 16g + 15 scale g and offset g.
 struct IntScalesK {
-  alignas(32) int16_t scale16[16];
-  int16_t offset16[16];
+  Q32::Scales scales;
+  Q32::I16x16 offset16;
   float d, offset_d;
 };
 
 inline IntScalesK int_scales_affine_k(const uint8_t* scales, f16 d, f16 dmin, const float* f16_table) {
   uint8_t sc_m[16];
   unpack_scales_mins_k(scales, sc_m);
-  IntScalesK s;
-  Q32::widen_pairs(sc_m, s.scale16);
-  Q32::widen_pairs(sc_m + 8, s.offset16);
-  s.d = f16_table[d.bits];
-  s.offset_d = -f16_table[dmin.bits];
-  return s;
+  return {Q32::scales(Q32::widen_pairs(sc_m)), Q32::widen_pairs(sc_m + 8), f16_table[d.bits],
+          -f16_table[dmin.bits]};
 }
 
 // The quants of elements 32p .. 32p + 31 (0..15 for q4_K, 0..31 for q5_K, 0..63 for q6_K).
@@ -93,12 +89,9 @@ struct IntQ5_K {
 struct IntQ6_K {
   using Block = BlockQ6_K;
   static IntScalesK scales(const Block& b, const float* f16_table) {
-    IntScalesK s;
-    Q32::widen_i8(b.scales, s.scale16);
-    Q32::widen_i8(b.scales, s.offset16);
-    s.d = f16_table[b.d.bits];
-    s.offset_d = -32.0f * s.d;
-    return s;
+    const Q32::I16x16 scale16 = Q32::widen_i8(b.scales);
+    const float d = f16_table[b.d.bits];
+    return {Q32::scales(scale16), scale16, d, -32.0f * d};
   }
   static Q32::B piece(const Block& b, int p) {
     const int h = p / 4, g = p % 4;
@@ -215,11 +208,7 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
   }
   for (int64_t b = 0; b < blocks; ++b) {
     IntScalesK s[R];
-    Q32::Scales scales[R];
-    for (int r = 0; r < R; ++r) {
-      s[r] = D::scales(row[r][b], f16_table);
-      scales[r] = Q32::scales(s[r].scale16);
-    }
+    for (int r = 0; r < R; ++r) s[r] = D::scales(row[r][b], f16_table);
     const BlockQ8_K* xb[T];
     for (int t = 0; t < T; ++t) xb[t] = x + t * x_stride + b;
     Q32::Acc sum[R][T];
@@ -233,7 +222,7 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const Q32::B q = D::piece(row[r][b], p);
-        for (int t = 0; t < T; ++t) sum[r][t] = Q32::dot_add(sum[r][t], q, xq[t], scales[r], p);
+        for (int t = 0; t < T; ++t) sum[r][t] = Q32::dot_add(sum[r][t], q, xq[t], s[r].scales, p);
       }
     }
     for (int r = 0; r < R; ++r) {
