@@ -38,9 +38,10 @@
 
 namespace tg::cpu::simd {
 
-// Integer dot products of 32 quants at a time, for K-quant weights (unsigned, below 64) against
-// q8_K activations (signed, -127..127): per-16-element scales applied to exact integer sums.
-// One struct per ISA family with the same interface; the vector structs name theirs Q32.
+// Integer dot products of 32 quants at a time, for quantized weights (unsigned quants, below 64)
+// against 8-bit activations (signed, -127..127; quant.h): exact integer sums, with the K types'
+// per-16-element scales applied inside them. One struct per ISA family with the same interface;
+// the vector structs name theirs Q32.
 struct Quants32Portable {
   struct B {
     int16_t v[32];  // bytes, widened: the portable code has no byte lanes to keep them in
@@ -301,8 +302,9 @@ struct Avx2 {
   TG_SIMD_INLINE F swap_pairs(F a) { return _mm256_permute_ps(a, 0xb1); }
 };
 
-// Quants32Portable's interface on 32-byte vectors (used by the AVX-512 path too: ymm registers,
-// which this CPU family's AVX-512 units split 512-bit work into anyway).
+// Quants32Portable's interface on 32-byte vectors, used by the AVX-512 table too: Zen 4 splits
+// 512-bit work into 256-bit halves anyway (a 512-bit version might pay on Intel's full-width
+// units; not tried).
 struct Quants32Avx2 {
   using B = __m256i;
   using Acc = __m256i;  // 8 int32 partial sums
