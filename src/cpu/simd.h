@@ -172,8 +172,6 @@ struct Scalar {
     return (bits >> first & 1u) ? value : 0;
   }
   TG_SIMD_INLINE F to_float(I a) { return float(a); }
-  // No 16-entry table lookup (lookup16) on this ISA.
-  static constexpr bool kLookup16 = false;
   using Q32 = Quants32Portable;
 
   TG_SIMD_INLINE F add(F a, F b) { return a + b; }
@@ -251,7 +249,6 @@ struct Avx2 {
                             _mm256_set1_epi32(value));
   }
   TG_SIMD_INLINE F to_float(I a) { return _mm256_cvtepi32_ps(a); }
-  static constexpr bool kLookup16 = false;  // a permute reaches 8 lanes only
   using Q32 = Quants32Avx2;
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
@@ -448,14 +445,7 @@ struct Avx512 {
     return _mm512_maskz_mov_epi32(__mmask16(bits >> first), _mm512_set1_epi32(value));
   }
   TG_SIMD_INLINE F to_float(I a) { return _mm512_cvtepi32_ps(a); }
-  // Lane i is table[index[i] & 15]: one permute, where a conversion and a multiply-add would
-  // take two FMA-port operations (the port a dot product is bound by).
-  static constexpr bool kLookup16 = true;
   using Q32 = Quants32Avx2;
-  TG_SIMD_INLINE F lookup16(I index, F table) { return _mm512_permutexvar_ps(index, table); }
-  TG_SIMD_INLINE F iota() {
-    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  }
   // Lanes 0-7 `low`, lanes 8-15 `high`.
   TG_SIMD_INLINE F halves(float low, float high) {
     return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(low), _mm512_set1_ps(high));

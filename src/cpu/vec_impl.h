@@ -420,84 +420,36 @@ struct DecodeQ8_0 {
   }
 };
 
-// The 4-bit quants at `bytes` (their high nibbles if `high`) as q * step + bias: by a 16-entry
-// table of the block's values where the ISA has the lookup (then only the top nibble needs
-// shifting: the lookup ignores the bits above), else converted. kCentered: bias is -8 step, and
-// the table (q - 8) * step takes one multiply. (A template so that ISAs without the lookup never
-// instantiate it.)
-template <bool kCentered = false, class U = V>
-inline F nibble_values(const uint8_t* bytes, bool high, F step, F bias) {
-  const I q = U::load_u8(bytes);
-  if constexpr (U::kLookup16) {
-    const F table = kCentered ? U::mul(U::sub(U::iota(), U::set1(8.0f)), step)
-                              : U::fmadd(U::iota(), step, bias);
-    return U::lookup16(high ? U::srl_i(q, 4) : q, table);
-  } else {
-    return U::fmadd(U::to_float(high ? U::srl_i(q, 4) : U::and_i(q, 0xF)), step, bias);
-  }
-}
+// A 32-element block's step and the value of its quant 0 (the part of each weight that its quant
+// does not change): q4_0 and q5_0 are centred, d (q - 8) and d (q - 16); q4_1 and q5_1 affine,
+// d q + m. The decoders below and the integer dot products (vec_impl_int_dot.h) both read them
+// here.
+inline float block_step(const BlockQ4_0& b, const float* f16) { return f16[b.d.bits]; }
+inline float block_offset(const BlockQ4_0& b, const float* f16) { return -8.0f * f16[b.d.bits]; }
+inline float block_step(const BlockQ4_1& b, const float* f16) { return f16[b.d.bits]; }
+inline float block_offset(const BlockQ4_1& b, const float* f16) { return f16[b.m.bits]; }
+inline float block_step(const BlockQ5_0& b, const float* f16) { return f16[b.d.bits]; }
+inline float block_offset(const BlockQ5_0& b, const float* f16) { return -16.0f * f16[b.d.bits]; }
+inline float block_step(const BlockQ5_1& b, const float* f16) { return f16[b.d.bits]; }
+inline float block_offset(const BlockQ5_1& b, const float* f16) { return f16[b.m.bits]; }
 
-struct DecodeQ4_0 {
-  using Block = BlockQ4_0;
-  static constexpr int kElems = kQ4_0BlockSize;
+// q4_0 and q4_1: 4-bit quants, elements j and j + 16 in byte j; q5_0 and q5_1 (kHighBit): the
+// same with the 5th bit of element j at bit j of qh.
+template <class B, bool kHighBit>
+struct DecodeBlock32 {
+  using Block = B;
+  static constexpr int kElems = 32;
   struct Scales {
-    F d, bias;
+    F step, offset;
   };
   static Scales scales(const Block& b, const float* f16) {
-    const float d = f16[b.d.bits];
-    return {V::set1(d), V::set1(-8.0f * d)};
+    return {V::set1(block_step(b, f16)), V::set1(block_offset(b, f16))};
   }
   static F vec(const Block& b, const Scales& s, int v) {
     const int e = v * W;
-    return nibble_values<true>(b.qs + e % 16, e >= 16, s.d, s.bias);
-  }
-};
-
-struct DecodeQ4_1 {
-  using Block = BlockQ4_1;
-  static constexpr int kElems = kQ4_1BlockSize;
-  struct Scales {
-    F d, m;
-  };
-  static Scales scales(const Block& b, const float* f16) {
-    return {V::set1(f16[b.d.bits]), V::set1(f16[b.m.bits])};
-  }
-  static F vec(const Block& b, const Scales& s, int v) {
-    const int e = v * W;
-    return nibble_values(b.qs + e % 16, e >= 16, s.d, s.m);
-  }
-};
-
-struct DecodeQ5_0 {
-  using Block = BlockQ5_0;
-  static constexpr int kElems = kQ5_0BlockSize;
-  struct Scales {
-    F d, bias;
-  };
-  static Scales scales(const Block& b, const float* f16) {
-    const float d = f16[b.d.bits];
-    return {V::set1(d), V::set1(-16.0f * d)};
-  }
-  static F vec(const Block& b, const Scales& s, int v) {
-    const int e = v * W;
-    const I q = V::or_i(nibbles_32(b.qs, e), V::select_bits(load_u32(b.qh), e, 16));
-    return V::fmadd(V::to_float(q), s.d, s.bias);
-  }
-};
-
-struct DecodeQ5_1 {
-  using Block = BlockQ5_1;
-  static constexpr int kElems = kQ5_1BlockSize;
-  struct Scales {
-    F d, m;
-  };
-  static Scales scales(const Block& b, const float* f16) {
-    return {V::set1(f16[b.d.bits]), V::set1(f16[b.m.bits])};
-  }
-  static F vec(const Block& b, const Scales& s, int v) {
-    const int e = v * W;
-    const I q = V::or_i(nibbles_32(b.qs, e), V::select_bits(load_u32(b.qh), e, 16));
-    return V::fmadd(V::to_float(q), s.d, s.m);
+    I q = nibbles_32(b.qs, e);
+    if constexpr (kHighBit) q = V::or_i(q, V::select_bits(load_u32(b.qh), e, 16));
+    return V::fmadd(V::to_float(q), s.step, s.offset);
   }
 };
 
@@ -548,8 +500,7 @@ struct DecodeQ4_K {
   static Scales scales(const Block& b, const float* f16) { return scales_k(b, f16); }
   static F vec(const Block& b, const Scales& s, int v) {
     const int e = v * W;
-    return nibble_values(b.qs + 32 * (e / 64) + e % 32, e % 64 >= 32, V::set1(s.step[e / 32]),
-                         V::set1(s.bias[e / 32]));
+    return V::fmadd(V::to_float(nibbles_k(b.qs, e)), V::set1(s.step[e / 32]), V::set1(s.bias[e / 32]));
   }
 };
 
@@ -605,10 +556,10 @@ template <class Fn>
 inline void with_decoder(DType type, Fn fn) {
   switch (type) {
     case DType::Q8_0: return fn(DecodeQ8_0{});
-    case DType::Q4_0: return fn(DecodeQ4_0{});
-    case DType::Q4_1: return fn(DecodeQ4_1{});
-    case DType::Q5_0: return fn(DecodeQ5_0{});
-    case DType::Q5_1: return fn(DecodeQ5_1{});
+    case DType::Q4_0: return fn(DecodeBlock32<BlockQ4_0, false>{});
+    case DType::Q4_1: return fn(DecodeBlock32<BlockQ4_1, false>{});
+    case DType::Q5_0: return fn(DecodeBlock32<BlockQ5_0, true>{});
+    case DType::Q5_1: return fn(DecodeBlock32<BlockQ5_1, true>{});
     case DType::Q4_K: return fn(DecodeQ4_K{});
     case DType::Q5_K: return fn(DecodeQ5_K{});
     case DType::Q6_K: return fn(DecodeQ6_K{});

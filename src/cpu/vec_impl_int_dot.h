@@ -111,42 +111,25 @@ inline void with_q8k_decoder(DType type, Fn fn) {
   throw_wrong_quant_type(type, "dot_q8k_rows");
 }
 
-// The 32-element types: their quants (unsigned: q4 0..15, q5 0..31), d and offset.
-struct IntQ4_0 {
-  using Block = BlockQ4_0;
-  static Q32::B quants(const Block& b) { return Q32::nibbles16(b.qs); }
-  static float d(const Block& b, const float* f16_table) { return f16_table[b.d.bits]; }
-  static float offset(const Block& b, const float* f16_table) { return -8.0f * f16_table[b.d.bits]; }
-};
-
-struct IntQ4_1 {
-  using Block = BlockQ4_1;
-  static Q32::B quants(const Block& b) { return Q32::nibbles16(b.qs); }
-  static float d(const Block& b, const float* f16_table) { return f16_table[b.d.bits]; }
-  static float offset(const Block& b, const float* f16_table) { return f16_table[b.m.bits]; }
-};
-
-struct IntQ5_0 {
-  using Block = BlockQ5_0;
-  static Q32::B quants(const Block& b) { return Q32::or_(Q32::nibbles16(b.qs), Q32::bits32(load_u32(b.qh), 16)); }
-  static float d(const Block& b, const float* f16_table) { return f16_table[b.d.bits]; }
-  static float offset(const Block& b, const float* f16_table) { return -16.0f * f16_table[b.d.bits]; }
-};
-
-struct IntQ5_1 {
-  using Block = BlockQ5_1;
-  static Q32::B quants(const Block& b) { return Q32::or_(Q32::nibbles16(b.qs), Q32::bits32(load_u32(b.qh), 16)); }
-  static float d(const Block& b, const float* f16_table) { return f16_table[b.d.bits]; }
-  static float offset(const Block& b, const float* f16_table) { return f16_table[b.m.bits]; }
+// The quants of a 32-element type (unsigned: q4 0..15, q5 0..31), as DecodeBlock32 reads them;
+// its step and offset are block_step and block_offset.
+template <class B, bool kHighBit>
+struct IntBlock32 {
+  using Block = B;
+  static Q32::B quants(const Block& b) {
+    const Q32::B low = Q32::nibbles16(b.qs);
+    if constexpr (kHighBit) return Q32::or_(low, Q32::bits32(load_u32(b.qh), 16));
+    return low;
+  }
 };
 
 template <class Fn>
 inline void with_q8_32_decoder(DType type, Fn fn) {
   switch (type) {
-    case DType::Q4_0: return fn(IntQ4_0{});
-    case DType::Q4_1: return fn(IntQ4_1{});
-    case DType::Q5_0: return fn(IntQ5_0{});
-    case DType::Q5_1: return fn(IntQ5_1{});
+    case DType::Q4_0: return fn(IntBlock32<BlockQ4_0, false>{});
+    case DType::Q4_1: return fn(IntBlock32<BlockQ4_1, false>{});
+    case DType::Q5_0: return fn(IntBlock32<BlockQ5_0, true>{});
+    case DType::Q5_1: return fn(IntBlock32<BlockQ5_1, true>{});
     default: break;
   }
   throw_wrong_quant_type(type, "dot_q8_32_rows");
@@ -179,7 +162,7 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
     for (int r = 0; r < R; ++r) {
       const Block& w = row[r][b];
       const Q32::B q = D::quants(w);
-      const float d = D::d(w, f16_table), offset = D::offset(w, f16_table);
+      const float d = block_step(w, f16_table), offset = block_offset(w, f16_table);
       for (int t = 0; t < T; ++t) {
         acc[r][t] = Q32::fmadd(Q32::dot(q, xq[t]), d * xb[t]->d, acc[r][t]);
         offsets[r][t] = __builtin_fmaf(offset, xb[t]->s, offsets[r][t]);
