@@ -4,21 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <string>
 
-#include "tilegraph/core/error.h"
+#include "core/quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {
 
 namespace {
-
-void check_length(const char* what, int64_t n, int block) {
-  if (n % block != 0) {
-    throw Error(std::string(what) + ": n=" + std::to_string(n) + " is not a multiple of " +
-                std::to_string(block));
-  }
-}
 
 // Quantizes `count` values to q (quant.h's rule); returns d.
 float quantize_block(const float* x, int count, int8_t* q) {
@@ -58,7 +50,7 @@ ActivationType activation_type(DType weight_type) {
 }
 
 void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n) {
-  check_length("quantize_row_q8_K", n, kQKBlockSize);
+  detail::check_whole_blocks("quantize_row_q8_K", n, kQKBlockSize);
   for (int64_t b = 0; b < n / kQKBlockSize; ++b) {
     y[b].d = quantize_block(x + b * kQKBlockSize, kQKBlockSize, y[b].qs);
     for (int s = 0; s < kQKBlockSize / 16; ++s) y[b].bsums[s] = int16_t(sum_of(y[b].qs + 16 * s, 16));
@@ -66,14 +58,14 @@ void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n) {
 }
 
 void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n) {
-  check_length("dequantize_row_q8_K", n, kQKBlockSize);
+  detail::check_whole_blocks("dequantize_row_q8_K", n, kQKBlockSize);
   for (int64_t b = 0; b < n / kQKBlockSize; ++b) {
     for (int i = 0; i < kQKBlockSize; ++i) y[b * kQKBlockSize + i] = x[b].d * float(x[b].qs[i]);
   }
 }
 
 void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n) {
-  check_length("quantize_row_q8_32", n, kQ8_32BlockSize);
+  detail::check_whole_blocks("quantize_row_q8_32", n, kQ8_32BlockSize);
   for (int64_t b = 0; b < n / kQ8_32BlockSize; ++b) {
     y[b].d = quantize_block(x + b * kQ8_32BlockSize, kQ8_32BlockSize, y[b].qs);
     y[b].s = y[b].d * float(sum_of(y[b].qs, kQ8_32BlockSize));
@@ -81,7 +73,7 @@ void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n) {
 }
 
 void dequantize_row_q8_32(const BlockQ8_32* x, float* y, int64_t n) {
-  check_length("dequantize_row_q8_32", n, kQ8_32BlockSize);
+  detail::check_whole_blocks("dequantize_row_q8_32", n, kQ8_32BlockSize);
   for (int64_t b = 0; b < n / kQ8_32BlockSize; ++b) {
     for (int i = 0; i < kQ8_32BlockSize; ++i) y[b * kQ8_32BlockSize + i] = x[b].d * float(x[b].qs[i]);
   }
@@ -94,7 +86,7 @@ template <class Block>
 void round_through(const char* what, float* x, int64_t n, void (*quantize)(const float*, Block*, int64_t),
                    void (*dequantize)(const Block*, float*, int64_t)) {
   constexpr int kBlock = int(sizeof(Block::qs));
-  check_length(what, n, kBlock);
+  detail::check_whole_blocks(what, n, kBlock);
   Block block;
   for (int64_t i = 0; i < n; i += kBlock) {
     quantize(x + i, &block, kBlock);

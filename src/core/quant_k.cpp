@@ -7,9 +7,8 @@
 // quant.h states the error bounds, which tests/unit/core/test_quant.cpp checks.
 #include <algorithm>
 #include <cmath>
-#include <string>
 
-#include "tilegraph/core/error.h"
+#include "core/quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {
@@ -19,12 +18,6 @@ namespace {
 constexpr int kBlock = kQKBlockSize;
 constexpr int kSub4 = 32;  // q4_K/q5_K sub-block
 constexpr int kSub6 = 16;  // q6_K sub-block
-
-void check_length(const char* what, int64_t n) {
-  if (n % kBlock != 0) {
-    throw Error(std::string(what) + ": n=" + std::to_string(n) + " is not a multiple of 256");
-  }
-}
 
 int nearest(float x) { return int(std::lround(x)); }
 
@@ -116,7 +109,7 @@ void unpack_nibbles_k(const uint8_t* qs, int* q) {
 }  // namespace
 
 void quantize_row_q4_K(const float* x, BlockQ4_K* y, int64_t n) {
-  check_length("quantize_row_q4_K", n);
+  detail::check_whole_blocks("quantize_row_q4_K", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     quantize_affine_k(x + b * kBlock, 15, q, y[b].scales, &y[b].d, &y[b].dmin);
@@ -125,7 +118,7 @@ void quantize_row_q4_K(const float* x, BlockQ4_K* y, int64_t n) {
 }
 
 void dequantize_row_q4_K(const BlockQ4_K* x, float* y, int64_t n) {
-  check_length("dequantize_row_q4_K", n);
+  detail::check_whole_blocks("dequantize_row_q4_K", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     int q[kBlock];
     unpack_nibbles_k(x[b].qs, q);
@@ -134,7 +127,7 @@ void dequantize_row_q4_K(const BlockQ4_K* x, float* y, int64_t n) {
 }
 
 void quantize_row_q5_K(const float* x, BlockQ5_K* y, int64_t n) {
-  check_length("quantize_row_q5_K", n);
+  detail::check_whole_blocks("quantize_row_q5_K", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     quantize_affine_k(x + b * kBlock, 31, q, y[b].scales, &y[b].d, &y[b].dmin);
@@ -150,7 +143,7 @@ void quantize_row_q5_K(const float* x, BlockQ5_K* y, int64_t n) {
 }
 
 void dequantize_row_q5_K(const BlockQ5_K* x, float* y, int64_t n) {
-  check_length("dequantize_row_q5_K", n);
+  detail::check_whole_blocks("dequantize_row_q5_K", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     int q[kBlock];
     unpack_nibbles_k(x[b].qs, q);
@@ -165,7 +158,7 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, int64_t n) {
 }
 
 void quantize_row_q6_K(const float* x, BlockQ6_K* y, int64_t n) {
-  check_length("quantize_row_q6_K", n);
+  detail::check_whole_blocks("quantize_row_q6_K", n, kBlock);
   constexpr int kSubs = kBlock / kSub6;
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float* xb = x + b * kBlock;
@@ -203,7 +196,7 @@ void quantize_row_q6_K(const float* x, BlockQ6_K* y, int64_t n) {
 }
 
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n) {
-  check_length("dequantize_row_q6_K", n);
+  detail::check_whole_blocks("dequantize_row_q6_K", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float d = f16_to_f32(x[b].d);
     int q[kBlock];

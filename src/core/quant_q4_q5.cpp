@@ -3,9 +3,8 @@
 // llama.cpp uses for these types when it has no importance matrix.
 #include <algorithm>
 #include <cmath>
-#include <string>
 
-#include "tilegraph/core/error.h"
+#include "core/quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {
@@ -14,12 +13,6 @@ namespace {
 
 constexpr int kBlock = 32;  // every type here
 constexpr int kHalf = kBlock / 2;
-
-void check_length(const char* what, int64_t n) {
-  if (n % kBlock != 0) {
-    throw Error(std::string(what) + ": n=" + std::to_string(n) + " is not a multiple of 32");
-  }
-}
 
 // The value of largest magnitude, with its sign (the first one on ties).
 float signed_absmax(const float* x) {
@@ -85,7 +78,7 @@ void add_high_bits(const uint8_t* qh, int* q) {
 }  // namespace
 
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t n) {
-  check_length("quantize_row_q4_0", n);
+  detail::check_whole_blocks("quantize_row_q4_0", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     y[b].d = f32_to_f16(quantize_symmetric(x + b * kBlock, 4, q));
@@ -94,7 +87,7 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t n) {
 }
 
 void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t n) {
-  check_length("dequantize_row_q4_0", n);
+  detail::check_whole_blocks("dequantize_row_q4_0", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float d = f16_to_f32(x[b].d);
     int q[kBlock];
@@ -104,7 +97,7 @@ void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t n) {
 }
 
 void quantize_row_q4_1(const float* x, BlockQ4_1* y, int64_t n) {
-  check_length("quantize_row_q4_1", n);
+  detail::check_whole_blocks("quantize_row_q4_1", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     float d, m;
@@ -116,7 +109,7 @@ void quantize_row_q4_1(const float* x, BlockQ4_1* y, int64_t n) {
 }
 
 void dequantize_row_q4_1(const BlockQ4_1* x, float* y, int64_t n) {
-  check_length("dequantize_row_q4_1", n);
+  detail::check_whole_blocks("dequantize_row_q4_1", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
     int q[kBlock];
@@ -126,7 +119,7 @@ void dequantize_row_q4_1(const BlockQ4_1* x, float* y, int64_t n) {
 }
 
 void quantize_row_q5_0(const float* x, BlockQ5_0* y, int64_t n) {
-  check_length("quantize_row_q5_0", n);
+  detail::check_whole_blocks("quantize_row_q5_0", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     y[b].d = f32_to_f16(quantize_symmetric(x + b * kBlock, 5, q));
@@ -136,7 +129,7 @@ void quantize_row_q5_0(const float* x, BlockQ5_0* y, int64_t n) {
 }
 
 void dequantize_row_q5_0(const BlockQ5_0* x, float* y, int64_t n) {
-  check_length("dequantize_row_q5_0", n);
+  detail::check_whole_blocks("dequantize_row_q5_0", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float d = f16_to_f32(x[b].d);
     int q[kBlock];
@@ -147,7 +140,7 @@ void dequantize_row_q5_0(const BlockQ5_0* x, float* y, int64_t n) {
 }
 
 void quantize_row_q5_1(const float* x, BlockQ5_1* y, int64_t n) {
-  check_length("quantize_row_q5_1", n);
+  detail::check_whole_blocks("quantize_row_q5_1", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     uint8_t q[kBlock];
     float d, m;
@@ -160,7 +153,7 @@ void quantize_row_q5_1(const float* x, BlockQ5_1* y, int64_t n) {
 }
 
 void dequantize_row_q5_1(const BlockQ5_1* x, float* y, int64_t n) {
-  check_length("dequantize_row_q5_1", n);
+  detail::check_whole_blocks("dequantize_row_q5_1", n, kBlock);
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
     int q[kBlock];
