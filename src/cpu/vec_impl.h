@@ -493,29 +493,22 @@ inline ScalesK scales_k(const Block& b, const float* f16) {
   return s;
 }
 
-struct DecodeQ4_K {
-  using Block = BlockQ4_K;
+// q4_K, and q5_K (kHighBit) with the 5th bit of element 64c + l at bit 2c of qh[l], of
+// 64c + 32 + l at bit 2c + 1.
+template <class B, bool kHighBit>
+struct DecodeAffineK {
+  using Block = B;
   static constexpr int kElems = kQKBlockSize;
   using Scales = ScalesK;
   static Scales scales(const Block& b, const float* f16) { return scales_k(b, f16); }
   static F vec(const Block& b, const Scales& s, int v) {
     const int e = v * W;
-    return V::fmadd(V::to_float(nibbles_k(b.qs, e)), V::set1(s.step[e / 32]), V::set1(s.bias[e / 32]));
-  }
-};
-
-struct DecodeQ5_K {
-  using Block = BlockQ5_K;
-  static constexpr int kElems = kQKBlockSize;
-  using Scales = ScalesK;
-  static Scales scales(const Block& b, const float* f16) { return scales_k(b, f16); }
-  static F vec(const Block& b, const Scales& s, int v) {
-    const int e = v * W;
-    // The 5th bit of element 64c + l is bit 2c of qh[l], of 64c + 32 + l bit 2c + 1.
-    const I qh = V::load_u8(b.qh + e % 32);
-    const int bit = e / 32;  // shifted to bit 4
-    const I high = bit <= 4 ? V::sll_i(qh, 4 - bit) : V::srl_i(qh, bit - 4);
-    const I q = V::or_masked(nibbles_k(b.qs, e), high, 0x10);
+    I q = nibbles_k(b.qs, e);
+    if constexpr (kHighBit) {
+      const I qh = V::load_u8(b.qh + e % 32);
+      const int bit = e / 32;  // shifted to bit 4
+      q = V::or_masked(q, bit <= 4 ? V::sll_i(qh, 4 - bit) : V::srl_i(qh, bit - 4), 0x10);
+    }
     return V::fmadd(V::to_float(q), V::set1(s.step[e / 32]), V::set1(s.bias[e / 32]));
   }
 };
@@ -560,8 +553,8 @@ inline void with_decoder(DType type, Fn fn) {
     case DType::Q4_1: return fn(DecodeBlock32<BlockQ4_1, false>{});
     case DType::Q5_0: return fn(DecodeBlock32<BlockQ5_0, true>{});
     case DType::Q5_1: return fn(DecodeBlock32<BlockQ5_1, true>{});
-    case DType::Q4_K: return fn(DecodeQ4_K{});
-    case DType::Q5_K: return fn(DecodeQ5_K{});
+    case DType::Q4_K: return fn(DecodeAffineK<BlockQ4_K, false>{});
+    case DType::Q5_K: return fn(DecodeAffineK<BlockQ5_K, true>{});
     case DType::Q6_K: return fn(DecodeQ6_K{});
     default: break;
   }

@@ -57,32 +57,21 @@ struct IntScalesK {
   float d, offset_d;
 };
 
-inline IntScalesK int_scales_affine_k(const uint8_t* scales, f16 d, f16 dmin, const float* f16_table) {
-  uint8_t sc_m[16];
-  unpack_scales_mins_k(scales, sc_m);
-  return {Q32::scales(Q32::widen_pairs(sc_m)), Q32::widen_pairs(sc_m + 8), f16_table[d.bits],
-          -f16_table[dmin.bits]};
-}
-
-// The quants of elements 32p .. 32p + 31 (0..15 for q4_K, 0..31 for q5_K, 0..63 for q6_K).
-struct IntQ4_K {
-  using Block = BlockQ4_K;
+// The quants of elements 32p .. 32p + 31 (0..15 for q4_K, 0..31 for q5_K, 0..63 for q6_K), as
+// DecodeAffineK and DecodeQ6_K read them.
+template <class B, bool kHighBit>
+struct IntAffineK {
+  using Block = B;
   static IntScalesK scales(const Block& b, const float* f16_table) {
-    return int_scales_affine_k(b.scales, b.d, b.dmin, f16_table);
-  }
-  static Q32::B piece(const Block& b, int p) {
-    return Q32::bits(Q32::load_u8(b.qs + 32 * (p / 2)), 4 * (p % 2), 0xF);
-  }
-};
-
-struct IntQ5_K {
-  using Block = BlockQ5_K;
-  static IntScalesK scales(const Block& b, const float* f16_table) {
-    return int_scales_affine_k(b.scales, b.d, b.dmin, f16_table);
+    uint8_t sc_m[16];
+    unpack_scales_mins_k(b.scales, sc_m);
+    return {Q32::scales(Q32::widen_pairs(sc_m)), Q32::widen_pairs(sc_m + 8), f16_table[b.d.bits],
+            -f16_table[b.dmin.bits]};
   }
   static Q32::B piece(const Block& b, int p) {
     const Q32::B low = Q32::bits(Q32::load_u8(b.qs + 32 * (p / 2)), 4 * (p % 2), 0xF);
-    return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh), p, 1)));
+    if constexpr (kHighBit) return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh), p, 1)));
+    return low;
   }
 };
 
@@ -103,8 +92,8 @@ struct IntQ6_K {
 template <class Fn>
 inline void with_q8k_decoder(DType type, Fn fn) {
   switch (type) {
-    case DType::Q4_K: return fn(IntQ4_K{});
-    case DType::Q5_K: return fn(IntQ5_K{});
+    case DType::Q4_K: return fn(IntAffineK<BlockQ4_K, false>{});
+    case DType::Q5_K: return fn(IntAffineK<BlockQ5_K, true>{});
     case DType::Q6_K: return fn(IntQ6_K{});
     default: break;
   }
