@@ -10,7 +10,8 @@ const GemmKernels& gemm_kernels(Isa isa) {
   switch (isa) {
     case Isa::SCALAR: return scalar_gemm_kernels();
     case Isa::AVX2: return avx2_gemm_kernels();
-    case Isa::AVX512: return avx512_gemm_kernels();
+    case Isa::AVX512:
+    case Isa::AVX512_VNNI: return avx512_gemm_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
 }

@@ -5,10 +5,11 @@
 // reading a once: dot products of rows of a straight from their storage against every column of b
 // (f16/bf16 converted and q8_0 blocks dequantised in registers; 4- to 6-bit blocks multiplied as
 // integers by b quantized to 8 bits, which ops.h makes part of mul_mat's result). Matrix-
-// matrix is a blocked GEMM in the GotoBLAS shape: b is converted to f32 and packed into panels
-// of MR rows once per node; each work item takes 128 columns of a, packs them (any dtype) into
-// f32 panels of NR columns one K block at a time, and runs a register-blocked FMA micro-kernel
-// over every MR x NR block against all of b.
+// matrix is a blocked GEMM in the GotoBLAS shape: b is packed once per node; each work item takes
+// 128 columns of a, packs them into panels of NR columns one K block at a time, and runs a
+// register-blocked micro-kernel over every MR x NR block against all of b. For f32, f16, bf16
+// and q8_0 the panels are f32 and the micro-kernel FMAs; the 4- to 6-bit types keep their quants
+// as bytes, b quantized to 8 bits, and multiply as integers (quant_gemm).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -112,7 +113,8 @@ void micro_scalar(int64_t kc, const float* x, const float* w, float* c, int64_t 
 
 GemmShape gemm_shape(Isa isa) {
   switch (isa) {
-    case Isa::AVX512: return {12, 32, micro_avx512};
+    case Isa::AVX512:
+    case Isa::AVX512_VNNI: return {12, 32, micro_avx512};
     case Isa::AVX2: return {6, 16, micro_avx2};
     case Isa::SCALAR: break;
   }
@@ -135,27 +137,6 @@ void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_K* y, const 
 }
 void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_32* y, const float* x) {
   vec.quantize_q8_32(n, y, x);
-}
-
-template <class Block>
-void round_activations_as(const VecKernels& vec, float* x, int64_t n) {
-  constexpr int kBlock = sizeof(Block::qs);
-  Block block;
-  for (int64_t i = 0; i < n; i += kBlock) {
-    quantize_activations(vec, kBlock, &block, x + i);
-    for (int j = 0; j < kBlock; ++j) x[i + j] = block.d * float(block.qs[j]);
-  }
-}
-
-// x rounded in place to the activations `weight_type` takes and back (quant.h's
-// round_activations, the same values): the GEMM's f32 products then equal the integer ones of
-// the matrix-vector path but for rounding.
-void round_activations(const VecKernels& vec, DType weight_type, float* x, int64_t n) {
-  switch (activation_type(weight_type)) {
-    case ActivationType::F32: return;
-    case ActivationType::Q8_K: return round_activations_as<BlockQ8_K>(vec, x, n);
-    case ActivationType::Q8_32: return round_activations_as<BlockQ8_32>(vec, x, n);
-  }
 }
 
 // b's rows as contiguous f32, in place when they already are, else converted once per node into
@@ -231,9 +212,10 @@ float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i
 }
 
 // Columns of b up to which quantized weights take mat_vec, which reads a once: decode and small
-// batches. For q8_0 at 8 it is ~3x the blocked GEMM, which converts every weight to f32 first
-// (bench/RESULTS.md, ops). Far above 8 the two are close: a 120- and 240-token prefill at
-// d_model 2048 ran within +-20% either way, by type (bench/RESULTS.md, model, seventh session).
+// batches. For q8_0 at 8 it is ~3x the blocked GEMM, which converts every weight to f32 first;
+// for the 4- to 6-bit types the integer GEMM, which unpacks every weight into a panel first, is
+// 2-6x slower at 2 and 4 tokens, 1.6x slower (K types) to 1.2x faster (q4_0) at 8 and 2.5x faster
+// from a few dozen (bench/RESULTS.md, ops).
 constexpr int64_t kMaxQuantTokens = 8;
 
 bool takes_mat_vec(const Tensor& a, const Tensor& b) {
@@ -333,11 +315,10 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
 }
 
 // b packed once per node into panels of mr rows for every K block: panel (batch, kb, q) holds
-// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero; rounded to the
-// activations of a's type (round_activations).
+// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero.
 class PackedB {
  public:
-  PackedB(const Tensor& b, int mr, DType a_type, ExecContext& exec)
+  PackedB(const Tensor& b, int mr, ExecContext& exec)
       : k_blocks_((b.ne[0] + kBlockK - 1) / kBlockK),
         n_panels_((b.ne[1] + mr - 1) / mr),
         panel_floats_(kBlockK * mr) {
@@ -358,11 +339,6 @@ class PackedB {
                             }
                             for (int i = 0; i < mr && q * mr + i < n_len; ++i) {
                               const float* values = read_row_f32(vec, b, q * mr + i, i2, i3, row);
-                              if (activation_type(a_type) != ActivationType::F32) {
-                                if (values != row) std::copy_n(values, k_len, row);
-                                round_activations(vec, a_type, row, k_len);
-                                values = row;
-                              }
                               for (int64_t kb = 0; kb < k_blocks_; ++kb) {
                                 float* column = panel(batch, kb, q) + i;
                                 const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
@@ -385,6 +361,45 @@ class PackedB {
   float* data_;
 };
 
+// How a GEMM of m_len columns of a against n_len rows of b (mr rows of b per micro-tile) is cut
+// into work items: column tiles of kTileM, and when there are fewer of those than threads, b's
+// rows too, into chunks of at least kMinChunkN rows so that packing a stays cheap next to the
+// arithmetic.
+struct GemmItems {
+  int64_t m_tiles, n_panels, n_chunks, panels_per_chunk, count;
+
+  GemmItems(int64_t m_len, int64_t n_len, int mr, int64_t batches, int max_threads)
+      : m_tiles((m_len + kTileM - 1) / kTileM), n_panels((n_len + mr - 1) / mr) {
+    const int64_t max_chunks = std::max<int64_t>(1, n_len / kMinChunkN);
+    n_chunks = std::clamp<int64_t>(max_threads / (batches * m_tiles), 1, max_chunks);
+    panels_per_chunk = (n_panels + n_chunks - 1) / n_chunks;
+    count = batches * m_tiles * n_chunks;
+  }
+};
+
+// One work item: batch `batch` (i2, i3) of the output, columns m0 .. m0 + m_count of a, panels
+// q_begin .. q_end of b's rows.
+struct GemmItem {
+  int64_t batch, i2, i3, m0, m_count, q_begin, q_end;
+};
+
+// Runs fn(tc, item) for every item. Items are handed out one at a time, so a thread slowed by
+// other work on a shared machine takes fewer of them.
+template <class Fn>
+void for_each_gemm_item(const Tensor& node, int64_t m_len, const GemmItems& items, ExecContext& exec, Fn fn) {
+  std::atomic<int64_t> next_item{0};
+  exec.parallel(int(std::min<int64_t>(items.count, exec.max_threads())), [&](const ThreadContext& tc) {
+    for (int64_t i; (i = next_item.fetch_add(1, std::memory_order_relaxed)) < items.count;) {
+      const int64_t chunk = i % items.n_chunks, tm = i / items.n_chunks % items.m_tiles,
+                    batch = i / (items.n_chunks * items.m_tiles);
+      const int64_t q_begin = chunk * items.panels_per_chunk;
+      fn(tc, GemmItem{batch, batch % node.ne[2], batch / node.ne[2], tm * kTileM,
+                      std::min(kTileM, m_len - tm * kTileM), q_begin,
+                      std::min(items.n_panels, q_begin + items.panels_per_chunk)});
+    }
+  });
+}
+
 void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
   const GemmShape shape = gemm_shape(vec.isa);
@@ -393,55 +408,112 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
   const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
   const int64_t batches = node.ne[2] * node.ne[3];
   const Broadcast bc(a, b);
-  const PackedB packed_b(b, mr, a.type, exec);
-
-  const int64_t m_tiles = (m_len + kTileM - 1) / kTileM;
-  const int64_t n_panels = (n_len + mr - 1) / mr;
-  const int64_t max_chunks = std::max<int64_t>(1, n_len / kMinChunkN);
-  const int64_t n_chunks =
-      std::clamp<int64_t>(exec.max_threads() / (batches * m_tiles), 1, max_chunks);
-  const int64_t panels_per_chunk = (n_panels + n_chunks - 1) / n_chunks;
-  const int64_t items = batches * m_tiles * n_chunks;
+  const PackedB packed_b(b, mr, exec);
+  const GemmItems items(m_len, n_len, mr, batches, exec.max_threads());
   const int64_t a_panel_floats = (kTileM + nr - 1) / nr * nr * kBlockK;
 
-  // Items are handed out one at a time, so a thread slowed by other work on a shared machine
-  // takes fewer of them.
-  std::atomic<int64_t> next_item{0};
-  exec.parallel(int(std::min<int64_t>(items, exec.max_threads())), [&](const ThreadContext& tc) {
+  for_each_gemm_item(node, m_len, items, exec, [&](const ThreadContext& tc, const GemmItem& item) {
     float* a_panels =
         tc.scratch.floats(size_t(a_panel_floats + kMaxNr * kBlockK + kMaxMr * kMaxNr));
     float* rows_buf = a_panels + a_panel_floats;
     float* edge = rows_buf + kMaxNr * kBlockK;
-    for (int64_t item; (item = next_item.fetch_add(1, std::memory_order_relaxed)) < items;) {
-      const int64_t chunk = item % n_chunks, tm = item / n_chunks % m_tiles,
-                    batch = item / (n_chunks * m_tiles);
-      const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
-      const int64_t m0 = tm * kTileM, m_count = std::min(kTileM, m_len - m0);
-      const int64_t q_begin = chunk * panels_per_chunk,
-                    q_end = std::min(n_panels, q_begin + panels_per_chunk);
-      for (int64_t kb = 0; kb * kBlockK < k_len; ++kb) {
-        const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
-        const bool accumulate = kb > 0;
-        pack_a(vec, a, i2 / bc.r2, i3 / bc.r3, m0, m_count, k0, kc, nr, a_panels, rows_buf);
-        for (int64_t q = q_begin; q < q_end; ++q) {
-          const float* x = packed_b.panel(batch, kb, q);
-          const int64_t n = q * mr, rows = std::min<int64_t>(mr, n_len - n);
-          for (int64_t m = 0; m < m_count; m += nr) {
-            const float* w = a_panels + m / nr * kc * nr;
-            const int64_t cols = std::min<int64_t>(nr, m_count - m);
-            float* c = output_at(node, m0 + m, n, i2, i3);
-            if (rows == mr && cols == nr) {
-              shape.micro(kc, x, w, c, ldc, accumulate);
-              continue;
-            }
-            // Edge block: compute all of it aside, keep the part inside the output.
-            shape.micro(kc, x, w, edge, nr, false);
-            for (int64_t i = 0; i < rows; ++i) {
-              for (int64_t j = 0; j < cols; ++j) {
-                c[i * ldc + j] = accumulate ? c[i * ldc + j] + edge[i * nr + j] : edge[i * nr + j];
-              }
+    for (int64_t kb = 0; kb * kBlockK < k_len; ++kb) {
+      const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
+      const bool accumulate = kb > 0;
+      pack_a(vec, a, item.i2 / bc.r2, item.i3 / bc.r3, item.m0, item.m_count, k0, kc, nr, a_panels,
+             rows_buf);
+      for (int64_t q = item.q_begin; q < item.q_end; ++q) {
+        const float* x = packed_b.panel(item.batch, kb, q);
+        const int64_t n = q * mr, rows = std::min<int64_t>(mr, n_len - n);
+        for (int64_t m = 0; m < item.m_count; m += nr) {
+          const float* w = a_panels + m / nr * kc * nr;
+          const int64_t cols = std::min<int64_t>(nr, item.m_count - m);
+          float* c = output_at(node, item.m0 + m, n, item.i2, item.i3);
+          if (rows == mr && cols == nr) {
+            shape.micro(kc, x, w, c, ldc, accumulate);
+            continue;
+          }
+          // Edge block: compute all of it aside, keep the part inside the output.
+          shape.micro(kc, x, w, edge, nr, false);
+          for (int64_t i = 0; i < rows; ++i) {
+            for (int64_t j = 0; j < cols; ++j) {
+              c[i * ldc + j] = accumulate ? c[i * ldc + j] + edge[i * nr + j] : edge[i * nr + j];
             }
           }
+        }
+      }
+    }
+  });
+}
+
+// b's rows quantized once per node to the integer GEMM's activation blocks for weights of
+// `weight_type` (vec.h, QuantGemmLayout), laid out [B3, B2, N, K / block].
+class QuantActivationRows {
+ public:
+  QuantActivationRows(const Tensor& b, DType weight_type, ExecContext& exec)
+      : b_(b), row_bytes_(size_t(b.ne[0] / quant_gemm_layout(weight_type).block) *
+                          quant_gemm_layout(weight_type).activation_block_bytes()) {
+    const int64_t k = b.ne[0];
+    data_ = static_cast<uint8_t*>(exec.shared_scratch(size_t(b.nrows()) * row_bytes_));
+    const VecKernels& vec = exec.vec();
+    exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+      float* buf = tc.scratch.floats(size_t(k));
+      int64_t r = begin;
+      for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+        vec.pack_quant_activations(weight_type, k, read_row_f32(vec, b, i1, i2, i3, buf),
+                                   data_ + size_t(r++) * row_bytes_);
+      });
+    });
+  }
+
+  const uint8_t* row(int64_t n, int64_t batch) const {
+    return data_ + size_t(batch * b_.ne[1] + n) * row_bytes_;
+  }
+
+ private:
+  const Tensor& b_;
+  size_t row_bytes_;
+  uint8_t* data_;
+};
+
+// The 4- to 6-bit types against more tokens than mat_vec takes: the GEMM's items and K blocks,
+// with a's columns unpacked into integer panels (vec.h, pack_quant_panel) and b's rows quantized
+// once (QuantActivationRows), multiplied as integers by quant_gemm_tile.
+void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
+  const VecKernels& vec = exec.vec();
+  const QuantGemmLayout layout = quant_gemm_layout(a.type);
+  const int mr = vec.quant_tile_tokens, nr = vec.quant_panel_rows;
+  const int64_t k_len = a.ne[0], m_len = a.ne[1], n_len = node.ne[1];
+  const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
+  const int64_t batches = node.ne[2] * node.ne[3];
+  const Broadcast bc(a, b);
+  const QuantActivationRows x_rows(b, a.type, exec);
+  const GemmItems items(m_len, n_len, mr, batches, exec.max_threads());
+  const size_t panel_bytes = size_t(kBlockK / layout.block) * layout.weight_block_bytes(nr);
+  const size_t block_bytes = dtype_traits(a.type).type_size;
+
+  for_each_gemm_item(node, m_len, items, exec, [&](const ThreadContext& tc, const GemmItem& item) {
+    const int64_t n_panels_a = (item.m_count + nr - 1) / nr;
+    auto* panels = static_cast<uint8_t*>(tc.scratch.bytes(size_t(n_panels_a) * panel_bytes));
+    const uint8_t* x[kMaxQuantTileTokens];
+    for (int64_t kb = 0; kb * kBlockK < k_len; ++kb) {
+      const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
+      for (int64_t p = 0; p < n_panels_a; ++p) {
+        const int64_t m = item.m0 + p * nr;
+        vec.pack_quant_panel(a.type, kc, int(std::min<int64_t>(nr, m_len - m)),
+                             row_ptr(a, m, item.i2 / bc.r2, item.i3 / bc.r3) + k0 / layout.block * block_bytes,
+                             a.nb[1], panels + size_t(p) * panel_bytes);
+      }
+      const size_t x_offset = size_t(k0 / layout.block) * layout.activation_block_bytes();
+      for (int64_t q = item.q_begin; q < item.q_end; ++q) {
+        const int64_t n = q * mr;
+        const int tokens = int(std::min<int64_t>(mr, n_len - n));
+        for (int t = 0; t < tokens; ++t) x[t] = x_rows.row(n + t, item.batch) + x_offset;
+        for (int64_t p = 0; p < n_panels_a; ++p) {
+          const int64_t m = item.m0 + p * nr;
+          vec.quant_gemm_tile(layout, kc, panels + size_t(p) * panel_bytes,
+                              int(std::min<int64_t>(nr, m_len - m)), tokens, x,
+                              output_at(node, m, n, item.i2, item.i3), ldc, kb > 0);
         }
       }
     }
@@ -467,6 +539,8 @@ void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
       case ActivationType::Q8_32: return mat_vec(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
       case ActivationType::F32: return mat_vec(node, a, FloatRows(b, exec), exec);
     }
+  } else if (activation_type(a.type) != ActivationType::F32) {
+    quant_gemm(node, a, b, exec);
   } else {
     gemm(node, a, b, exec);
   }

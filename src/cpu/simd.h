@@ -30,6 +30,7 @@
 // AVX2-level helpers may be inlined into it.
 #define TG_TARGET_AVX2 "avx2,fma,f16c"
 #define TG_TARGET_AVX512 "avx512f,avx512bw,avx512vl,avx2,fma,f16c"
+#define TG_TARGET_AVX512_VNNI "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"
 
 // Compiles everything up to TG_END_TARGET for `isa` (one of the strings above).
 #define TG_PRAGMA(text) _Pragma(#text)
@@ -58,6 +59,9 @@ struct Quants32Portable {
     B b;
     for (int i = 0; i < 32; ++i) b.v[i] = p[i];
     return b;
+  }
+  static void store_u8(uint8_t* p, const B& b) {
+    for (int i = 0; i < 32; ++i) p[i] = uint8_t(b.v[i]);
   }
   // (a >> shift) & mask in every byte.
   static B bits(B a, int shift, int mask) {
@@ -140,6 +144,74 @@ struct Quants32Portable {
   }
 };
 
+// The integer GEMM of quantized weights (vec_impl_int_gemm.h): one weight row per lane, 4 quants
+// of it (unsigned, below 64) against 4 activations of one token (signed, -127..127) broadcast to
+// every lane, summed exactly to int32 with a per-lane int16 scale (maddubs then madd: the scale
+// sits in both 16-bit halves of the lane's scale word). One struct per ISA family, named GL in
+// the ISA traits.
+struct GemmLanesPortable {
+  static constexpr int kLanes = 4;
+  // Tokens per micro-tile (vec_impl_int_gemm_tile.h): as many int32 sums and f32 accumulators as
+  // the registers hold beside the weights, the scales and the temporaries.
+  static constexpr int kTileTokens = 4;
+  // Whether dot4 (4 products summed into int32 in one instruction, without a scale) exists.
+  static constexpr bool kDpbusd = false;
+  struct W {
+    uint8_t v[4 * kLanes];
+  };
+  struct I {
+    int32_t v[kLanes];
+  };
+  struct F {
+    float v[kLanes];
+  };
+  static W load_w(const uint8_t* p) {
+    W w;
+    std::memcpy(w.v, p, sizeof w.v);
+    return w;
+  }
+  static I izero() { return {}; }
+  static I load_i(const int32_t* p) {
+    I a;
+    std::memcpy(a.v, p, sizeof a.v);
+    return a;
+  }
+  // Every lane's scale word is 1 in both halves.
+  static I ones() {
+    I a;
+    for (int32_t& v : a.v) v = 0x00010001;
+    return a;
+  }
+  static I dot4_add(I acc, const W& w, const int8_t* x, const I& scales) {
+    for (int l = 0; l < kLanes; ++l) {
+      const uint8_t* q = w.v + 4 * l;
+      const int32_t low = int16_t(scales.v[l] & 0xFFFF), high = int16_t(uint32_t(scales.v[l]) >> 16);
+      acc.v[l] += low * (q[0] * x[0] + q[1] * x[1]) + high * (q[2] * x[2] + q[3] * x[3]);
+    }
+    return acc;
+  }
+  static F fzero() { return {}; }
+  static F load_f(const float* p) {
+    F a;
+    std::memcpy(a.v, p, sizeof a.v);
+    return a;
+  }
+  // acc + w * x
+  static F fmadd(const F& w, float x, F acc) {
+    for (int l = 0; l < kLanes; ++l) acc.v[l] = __builtin_fmaf(w.v[l], x, acc.v[l]);
+    return acc;
+  }
+  // acc + sum * (d * dx)
+  static F fold(F acc, const I& sum, const F& d, float dx) {
+    for (int l = 0; l < kLanes; ++l) acc.v[l] = __builtin_fmaf(float(sum.v[l]), d.v[l] * dx, acc.v[l]);
+    return acc;
+  }
+  // p = a, or p + a when accumulating.
+  static void store(float* p, const F& a, bool accumulate) {
+    for (int l = 0; l < kLanes; ++l) p[l] = accumulate ? p[l] + a.v[l] : a.v[l];
+  }
+};
+
 // The portable path: one lane, plain C++. Kernels instantiated with it are what runs on CPUs
 // without AVX2, and the reference for the vector paths in tests.
 struct Scalar {
@@ -173,6 +245,7 @@ struct Scalar {
   }
   TG_SIMD_INLINE F to_float(I a) { return float(a); }
   using Q32 = Quants32Portable;
+  using GL = GemmLanesPortable;
 
   TG_SIMD_INLINE F add(F a, F b) { return a + b; }
   TG_SIMD_INLINE F sub(F a, F b) { return a - b; }
@@ -193,6 +266,7 @@ struct Scalar {
 TG_BEGIN_TARGET(TG_TARGET_AVX2)
 
 struct Quants32Avx2;
+struct GemmLanesAvx2;
 
 struct Avx2 {
   using F = __m256;
@@ -250,6 +324,7 @@ struct Avx2 {
   }
   TG_SIMD_INLINE F to_float(I a) { return _mm256_cvtepi32_ps(a); }
   using Q32 = Quants32Avx2;
+  using GL = GemmLanesAvx2;
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
   TG_SIMD_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
@@ -309,6 +384,7 @@ struct Quants32Avx2 {
 
   TG_SIMD_INLINE B load_u8(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   TG_SIMD_INLINE B load_i8(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  TG_SIMD_INLINE void store_u8(uint8_t* p, B b) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), b); }
   // 16-bit shifts, then the mask drops what crossed in from the neighbouring byte.
   TG_SIMD_INLINE B bits(B a, int shift, int mask) {
     return _mm256_and_si256(_mm256_srli_epi16(a, shift), _mm256_set1_epi8(char(mask)));
@@ -387,9 +463,67 @@ struct Quants32Avx2 {
   }
 };
 
+// GemmLanesPortable's interface on 256-bit registers (8 weight rows).
+struct GemmLanesAvx2 {
+  static constexpr int kLanes = 8;
+  static constexpr int kTileTokens = 4;
+  static constexpr bool kDpbusd = false;
+  using W = __m256i;
+  using I = __m256i;
+  using F = __m256;
+  TG_SIMD_INLINE W load_w(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  TG_SIMD_INLINE I izero() { return _mm256_setzero_si256(); }
+  TG_SIMD_INLINE I load_i(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  TG_SIMD_INLINE I ones() { return _mm256_set1_epi16(1); }
+  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+    int32_t x4;
+    std::memcpy(&x4, x, sizeof x4);
+    const I pairs = _mm256_maddubs_epi16(w, _mm256_set1_epi32(x4));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
+  }
+  TG_SIMD_INLINE F fzero() { return _mm256_setzero_ps(); }
+  TG_SIMD_INLINE F load_f(const float* p) { return _mm256_loadu_ps(p); }
+  TG_SIMD_INLINE F fmadd(F w, float x, F acc) { return _mm256_fmadd_ps(w, _mm256_set1_ps(x), acc); }
+  TG_SIMD_INLINE F fold(F acc, I sum, F d, float dx) {
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc);
+  }
+  TG_SIMD_INLINE void store(float* p, F a, bool accumulate) {
+    _mm256_storeu_ps(p, accumulate ? _mm256_add_ps(_mm256_loadu_ps(p), a) : a);
+  }
+};
+
 TG_END_TARGET
 
 TG_BEGIN_TARGET(TG_TARGET_AVX512)
+
+// GemmLanesPortable's interface on 512-bit registers (16 weight rows).
+struct GemmLanesAvx512 {
+  static constexpr int kLanes = 16;
+  static constexpr int kTileTokens = 12;
+  static constexpr bool kDpbusd = false;
+  using W = __m512i;
+  using I = __m512i;
+  using F = __m512;
+  TG_SIMD_INLINE W load_w(const uint8_t* p) { return _mm512_loadu_si512(reinterpret_cast<const __m512i*>(p)); }
+  TG_SIMD_INLINE I izero() { return _mm512_setzero_si512(); }
+  TG_SIMD_INLINE I load_i(const int32_t* p) { return _mm512_loadu_si512(reinterpret_cast<const __m512i*>(p)); }
+  TG_SIMD_INLINE I ones() { return _mm512_set1_epi16(1); }
+  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+    int32_t x4;
+    std::memcpy(&x4, x, sizeof x4);
+    const I pairs = _mm512_maddubs_epi16(w, _mm512_set1_epi32(x4));
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, scales));
+  }
+  TG_SIMD_INLINE F fzero() { return _mm512_setzero_ps(); }
+  TG_SIMD_INLINE F load_f(const float* p) { return _mm512_loadu_ps(p); }
+  TG_SIMD_INLINE F fmadd(F w, float x, F acc) { return _mm512_fmadd_ps(w, _mm512_set1_ps(x), acc); }
+  TG_SIMD_INLINE F fold(F acc, I sum, F d, float dx) {
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(dx)), acc);
+  }
+  TG_SIMD_INLINE void store(float* p, F a, bool accumulate) {
+    _mm512_storeu_ps(p, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p), a) : a);
+  }
+};
 
 struct Avx512 {
   using F = __m512;
@@ -446,6 +580,7 @@ struct Avx512 {
   }
   TG_SIMD_INLINE F to_float(I a) { return _mm512_cvtepi32_ps(a); }
   using Q32 = Quants32Avx2;
+  using GL = GemmLanesAvx512;
   // Lanes 0-7 `low`, lanes 8-15 `high`.
   TG_SIMD_INLINE F halves(float low, float high) {
     return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(low), _mm512_set1_ps(high));
@@ -501,6 +636,28 @@ struct Avx512 {
     return Avx2::reduce_max(half);
   }
   TG_SIMD_INLINE F swap_pairs(F a) { return _mm512_permute_ps(a, 0xb1); }
+};
+
+TG_END_TARGET
+
+TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
+
+// GemmLanesAvx512 with AVX512-VNNI's vpdpbusd: 4 products summed into int32 in one instruction
+// (where maddubs and madd take two), without a scale, so the K types' scales multiply each 16
+// elements' sum instead (scale_add). With a third set of int32 sums for that, 8 tokens fill the
+// registers.
+struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
+  static constexpr int kTileTokens = 8;
+  static constexpr bool kDpbusd = true;
+  TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) {
+    int32_t x4;
+    std::memcpy(&x4, x, sizeof x4);
+    return _mm512_dpbusd_epi32(acc, w, _mm512_set1_epi32(x4));
+  }
+  // sum + part * scale, the scale word's high half (both halves hold the int16 scale).
+  TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {
+    return _mm512_add_epi32(sum, _mm512_mullo_epi32(part, _mm512_srai_epi32(scale_word, 16)));
+  }
 };
 
 TG_END_TARGET

@@ -13,6 +13,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::SCALAR: return "scalar";
     case Isa::AVX2: return "avx2";
     case Isa::AVX512: return "avx512";
+    case Isa::AVX512_VNNI: return "avx512_vnni";
   }
   return "unknown";
 }
@@ -20,7 +21,7 @@ std::string_view isa_name(Isa isa) {
 Isa best_isa() {
   const CpuFeatures& f = cpu_features();
   const bool avx2 = f.avx2 && f.fma && f.f16c;
-  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) return Isa::AVX512;
+  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) return f.avx512_vnni ? Isa::AVX512_VNNI : Isa::AVX512;
   if (avx2) return Isa::AVX2;
   return Isa::SCALAR;
 }
@@ -44,11 +45,21 @@ void throw_wrong_quant_type(DType type, const char* kernel) {
   throw Error("cpu: " + std::string(kernel) + " does not take " + std::string(dtype_name(type)));
 }
 
+QuantGemmLayout quant_gemm_layout(DType type) {
+  switch (activation_type(type)) {
+    case ActivationType::Q8_K: return kQuantGemmK;
+    case ActivationType::Q8_32: return kQuantGemm32;
+    case ActivationType::F32: break;
+  }
+  throw_wrong_quant_type(type, "the integer GEMM");
+}
+
 const VecKernels& vec_kernels(Isa isa) {
   switch (isa) {
     case Isa::SCALAR: return scalar_vec_kernels();
     case Isa::AVX2: return avx2_vec_kernels();
     case Isa::AVX512: return avx512_vec_kernels();
+    case Isa::AVX512_VNNI: return avx512_vnni_vec_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
 }

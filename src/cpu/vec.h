@@ -19,9 +19,10 @@
 
 namespace tg::cpu {
 
-// Ordered: each ISA's CPUs can also run the ones before it.
-enum class Isa { SCALAR, AVX2, AVX512 };
-inline constexpr int kIsaCount = 3;
+// Ordered: each ISA's CPUs can also run the ones before it. AVX512_VNNI is the AVX-512 table but
+// for the integer GEMM's micro-tile (vpdpbusd).
+enum class Isa { SCALAR, AVX2, AVX512, AVX512_VNNI };
+inline constexpr int kIsaCount = 4;
 std::string_view isa_name(Isa isa);
 // The widest ISA that cpu_features() says this machine can run.
 Isa best_isa();
@@ -29,6 +30,34 @@ Isa best_isa();
 std::vector<Isa> runnable_isas();
 
 enum class BinaryOp { ADD, SUB, MUL, DIV };
+
+// Operands of the integer GEMM of the 4- to 6-bit types (pack_quant_panel, pack_quant_activations,
+// quant_gemm_tile), block by block. A weight row's block: its unsigned quants, an int16 scale per
+// 16 elements inside the integer sums (K types), one f32 step d, and an f32 offset per `group`
+// elements (the part of each weight that does not depend on its quant: -8d, m, -dmin m_s, -32 d
+// sc_s, ...). A token's block: its 8-bit quants (quant.h's rule), their f32 scale, and d times
+// the sum of the quants of each group. Then a weight of block b, group g, element i is
+// d_b (scale_i q_i) + offset_g and an activation is dx_b qx_i.
+struct QuantGemmLayout {
+  int block;        // elements per block, of the weights and of the activations: 256 or 32
+  int group;        // elements per offset: 16 or 32
+  bool int_scales;  // an int16 scale per 16 elements (K types), else 1
+
+  // Bytes of one block of a panel of `rows` weight rows, laid out as quants [block / 4][rows][4],
+  // scales int32 [block / 16][rows] (the int16 scale in both halves; K types only), d [rows] and
+  // offsets [block / group][rows].
+  constexpr size_t weight_block_bytes(int rows) const {
+    return size_t(rows) * size_t(block + (int_scales ? block / 16 * 4 : 0) + 4 + block / group * 4);
+  }
+  // Bytes of one block of a token: quants [block], dx, sums [block / group].
+  constexpr size_t activation_block_bytes() const { return size_t(block + 4 + block / group * 4); }
+};
+inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true};   // q4_K, q5_K, q6_K
+inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false};  // q4_0, q4_1, q5_0, q5_1
+// The most tokens a table's quant_gemm_tile takes at once.
+inline constexpr int kMaxQuantTileTokens = 12;
+// The layout of `type`; throws for the types that do not take 8-bit activations.
+QuantGemmLayout quant_gemm_layout(DType type);
 
 struct VecKernels {
   Isa isa;
@@ -88,6 +117,22 @@ struct VecKernels {
   // quantize_row_q8_K and quantize_row_q8_32, the same bytes.
   void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
   void (*quantize_q8_32)(int64_t n, BlockQ8_32* y, const float* x);
+  // The integer GEMM of the 4- to 6-bit types (prefill: more than a few tokens), as
+  // QuantGemmLayout describes. pack_quant_panel unpacks `rows` <= quant_panel_rows rows of n
+  // elements (blocks contiguous, rows `stride` bytes apart) into one panel of quant_panel_rows
+  // rows, the rows past `rows` zero. pack_quant_activations quantizes one token's n values.
+  // quant_gemm_tile: c[t * ldc + j] (+)= row_j . x_t for j < rows and t < tokens <=
+  // quant_tile_tokens, from a panel of n elements packed with `layout` and the tokens' blocks at
+  // x[t]: exact integer sums per block, scaled in f32, in an order that depends only on n. The
+  // rows' next n elements are requested into cache as a panel is packed (the GEMM packs K blocks
+  // in order).
+  int quant_panel_rows;
+  int quant_tile_tokens;
+  void (*pack_quant_panel)(DType type, int64_t n, int rows, const void* first_row, size_t stride,
+                           uint8_t* panel);
+  void (*pack_quant_activations)(DType weight_type, int64_t n, const float* x, uint8_t* out);
+  void (*quant_gemm_tile)(QuantGemmLayout layout, int64_t n, const uint8_t* panel, int rows, int tokens,
+                          const uint8_t* const* x, float* c, int64_t ldc, bool accumulate);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                     const float* s, float* y);
@@ -116,5 +161,6 @@ const float* f16_to_f32_table();
 const VecKernels& scalar_vec_kernels();
 const VecKernels& avx2_vec_kernels();
 const VecKernels& avx512_vec_kernels();
+const VecKernels& avx512_vnni_vec_kernels();
 
 }  // namespace tg::cpu

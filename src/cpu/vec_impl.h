@@ -687,6 +687,7 @@ void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, in
 }
 
 #include "cpu/vec_impl_int_dot.h"
+#include "cpu/vec_impl_int_gemm.h"
 
 // ---- rope ----
 
@@ -758,6 +759,11 @@ constexpr VecKernels kVecKernels{
     .dot_q8_32_rows = dot_q8_32_rows,
     .quantize_q8k = quantize_q8k,
     .quantize_q8_32 = quantize_q8_32,
+    .quant_panel_rows = GL::kLanes,
+    .quant_tile_tokens = GL::kTileTokens,
+    .pack_quant_panel = pack_quant_panel,
+    .pack_quant_activations = pack_quant_activations,
+    .quant_gemm_tile = quant_gemm_tile,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,

@@ -17,7 +17,7 @@
 namespace tg::cpu {
 namespace {
 
-int lanes(Isa isa) { return isa == Isa::AVX512 ? 16 : isa == Isa::AVX2 ? 8 : 1; }
+int lanes(Isa isa) { return isa >= Isa::AVX512 ? 16 : isa == Isa::AVX2 ? 8 : 1; }
 
 float model_row(const float* r, const float* x, int64_t n, int w) {
   std::vector<float> acc(size_t(w), 0.0f);

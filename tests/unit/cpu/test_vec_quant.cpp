@@ -303,6 +303,117 @@ TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
   }
 }
 
+// The integer GEMM's activation blocks (QuantGemmLayout): the core's 8-bit quants and scale, and
+// d times each group's sum of quants.
+TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
+  test::Rng rng(24);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  for (DType type : {DType::Q4_0, DType::Q4_K}) {
+    const QuantGemmLayout layout = quant_gemm_layout(type);
+    const int64_t n = 3 * 256;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = dist(rng);
+    x[300] = std::numeric_limits<float>::infinity();  // block 1 (K) or block 9 (32) is NaN
+    const Activations want(type, x, n, 1, n);
+    for (Isa isa : runnable_isas()) {
+      std::vector<uint8_t> got(size_t(n / layout.block) * layout.activation_block_bytes() + 1, 0x5A);
+      vec_kernels(isa).pack_quant_activations(type, n, x.data(), got.data());
+      ASSERT_EQ(got.back(), 0x5A) << isa_name(isa) << " wrote past the row";
+      for (int64_t b = 0; b < n / layout.block; ++b) {
+        const uint8_t* record = got.data() + size_t(b) * layout.activation_block_bytes();
+        const int8_t* want_q = layout.block == 256 ? want.q8k[size_t(b)].qs : want.q8_32[size_t(b)].qs;
+        const float want_d = layout.block == 256 ? want.q8k[size_t(b)].d : want.q8_32[size_t(b)].d;
+        ASSERT_EQ(std::memcmp(record, want_q, size_t(layout.block)), 0) << isa_name(isa) << " block " << b;
+        float fields[1 + 16];
+        std::memcpy(fields, record + layout.block, sizeof(float) * size_t(1 + layout.block / layout.group));
+        if (std::isnan(want_d)) {
+          for (int g = 0; g <= layout.block / layout.group; ++g) EXPECT_TRUE(std::isnan(fields[g])) << b << " " << g;
+          continue;
+        }
+        ASSERT_EQ(fields[0], want_d) << isa_name(isa) << " block " << b;
+        for (int g = 0; g < layout.block / layout.group; ++g) {
+          const float want_sum = layout.block == 256 ? want_d * float(want.q8k[size_t(b)].bsums[g])
+                                                     : want.q8_32[size_t(b)].s;
+          ASSERT_EQ(fields[1 + g], want_sum) << isa_name(isa) << " block " << b << " group " << g;
+        }
+      }
+    }
+  }
+}
+
+// One micro-tile of the integer GEMM (pack_quant_panel, pack_quant_activations, quant_gemm_tile)
+// for every 4- to 6-bit type, with partial panels and tiles: each output against the double sum,
+// the rest of c untouched, accumulate adding onto c, and an output equal to the same row and token
+// computed alone (tile independence, which graph replay's bit-identity rests on).
+TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
+  test::Rng rng(25);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (DType type : kQuantTypes) {
+    if (type == DType::Q8_0) continue;
+    const QuantGemmLayout layout = quant_gemm_layout(type);
+    for (int64_t blocks : {1, 3, 8}) {
+      const int64_t n = blocks * layout.block;
+      const QuantRows a(type, n, 16, rng);
+      std::vector<std::vector<double>> offsets;
+      for (int64_t j = 0; j < a.count; ++j) offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
+      const int64_t max_tokens = 12;
+      std::vector<float> x(size_t(max_tokens * n));
+      for (float& v : x) v = dist(rng);
+      const Activations xa(type, x, n, max_tokens, n);
+      for (Isa isa : runnable_isas()) {
+        const VecKernels& vec = vec_kernels(isa);
+        const int lanes = vec.quant_panel_rows, tile = vec.quant_tile_tokens;
+        std::vector<uint8_t> panel(size_t(blocks) * layout.weight_block_bytes(lanes));
+        std::vector<uint8_t> acts(size_t(max_tokens * blocks) * layout.activation_block_bytes());
+        std::vector<const uint8_t*> x_rows;
+        for (int64_t t = 0; t < max_tokens; ++t) {
+          x_rows.push_back(acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
+          vec.pack_quant_activations(type, n, x.data() + t * n, acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
+        }
+        for (int rows : {1, lanes - 1, lanes}) {
+          if (rows < 1) continue;
+          vec.pack_quant_panel(type, n, rows, a.bytes.data(), a.stride, panel.data());
+          for (int tokens : {1, tile - 1, tile}) {
+            if (tokens < 1) continue;
+            const int64_t ldc = lanes + 3;
+            std::vector<float> c(size_t(tile * ldc), -7.0f);
+            vec.quant_gemm_tile(layout, n, panel.data(), rows, tokens, x_rows.data(), c.data(), ldc, false);
+            const std::vector<float> first = c;
+            vec.quant_gemm_tile(layout, n, panel.data(), rows, tokens, x_rows.data(), c.data(), ldc, true);
+            for (int t = 0; t < tile; ++t) {
+              for (int64_t j = 0; j < ldc; ++j) {
+                const size_t at = size_t(t * ldc + j);
+                if (t >= tokens || j >= rows) {
+                  ASSERT_EQ(c[at], -7.0f) << isa_name(isa) << " wrote outside the tile: token " << t << " row " << j;
+                  continue;
+                }
+                double want = 0.0, magnitude = 0.0;
+                for (int64_t i = 0; i < n; ++i) {
+                  const double w = a.values[size_t(j * n + i)], xi = xa.values[size_t(t * n + i)];
+                  want += w * xi;
+                  const double offset = offsets[size_t(j)][size_t(i)];
+                  magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
+                }
+                ASSERT_NEAR(first[at], want, double(n) * 0x1p-24 * magnitude)
+                    << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " rows=" << rows
+                    << " tokens=" << tokens << " row " << j << " token " << t;
+                ASSERT_EQ(c[at], 2.0f * first[at]) << isa_name(isa) << " accumulate";
+                if (rows == lanes && tokens == tile && (j == 0 || j == rows - 1)) {
+                  std::vector<uint8_t> alone_panel(panel.size());
+                  vec.pack_quant_panel(type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride, alone_panel.data());
+                  float alone = -7.0f;
+                  vec.quant_gemm_tile(layout, n, alone_panel.data(), 1, 1, x_rows.data() + t, &alone, 1, false);
+                  ASSERT_EQ(alone, first[at]) << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
   float out[32];
   const float in[32] = {};
@@ -321,6 +432,13 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
     }
     EXPECT_THROW(vec.dot_q8_32_rows(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, 1, &activations, 1, out, 1), Error);
     EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1), Error);
+    uint8_t panel[64];
+    try {
+      vec.pack_quant_panel(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, panel);
+      FAIL() << "q8_0 has no integer GEMM";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "cpu: the integer GEMM does not take q8_0");
+    }
   }
 }
 

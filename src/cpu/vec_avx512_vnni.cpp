@@ -1,0 +1,29 @@
+// The AVX-512 table with AVX512-VNNI's integer GEMM micro-tile (vpdpbusd; Ice Lake, Zen 4 and
+// later). Everything else is the AVX-512 table's: only the tile gains from the instruction.
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/simd.h"
+#include "cpu/vec.h"
+
+namespace tg::cpu {
+
+TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
+namespace avx512_vnni {
+using GL = simd::GemmLanesAvx512Vnni;
+#include "cpu/vec_impl_int_gemm_tile.h"
+}  // namespace avx512_vnni
+TG_END_TARGET
+
+const VecKernels& avx512_vnni_vec_kernels() {
+  static const VecKernels kernels = [] {
+    VecKernels k = avx512_vec_kernels();
+    k.isa = Isa::AVX512_VNNI;
+    k.quant_tile_tokens = avx512_vnni::GL::kTileTokens;
+    k.quant_gemm_tile = avx512_vnni::quant_gemm_tile;
+    return k;
+  }();
+  return kernels;
+}
+
+}  // namespace tg::cpu

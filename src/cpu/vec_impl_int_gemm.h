@@ -1,0 +1,116 @@
+// The operands of the integer GEMM of the 4- to 6-bit types (vec.h: QuantGemmLayout,
+// pack_quant_panel, pack_quant_activations), written once against V::GL (simd.h: one weight row
+// per lane) and V::Q32 (the decoders of vec_impl_int_dot.h unpack the quants); the micro-tile is
+// vec_impl_int_gemm_tile.h. Part of vec_impl.h, included inside its ISA namespace after
+// vec_impl_int_dot.h.
+
+using GL = V::GL;
+
+// A K type's int16 scale and f32 offset per 16 elements; returns d.
+template <class B>
+inline float gemm_scales(const B& b, const float* f16_table, int16_t scale[16], float offset[16]) {
+  uint8_t sc_m[16];
+  unpack_scales_mins_k(b.scales, sc_m);
+  const float dmin = f16_table[b.dmin.bits];
+  for (int g = 0; g < 16; ++g) {
+    scale[g] = sc_m[g / 2];
+    offset[g] = -dmin * float(sc_m[8 + g / 2]);
+  }
+  return f16_table[b.d.bits];
+}
+inline float gemm_scales(const BlockQ6_K& b, const float* f16_table, int16_t scale[16], float offset[16]) {
+  const float d = f16_table[b.d.bits];
+  for (int g = 0; g < 16; ++g) {
+    scale[g] = b.scales[g];
+    offset[g] = -32.0f * d * float(b.scales[g]);
+  }
+  return d;
+}
+
+// The driver packs a row's K blocks in order: request the next one (`bytes` from `next`) while
+// this one is unpacked, a stream per row being more than the hardware prefetcher follows.
+inline void prefetch_next(const char* next, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(next + offset);
+}
+
+// Quants 32p .. 32p + 31 of a row's block into the panel's [block / 4][kLanes][4] bytes at row r.
+inline void scatter_quants(Q32::B quants, int p, int r, uint8_t* q) {
+  alignas(32) uint8_t bytes[32];
+  Q32::store_u8(bytes, quants);
+  for (int j = 0; j < 8; ++j) std::memcpy(q + ((8 * p + j) * GL::kLanes + r) * 4, bytes + 4 * j, 4);
+}
+
+template <class D>
+inline void pack_panel_k(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
+                         const float* f16_table) {
+  constexpr QuantGemmLayout L = kQuantGemmK;
+  constexpr int kLanes = GL::kLanes;
+  const size_t block_bytes = L.weight_block_bytes(kLanes);
+  for (int r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride);
+    prefetch_next(reinterpret_cast<const char*>(row + blocks), size_t(blocks) * sizeof(*row));
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* q = panel + size_t(b) * block_bytes;
+      auto* scales = reinterpret_cast<int32_t*>(q + L.block * kLanes);
+      auto* d = reinterpret_cast<float*>(scales + L.block / 16 * kLanes);
+      float* offsets = d + kLanes;
+      int16_t scale[16];
+      float offset[16];
+      d[r] = gemm_scales(row[b], f16_table, scale, offset);
+      for (int g = 0; g < 16; ++g) {
+        scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
+        offsets[g * kLanes + r] = offset[g];
+      }
+      for (int p = 0; p < L.block / 32; ++p) scatter_quants(D::piece(row[b], p), p, r, q);
+    }
+  }
+}
+
+template <class D>
+inline void pack_panel_32(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
+                          const float* f16_table) {
+  constexpr QuantGemmLayout L = kQuantGemm32;
+  constexpr int kLanes = GL::kLanes;
+  const size_t block_bytes = L.weight_block_bytes(kLanes);
+  for (int r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride);
+    prefetch_next(reinterpret_cast<const char*>(row + blocks), size_t(blocks) * sizeof(*row));
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* q = panel + size_t(b) * block_bytes;
+      auto* d = reinterpret_cast<float*>(q + L.block * kLanes);
+      d[r] = block_step(row[b], f16_table);
+      d[kLanes + r] = block_offset(row[b], f16_table);
+      scatter_quants(D::quants(row[b]), 0, r, q);
+    }
+  }
+}
+
+void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, size_t stride, uint8_t* panel) {
+  const QuantGemmLayout layout = quant_gemm_layout(type);
+  const int64_t blocks = n / layout.block;
+  if (rows < GL::kLanes) std::memset(panel, 0, size_t(blocks) * layout.weight_block_bytes(GL::kLanes));
+  const char* first = static_cast<const char*>(first_row);
+  const float* f16_table = f16_to_f32_table();
+  if (layout.int_scales) {
+    with_q8k_decoder(type, [&]<class D>(D) { pack_panel_k<D>(blocks, rows, first, stride, panel, f16_table); });
+  } else {
+    with_q8_32_decoder(type, [&]<class D>(D) { pack_panel_32<D>(blocks, rows, first, stride, panel, f16_table); });
+  }
+}
+
+void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_t* out) {
+  const QuantGemmLayout layout = quant_gemm_layout(weight_type);
+  const size_t block_bytes = layout.activation_block_bytes();
+  for (int64_t b = 0; b < n / layout.block; ++b) {
+    uint8_t* record = out + size_t(b) * block_bytes;
+    auto* q = reinterpret_cast<int8_t*>(record);
+    float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
+    std::memcpy(record + layout.block, &dx, sizeof dx);
+    for (int g = 0; g < layout.block / layout.group; ++g) {
+      const float sum = dx * float(sum_of(q + g * layout.group, layout.group));
+      std::memcpy(record + layout.block + 4 * (1 + g), &sum, sizeof sum);
+    }
+  }
+}
+
+#include "cpu/vec_impl_int_gemm_tile.h"
