@@ -1,5 +1,6 @@
 #include "tilegraph/model/vocab.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <optional>
@@ -149,6 +150,7 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
         merges->get_array<std::string>(), [&v](std::string_view piece) { return v.find(piece) >= 0; },
         file.source() + ": tokenizer.ggml.merges");
   }
+  v.index_special_tokens();
   return v;
 }
 
@@ -177,6 +179,7 @@ Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
   v.unknown_ = 0, v.bos_ = 1, v.eos_ = 2;
   v.add_bos_ = v.add_space_prefix_ = true;
   v.set_pieces(std::move(pieces));
+  v.index_special_tokens();
   return v;
 }
 
@@ -217,6 +220,7 @@ Vocab Vocab::minimal_byte_level(int64_t n_vocab) {
   v.add_bos_ = kind->adds_bos;
   v.merges_ = std::make_shared<const BpeMerges>(
       std::move(rules), [&v](std::string_view piece) { return v.find(piece) >= 0; }, "minimal byte-level merges");
+  v.index_special_tokens();
   return v;
 }
 
@@ -252,22 +256,87 @@ int32_t Vocab::find(std::string_view piece) const {
   return it == pieces_->index.end() ? -1 : it->second;
 }
 
-std::vector<int32_t> Vocab::encode(std::string_view text) const {
+void Vocab::index_special_tokens() {
+  special_tokens_.clear();
+  for (int32_t id = 0; id < int32_t(types_.size()); ++id) {
+    const TokenType type = types_[size_t(id)];
+    const bool special = type == TokenType::kUserDefined || type == TokenType::kControl || type == TokenType::kUnknown;
+    if (special && !pieces_->list[size_t(id)].empty()) special_tokens_.push_back(id);
+  }
+  // Longest first, as llama.cpp; of equal lengths the lower id first (llama.cpp leaves that order
+  // to its sort).
+  std::stable_sort(special_tokens_.begin(), special_tokens_.end(),
+                   [this](int32_t a, int32_t b) { return piece(a).size() > piece(b).size(); });
+}
+
+namespace {
+
+// A piece of the text to encode, or a special token found in it (id >= 0).
+struct Fragment {
+  std::string_view text;
+  int32_t id = -1;
+};
+
+// `fragments` with every occurrence of `token` (id `id`) in their text cut out as a fragment of
+// its own, left to right.
+std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::string_view token, int32_t id) {
+  std::vector<Fragment> out;
+  for (const Fragment& f : fragments) {
+    if (f.id >= 0) {
+      out.push_back(f);
+      continue;
+    }
+    std::string_view rest = f.text;
+    for (size_t at; (at = rest.find(token)) != std::string_view::npos; rest.remove_prefix(at + token.size())) {
+      if (at > 0) out.push_back({rest.substr(0, at)});
+      out.push_back({token, id});
+    }
+    if (!rest.empty()) out.push_back({rest});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int32_t> Vocab::encode(std::string_view text, bool parse_special) const {
+  // Whatever the text (the empty one too), so that a vocabulary that cannot encode says so at once.
+  if (kind_ == Kind::kBytePairGpt2 && !pretokenizer_) {
+    throw Error("tokenizer: the pre-tokenizer " + printable(pretokenizer_name_, '"') +
+                " (tokenizer.ggml.pre) is not supported; supported: " + std::string(kSupportedPretokenizers));
+  }
+  if (kind_ == Kind::kBytePairGpt2 && !merges_) {
+    throw Error("tokenizer: this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text (pass token ids)");
+  }
   std::vector<int32_t> ids;
   if (add_bos_) ids.push_back(bos_);
-  if (kind_ == Kind::kSentencePiece) {
-    encode_sentencepiece(text, ids);
-  } else {
-    encode_byte_level(text, ids);
+  std::vector<Fragment> fragments;
+  if (!text.empty()) fragments.push_back({text});
+  for (int32_t id : special_tokens_) {
+    if (types_[size_t(id)] != TokenType::kUserDefined && !parse_special) continue;
+    fragments = split_on(fragments, piece(id), id);
+  }
+  bool after_special = true;  // the text's start counts as one: SentencePiece prefixes a space
+  for (const Fragment& f : fragments) {
+    if (f.id >= 0) {
+      ids.push_back(f.id);
+      after_special = true;
+      continue;
+    }
+    if (kind_ == Kind::kSentencePiece) {
+      encode_sentencepiece(f.text, add_space_prefix_ && after_special, ids);
+    } else {
+      encode_byte_level(f.text, ids);
+    }
+    after_special = false;
   }
   return ids;
 }
 
-void Vocab::encode_sentencepiece(std::string_view text, std::vector<int32_t>& ids) const {
+void Vocab::encode_sentencepiece(std::string_view text, bool space_prefix, std::vector<int32_t>& ids) const {
   if (text.empty()) return;
 
   std::string escaped;
-  if (add_space_prefix_) escaped += kWordStart;
+  if (space_prefix) escaped += kWordStart;
   for (char c : text) {
     if (c == ' ') {
       escaped += kWordStart;
@@ -299,11 +368,6 @@ void Vocab::encode_sentencepiece(std::string_view text, std::vector<int32_t>& id
 }
 
 void Vocab::encode_byte_level(std::string_view text, std::vector<int32_t>& ids) const {
-  if (!pretokenizer_) {
-    throw Error("tokenizer: the pre-tokenizer " + printable(pretokenizer_name_, '"') +
-                " (tokenizer.ggml.pre) is not supported; supported: " + std::string(kSupportedPretokenizers));
-  }
-  if (!merges_) throw Error("tokenizer: this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text (pass token ids)");
   for (const std::string_view word : pretokenizer_->split(text)) {
     const std::string characters = gpt2_byte_level(word);
     if (whole_words_first_) {

@@ -40,6 +40,7 @@ struct RunOptions {
   std::string graph_mode;  // "on", "off", or empty for $TG_GRAPH_MODE
   std::string prompt_ids = kDefaultPromptIds;
   std::optional<std::string> prompt;                 // text, instead of prompt_ids
+  bool plain_prompt = false;                         // control tokens in `prompt` as text
   int64_t tokens = 32;
   int threads = 0;
   bool ignore_eos = false;
@@ -140,8 +141,13 @@ std::optional<model::Vocab> load_vocab(const model::GgufFile* file, const model:
 std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::Vocab* vocab, const std::string& missing) {
   if (!o.prompt) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
   if (!vocab) throw Error("--prompt: cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
-  std::vector<int32_t> ids = vocab->encode(*o.prompt);
+  std::vector<int32_t> ids = vocab->encode(*o.prompt, !o.plain_prompt);
   if (ids.empty()) throw Error("--prompt: the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
+  if (ids.size() >= 2 && ids[0] == vocab->bos() && ids[1] == vocab->bos()) {
+    // llama.cpp warns the same way: models are trained with one.
+    std::fprintf(stderr, "warning: the model adds a beginning-of-sequence token and the prompt starts with one too: the prompt "
+                         "has two (leave it out of --prompt)\n");
+  }
   return ids;
 }
 
@@ -255,9 +261,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--graph-mode", o->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));
   auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
-  cmd->add_option("--prompt", o->prompt,
+  auto* prompt = cmd->add_option("--prompt", o->prompt,
                   "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's or llama 3's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
+  cmd->add_flag("--plain-prompt", o->plain_prompt,
+                "Encode control tokens written in --prompt (such as <s> or <|eot_id|>) as text; by default they are their ids, as in llama.cpp (user-defined tokens are ids either way)")
+      ->needs(prompt);
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(tg::cli::integer_in<int64_t>(0, int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();

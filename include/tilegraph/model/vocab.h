@@ -10,8 +10,13 @@
 // the text into words with its regex; each word's bytes are spelled in GPT-2's byte alphabet
 // (one character per byte) and merged by `tokenizer.ggml.merges`, the adjacent pair of the
 // lowest rank first (the leftmost of equal ranks). llama 3's pre-tokenizer first looks the whole
-// word up, as llama.cpp's ignore_merges does. Special and control tokens written in the text
-// (`<|begin_of_text|>`) are encoded as plain text, not as their ids.
+// word up, as llama.cpp's ignore_merges does.
+//
+// Special tokens written in the text are found first, as llama.cpp's tokenizer_st_partition
+// does: user-defined tokens always, control and unknown ones (`<|eot_id|>`, `</s>`) when the
+// caller asks (encode's parse_special, what llama.cpp's CLI does for prompts). The longest token
+// claims its occurrences first, left to right; the text between them is encoded as above, each
+// SentencePiece fragment after a special token with its own space prefix.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -70,14 +75,15 @@ class Vocab {
   // Byte-level BPE only: the `tokenizer.ggml.pre` name, "default" when the key is absent.
   const std::string& pretokenizer_name() const { return pretokenizer_name_; }
 
-  // Token ids of `text`, after the beginning-of-sequence token when the vocabulary adds one
+  // Token ids of `text` (special tokens: see above), after the beginning-of-sequence token when
+  // the vocabulary adds one
   // (`tokenizer.ggml.add_bos_token`; default: yes for SentencePiece and for llama 3's
   // pre-tokenizer, no for GPT-2's). Bytes that are not valid UTF-8 are kept: SentencePiece
   // encodes them as byte tokens; byte-level BPE pre-tokenizes them as U+FFFD would be but
   // encodes their own bytes, so decode() gives them back. A byte no piece covers becomes the
   // unknown token, or throws tg::Error when the vocabulary has none. A byte-level vocabulary
   // without merges or with an unsupported pre-tokenizer throws tg::Error naming the key.
-  std::vector<int32_t> encode(std::string_view text) const;
+  std::vector<int32_t> encode(std::string_view text, bool parse_special = false) const;
   // The bytes the tokens stand for; control and unused tokens stand for nothing. An id out of
   // range throws tg::Error. A byte token may end inside a UTF-8 character: the result is bytes,
   // not necessarily valid UTF-8.
@@ -87,7 +93,9 @@ class Vocab {
   Vocab() = default;
   void set_pieces(std::vector<std::string> pieces);
   int32_t find(std::string_view piece) const;  // -1 when absent
-  void encode_sentencepiece(std::string_view text, std::vector<int32_t>& ids) const;
+  // The special tokens encode() looks for, longest first (index_special_tokens).
+  void index_special_tokens();
+  void encode_sentencepiece(std::string_view text, bool space_prefix, std::vector<int32_t>& ids) const;
   void encode_byte_level(std::string_view text, std::vector<int32_t>& ids) const;
   void append_sentencepiece(int32_t id, std::string& out) const;
   void append_gpt2(int32_t id, std::string& out) const;
@@ -103,6 +111,7 @@ class Vocab {
   std::vector<float> scores_;
   std::vector<TokenType> types_;
   int32_t bos_ = -1, eos_ = -1, unknown_ = -1;
+  std::vector<int32_t> special_tokens_;  // user-defined, control and unknown, longest piece first
   bool add_bos_ = false;
   bool add_space_prefix_ = false;
   // Byte-level BPE; immutable, so copies of a Vocab share them.

@@ -1,6 +1,6 @@
 // Vocab: SentencePiece encoding (merge order, ties, byte fallback), GPT-2 byte-level BPE
 // encoding (merges, pre-tokenizers, BOS, missing bytes, round trips, a llama session driven by
-// such a vocabulary), decoding of both, the tokenizer keys' validation, and the text shown on a
+// such a vocabulary), special tokens written in the text, decoding of both, the tokenizer keys' validation, and the text shown on a
 // terminal. The byte-level pieces on their own are tested in test_bpe.cpp.
 #include "tilegraph/model/vocab.h"
 
@@ -218,6 +218,64 @@ TEST(Vocab, MinimalByteLevelVocabularyEncodesWithItsMerges) {
   const GgufFile file = GgufFile::parse(w.to_bytes());
   EXPECT_EQ(Vocab::from_gguf(file)->encode(text), v.encode(text));
   expect_error([] { Vocab::minimal_byte_level(299); }, "at least 300 tokens");
+}
+
+// ---- special tokens written in the text ----
+
+// SentencePiece with <unk> <s> </s>, the pieces of "hi" and a user-defined <tool>; no byte tokens,
+// so text the pieces do not cover is <unk>.
+Vocab vocab_with_specials() {
+  std::vector<Piece> pieces = specials();
+  for (const char* c : {"h", "i", "x"}) pieces.push_back({c, -2, kNormal});
+  pieces.push_back({kSpace, -1, kNormal});
+  pieces.push_back({"hi", -0.5f, kNormal});
+  pieces.push_back({kSpace + "hi", 0, kNormal});
+  pieces.push_back({"<tool>", 0, int32_t(TokenType::kUserDefined)});
+  pieces.push_back({"<a>", 0, kControl});
+  pieces.push_back({"<a><b>", 0, kControl});
+  return vocab_of("llama", pieces);
+}
+
+TEST(Vocab, ControlTokensInTheTextAreTheirIdsWhenParsed) {
+  const Vocab v = vocab_with_specials();
+  // Each fragment after a special token gets the space prefix of a text's start (llama.cpp).
+  EXPECT_EQ(pieces_of(v, v.encode("hi</s>hi", true)), (std::vector<std::string>{"<s>", kSpace + "hi", "</s>", kSpace + "hi"}));
+  EXPECT_EQ(pieces_of(v, v.encode("</s></s>", true)), (std::vector<std::string>{"<s>", "</s>", "</s>"}));
+  EXPECT_EQ(pieces_of(v, v.encode("<unk>", true)), (std::vector<std::string>{"<s>", "<unk>"}));
+  // Not parsed: the token's characters are text, none of them a piece here.
+  EXPECT_EQ(pieces_of(v, v.encode("hi</s>", false)),
+            (std::vector<std::string>{"<s>", kSpace + "hi", "<unk>", "<unk>", "<unk>", "<unk>"}));
+  EXPECT_EQ(v.encode("hi</s>"), v.encode("hi</s>", false));
+}
+
+TEST(Vocab, UserDefinedTokensInTheTextAreAlwaysTheirIds) {
+  const Vocab v = vocab_with_specials();
+  for (bool parse : {false, true}) {
+    EXPECT_EQ(pieces_of(v, v.encode("hi<tool>hi", parse)), (std::vector<std::string>{"<s>", kSpace + "hi", "<tool>", kSpace + "hi"}));
+    EXPECT_EQ(pieces_of(v, v.encode("<tool>", parse)), (std::vector<std::string>{"<s>", "<tool>"}));
+  }
+}
+
+TEST(Vocab, TheLongestSpecialTokenClaimsItsOccurrencesFirst) {
+  const Vocab v = vocab_with_specials();
+  // "<a><b>" before "<a>": the first three characters are not "<a>" then text "<b>".
+  EXPECT_EQ(pieces_of(v, v.encode("<a><b><a>x<a><b>", true)),
+            (std::vector<std::string>{"<s>", "<a><b>", "<a>", kSpace, "x", "<a><b>"}));
+  EXPECT_EQ(pieces_of(v, v.encode("<a><a>", true)), (std::vector<std::string>{"<s>", "<a>", "<a>"}));
+}
+
+TEST(Vocab, ByteLevelControlTokensInTheText) {
+  const Vocab v = Vocab::minimal_byte_level(300);
+  const std::vector<int32_t> text_ids = v.encode("the");
+  std::vector<int32_t> want = {v.bos(), v.bos()};
+  want.insert(want.end(), text_ids.begin() + 1, text_ids.end());
+  want.push_back(v.eos());
+  EXPECT_EQ(v.encode("<|begin_of_text|>the<|end_of_text|>", true), want);
+  // As text, the same characters are byte-level pieces that decode back to them.
+  std::vector<int32_t> plain = v.encode("<|end_of_text|>");
+  EXPECT_GT(plain.size(), 2u);
+  plain.erase(plain.begin());
+  EXPECT_EQ(v.decode(plain), "<|end_of_text|>");
 }
 
 // A copy outlives its original (a Vocab returned in an optional, stored in a session): its piece
