@@ -43,14 +43,17 @@ struct QuantGemmLayout {
   int group;        // elements per offset: 16 or 32
   bool int_scales;  // an int16 scale per 16 elements (K types), else 1
 
-  // Bytes of one block of a panel of `rows` weight rows, laid out as quants [block / 4][rows][4],
-  // scales int32 [block / 16][rows] (the int16 scale in both halves; K types only), d [rows] and
-  // offsets [block / group][rows].
-  constexpr size_t weight_block_bytes(int rows) const {
-    return size_t(rows) * size_t(block + (int_scales ? block / 16 * 4 : 0) + 4 + block / group * 4);
-  }
-  // Bytes of one block of a token: quants [block], dx, sums [block / group].
-  constexpr size_t activation_block_bytes() const { return size_t(block + 4 + block / group * 4); }
+  // One block of a panel of `rows` weight rows: quants [block / 4][rows][4] bytes, then scales
+  // int32 [block / 16][rows] (the int16 scale in both halves; K types only), steps d f32 [rows]
+  // and offsets f32 [block / group][rows]; the byte offsets of each part, and the whole.
+  constexpr size_t scales_at(int rows) const { return size_t(block) * size_t(rows); }
+  constexpr size_t steps_at(int rows) const { return scales_at(rows) + (int_scales ? size_t(block / 16) * 4 * size_t(rows) : 0); }
+  constexpr size_t offsets_at(int rows) const { return steps_at(rows) + 4 * size_t(rows); }
+  constexpr size_t weight_block_bytes(int rows) const { return offsets_at(rows) + size_t(block / group) * 4 * size_t(rows); }
+  // One block of a token: quants [block] int8, then dx f32 at dx_at and sums f32 [block / group].
+  constexpr size_t dx_at() const { return size_t(block); }
+  constexpr size_t sums_at() const { return dx_at() + 4; }
+  constexpr size_t activation_block_bytes() const { return sums_at() + size_t(block / group) * 4; }
 };
 inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true};   // q4_K, q5_K, q6_K
 inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false};  // q4_0, q4_1, q5_0, q5_1

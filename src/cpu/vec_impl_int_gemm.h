@@ -40,47 +40,33 @@ inline void scatter_quants(Q32::B quants, int p, int r, uint8_t* q) {
   for (int j = 0; j < 8; ++j) std::memcpy(q + ((8 * p + j) * GL::kLanes + r) * 4, bytes + 4 * j, 4);
 }
 
-template <class D>
-inline void pack_panel_k(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
-                         const float* f16_table) {
-  constexpr QuantGemmLayout L = kQuantGemmK;
+// `rows` rows of blocks of decoder D into the panel, one row per lane.
+template <class D, QuantGemmLayout L>
+inline void pack_panel(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
+                       const float* f16_table) {
   constexpr int kLanes = GL::kLanes;
-  const size_t block_bytes = L.weight_block_bytes(kLanes);
   for (int r = 0; r < rows; ++r) {
     const auto* row = reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride);
     prefetch_next(reinterpret_cast<const char*>(row + blocks), size_t(blocks) * sizeof(*row));
     for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t* q = panel + size_t(b) * block_bytes;
-      auto* scales = reinterpret_cast<int32_t*>(q + L.block * kLanes);
-      auto* d = reinterpret_cast<float*>(scales + L.block / 16 * kLanes);
-      float* offsets = d + kLanes;
-      int16_t scale[16];
-      float offset[16];
-      d[r] = gemm_scales(row[b], f16_table, scale, offset);
-      for (int g = 0; g < 16; ++g) {
-        scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
-        offsets[g * kLanes + r] = offset[g];
+      uint8_t* q = panel + size_t(b) * L.weight_block_bytes(kLanes);
+      auto* scales = reinterpret_cast<int32_t*>(q + L.scales_at(kLanes));
+      auto* d = reinterpret_cast<float*>(q + L.steps_at(kLanes));
+      auto* offsets = reinterpret_cast<float*>(q + L.offsets_at(kLanes));
+      if constexpr (L.int_scales) {
+        int16_t scale[16];
+        float offset[16];
+        d[r] = gemm_scales(row[b], f16_table, scale, offset);
+        for (int g = 0; g < 16; ++g) {
+          scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
+          offsets[g * kLanes + r] = offset[g];
+        }
+        for (int p = 0; p < L.block / 32; ++p) scatter_quants(D::piece(row[b], p), p, r, q);
+      } else {
+        d[r] = block_step(row[b], f16_table);
+        offsets[r] = block_offset(row[b], f16_table);
+        scatter_quants(D::quants(row[b]), 0, r, q);
       }
-      for (int p = 0; p < L.block / 32; ++p) scatter_quants(D::piece(row[b], p), p, r, q);
-    }
-  }
-}
-
-template <class D>
-inline void pack_panel_32(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
-                          const float* f16_table) {
-  constexpr QuantGemmLayout L = kQuantGemm32;
-  constexpr int kLanes = GL::kLanes;
-  const size_t block_bytes = L.weight_block_bytes(kLanes);
-  for (int r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride);
-    prefetch_next(reinterpret_cast<const char*>(row + blocks), size_t(blocks) * sizeof(*row));
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t* q = panel + size_t(b) * block_bytes;
-      auto* d = reinterpret_cast<float*>(q + L.block * kLanes);
-      d[r] = block_step(row[b], f16_table);
-      d[kLanes + r] = block_offset(row[b], f16_table);
-      scatter_quants(D::quants(row[b]), 0, r, q);
     }
   }
 }
@@ -92,9 +78,9 @@ void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, si
   const char* first = static_cast<const char*>(first_row);
   const float* f16_table = f16_to_f32_table();
   if (layout.int_scales) {
-    with_q8k_decoder(type, [&]<class D>(D) { pack_panel_k<D>(blocks, rows, first, stride, panel, f16_table); });
+    with_q8k_decoder(type, [&]<class D>(D) { pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table); });
   } else {
-    with_q8_32_decoder(type, [&]<class D>(D) { pack_panel_32<D>(blocks, rows, first, stride, panel, f16_table); });
+    with_q8_32_decoder(type, [&]<class D>(D) { pack_panel<D, kQuantGemm32>(blocks, rows, first, stride, panel, f16_table); });
   }
 }
 
@@ -105,10 +91,10 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
     uint8_t* record = out + size_t(b) * block_bytes;
     auto* q = reinterpret_cast<int8_t*>(record);
     float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
-    std::memcpy(record + layout.block, &dx, sizeof dx);
+    std::memcpy(record + layout.dx_at(), &dx, sizeof dx);
     for (int g = 0; g < layout.block / layout.group; ++g) {
       const float sum = dx * float(sum_of(q + g * layout.group, layout.group));
-      std::memcpy(record + layout.block + 4 * (1 + g), &sum, sizeof sum);
+      std::memcpy(record + layout.sums_at() + 4 * g, &sum, sizeof sum);
     }
   }
 }

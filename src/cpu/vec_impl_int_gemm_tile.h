@@ -23,9 +23,9 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
   for (int t = 0; t < T; ++t) acc[t] = G::fzero();
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* w = panel + size_t(b) * kWeightBlock;
-    const auto* scales = reinterpret_cast<const int32_t*>(w + L.block * kLanes);
-    const auto* d = reinterpret_cast<const float*>(w + L.block * kLanes + (L.int_scales ? L.block / 16 * 4 * kLanes : 0));
-    const float* offsets = d + kLanes;
+    const auto* scales = reinterpret_cast<const int32_t*>(w + L.scales_at(kLanes));
+    const auto* d = reinterpret_cast<const float*>(w + L.steps_at(kLanes));
+    const auto* offsets = reinterpret_cast<const float*>(w + L.offsets_at(kLanes));
     const size_t xb = size_t(b) * kTokenBlock;
     auto quants = [&](int step) { return G::load_w(w + step * 4 * kLanes); };
     auto activations = [&](int t, int step) { return reinterpret_cast<const int8_t*>(xt[t] + xb) + 4 * step; };
@@ -67,7 +67,7 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
 #pragma GCC unroll 12
       for (int t = 0; t < T; ++t) {
         float group_sum;
-        std::memcpy(&group_sum, xt[t] + xb + L.block + 4 * (1 + g), sizeof group_sum);
+        std::memcpy(&group_sum, xt[t] + xb + L.sums_at() + 4 * g, sizeof group_sum);
         acc[t] = G::fmadd(offset, group_sum, acc[t]);
       }
     }
@@ -75,7 +75,7 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
 #pragma GCC unroll 12
     for (int t = 0; t < T; ++t) {
       float dx;
-      std::memcpy(&dx, xt[t] + xb + L.block, sizeof dx);
+      std::memcpy(&dx, xt[t] + xb + L.dx_at(), sizeof dx);
       acc[t] = G::fold(acc[t], sum[t], step, dx);
     }
   }
