@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_backend_internal.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/backends.h"
@@ -155,10 +156,15 @@ double traffic_bytes(const Tensor* node) {
 void add_ops_suite(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto filter = std::make_shared<std::string>();
+  auto isa_name = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("ops", "Per-op throughput, CPU backend (1 and 2 threads) vs the reference backend");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
   cmd->add_option("--filter", *filter, "Only cases whose op name contains this text");
-  cmd->callback([json, filter] {
+  std::vector<std::string> isa_names;
+  for (int i = 0; i < cpu::kIsaCount; ++i) isa_names.emplace_back(cpu::isa_name(cpu::Isa(i)));
+  cmd->add_option("--isa", *isa_name, "The CPU backend's instruction-set table (default: the best this CPU runs)")
+      ->check(CLI::IsMember(isa_names));
+  cmd->callback([json, filter, isa_name] {
     std::vector<OpCase> selected;
     std::string ops;
     for (const OpCase& c : cases()) {
@@ -176,10 +182,18 @@ void add_ops_suite(CLI::App& app) {
     };
     const std::vector<Config> configs = {{"reference", "reference", 1}, {"cpu-1t", "cpu", 1}, {"cpu-2t", "cpu", 2}};
     std::vector<std::unique_ptr<Backend>> backends;
-    for (const Config& c : configs) backends.push_back(make_backend(c.backend, {.num_threads = c.threads}));
+    cpu::Isa isa = cpu::best_isa();
+    for (int i = 0; i < cpu::kIsaCount; ++i) {
+      if (cpu::isa_name(cpu::Isa(i)) == *isa_name) isa = cpu::Isa(i);
+    }
+    for (const Config& c : configs) {
+      const BackendOptions options{.num_threads = c.threads};
+      backends.push_back(c.backend == "cpu" ? cpu::make_cpu_backend(options, isa) : make_backend(c.backend, options));
+    }
 
     nlohmann::json results = nlohmann::json::array();
     if (!*json) {
+      std::printf("cpu backend: the %s table\n", std::string(cpu::isa_name(isa)).c_str());
       std::printf("%-15s %-36s %-7s %10s %10s %10s %9s %9s\n", "op", "case", "unit", "reference", "cpu-1t",
                   "cpu-2t", "1t/ref", "2t/1t");
     }
@@ -210,7 +224,7 @@ void add_ops_suite(CLI::App& app) {
         std::fflush(stdout);
       }
     }
-    if (*json) std::printf("%s\n", nlohmann::json{{"suite", "ops"}, {"results", results}}.dump(2).c_str());
+    if (*json) std::printf("%s\n", nlohmann::json{{"suite", "ops"}, {"isa", cpu::isa_name(isa)}, {"results", results}}.dump(2).c_str());
   });
 }
 
