@@ -1,5 +1,6 @@
-// `tilegraph-bench ops`: per-op throughput at LLM decode shapes (7B-class widths) on the CPU
-// backend with 1 and 2 threads, against the reference backend measured in the same run.
+// `tilegraph-bench ops`: per-op throughput at LLM decode and prefill shapes (7B-class widths) on
+// the CPU backend with 1 and 2 threads (the best instruction-set table, or --isa's), against the
+// reference backend measured in the same run.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
