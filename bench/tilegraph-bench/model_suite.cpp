@@ -8,11 +8,14 @@
 // session's default, what `tilegraph run` does) reuses the previous step's graph and refills its
 // inputs. Positions cycle through 32..63 (the session is truncated back to 32), so every step
 // attends over n_kv = 64 rows and has the same shape.
+// Prefill, for the larger model: a 256-token prompt from an empty cache, against the f32 weights
+// of the same model (the float GEMM) in the same rounds.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +81,45 @@ class Decoder {
   model::LlamaSession session_;
   int32_t next_;
 };
+
+constexpr int64_t kPrefillTokens = 256;
+
+// A prompt of kPrefillTokens evaluated from an empty cache, eagerly, as `tilegraph run` does
+// (graph mode leaves prefill eager unless TG_PREFILL_USE_GRAPH).
+class Prefiller {
+ public:
+  Prefiller(const model::LlamaModel& model, Backend& backend) : session_(model, backend, kPrefillTokens) {
+    for (int64_t i = 0; i < kPrefillTokens; ++i) prompt_.push_back(int32_t((1 + 37 * i) % model.config().n_vocab));
+  }
+  void run() {
+    session_.truncate(0);
+    session_.eval(prompt_);
+  }
+
+ private:
+  model::LlamaSession session_;
+  std::vector<int32_t> prompt_;
+};
+
+struct PrefillRow {
+  std::string model, type;
+  int threads;
+  double tokens_per_s, f32_tokens_per_s;  // medians over the rounds
+  double ratio;                            // median of the rounds' f32 time / this type's time
+};
+
+PrefillRow prefill_one(const ModelSpec& spec, const model::LlamaModel& llama, const model::LlamaModel& f32, DType type,
+                       int threads) {
+  auto backend = cpu_backend(threads, false);
+  auto f32_backend = cpu_backend(threads, false);
+  Prefiller ours(llama, *backend), peer(f32, *f32_backend);
+  ours.run();  // allocator and scratch at full size
+  peer.run();
+  const std::string tag = spec.name + "/prefill/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
+  const auto times = measure_rounds(tag, {[&] { ours.run(); }, [&] { peer.run(); }}, 5, 0.2);
+  return {spec.name, std::string(dtype_name(type)), threads, double(kPrefillTokens) / median_of(times[0]),
+          double(kPrefillTokens) / median_of(times[1]), median_ratio(times[1], times[0])};
+}
 
 // One way of stepping (rebuild or reuse): eager and graph mode.
 struct Pair {
@@ -158,7 +200,8 @@ json pair_json(const Pair& p) {
 void add_model_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto type_names = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"f16", "q8_0"});
-  auto* cmd = app.add_subcommand("model", "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound");
+  auto* cmd = app.add_subcommand(
+      "model", "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill tokens/s against f32 weights");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
   cmd->add_option("--types", *type_names,
                   "Weight types to time (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k); a model whose "
@@ -186,7 +229,9 @@ void add_model_suite(CLI::App& app) {
       std::printf("%-6s %-5s %3s %6s %8s | %26s | %26s |\n", "", "", "", "", "", "rebuild (tok/s)", "reuse (tok/s)");
     }
     std::vector<Row> rows;
+    std::vector<PrefillRow> prefill_rows;
     for (const ModelSpec& spec : model_specs()) {
+      std::optional<model::LlamaModel> f32;  // the prefill peer, generated once per model
       for (DType type : types) {
         const int64_t block = int64_t(dtype_traits(type).block_size);
         if (spec.config.n_embd % block != 0 || spec.config.n_ff % block != 0) {
@@ -196,6 +241,10 @@ void add_model_suite(CLI::App& app) {
         }
         const model::LlamaModel llama = model::LlamaModel::generate(spec.config, type, kSeed);
         for (int threads : {1, 2}) {
+          if (spec.big) {
+            if (!f32) f32.emplace(model::LlamaModel::generate(spec.config, DType::F32, kSeed));
+            prefill_rows.push_back(prefill_one(spec, llama, *f32, type, threads));
+          }
           const Row& r = rows.emplace_back(run_one(spec, llama, type, threads, bandwidth));
           if (!quiet) {
             std::printf("%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%\n",
@@ -233,7 +282,24 @@ void add_model_suite(CLI::App& app) {
          big_ran ? fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best) : none, big_ran && big_worst >= 0.8},
     };
 
+    if (!quiet && !prefill_rows.empty()) {
+      std::printf("\nprefill: %lld tokens from an empty cache, eager (as `tilegraph run`), tok/s from the median of 5\n"
+                  "alternating rounds; peer: the same model with f32 weights (the float GEMM); ratio = median of the\n"
+                  "rounds' f32 time / this type's time.\n",
+                  (long long)kPrefillTokens);
+      std::printf("%-6s %-5s %3s %10s %10s %7s\n", "model", "type", "thr", "tok/s", "f32 tok/s", "ratio");
+      for (const PrefillRow& p : prefill_rows) {
+        std::printf("%-6s %-5s %3d %10.1f %10.1f %6.2fx\n", p.model.c_str(), p.type.c_str(), p.threads, p.tokens_per_s,
+                    p.f32_tokens_per_s, p.ratio);
+      }
+    }
     if (quiet) {
+      json j_prefill = json::array();
+      for (const PrefillRow& p : prefill_rows) {
+        j_prefill.push_back({{"model", p.model}, {"weight_type", p.type}, {"threads", p.threads}, {"tokens", kPrefillTokens},
+                             {"tokens_per_s", p.tokens_per_s}, {"f32_tokens_per_s", p.f32_tokens_per_s},
+                             {"f32_time_over_this", p.ratio}});
+      }
       json j_rows = json::array();
       for (const Row& r : rows) {
         j_rows.push_back({{"model", r.model}, {"weight_type", r.type}, {"threads", r.threads}, {"nodes", r.nodes},
@@ -241,7 +307,7 @@ void add_model_suite(CLI::App& app) {
                           {"read_bandwidth_gbs", r.bandwidth / 1e9}, {"bandwidth_bound_s", r.bound_s}});
       }
       json out = {{"suite", "model"}, {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}}, {"n_kv", 2 * kPrompt},
-                  {"rows", j_rows}, {"targets", targets_json(targets)}};
+                  {"rows", j_rows}, {"prefill", j_prefill}, {"targets", targets_json(targets)}};
       std::printf("%s\n", out.dump(2).c_str());
     } else {
       print_targets(targets);
