@@ -123,12 +123,11 @@ struct VecKernels {
   // The integer GEMM of the 4- to 6-bit types (prefill: more than a few tokens), as
   // QuantGemmLayout describes. pack_quant_panel unpacks `rows` <= quant_panel_rows rows of n
   // elements (blocks contiguous, rows `stride` bytes apart) into one panel of quant_panel_rows
-  // rows, the rows past `rows` zero. pack_quant_activations quantizes one token's n values.
+  // rows, the rows past `rows` zero, and requests the rows' next n elements into cache (the GEMM
+  // packs K blocks in order). pack_quant_activations quantizes one token's n values.
   // quant_gemm_tile: c[t * ldc + j] (+)= row_j . x_t for j < rows and t < tokens <=
   // quant_tile_tokens, from a panel of n elements packed with `layout` and the tokens' blocks at
-  // x[t]: exact integer sums per block, scaled in f32, in an order that depends only on n. The
-  // rows' next n elements are requested into cache as a panel is packed (the GEMM packs K blocks
-  // in order).
+  // x[t]: exact integer sums per block, scaled in f32, in an order that depends only on n.
   int quant_panel_rows;
   int quant_tile_tokens;
   void (*pack_quant_panel)(DType type, int64_t n, int rows, const void* first_row, size_t stride,
