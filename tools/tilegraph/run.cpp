@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,6 +41,7 @@ struct RunOptions {
   std::string graph_mode;  // "on", "off", or empty for $TG_GRAPH_MODE
   std::string prompt_ids = kDefaultPromptIds;
   std::optional<std::string> prompt;                 // text, instead of prompt_ids
+  std::optional<std::string> prompt_file;            // a file of text, instead of either
   bool plain_prompt = false;                         // control tokens in `prompt` as text
   int64_t tokens = 32;
   int threads = 0;
@@ -138,20 +140,38 @@ std::optional<model::Vocab> load_vocab(const model::GgufFile* file, const model:
   return vocab;
 }
 
+// The file's bytes, less one final newline (as llama.cpp's -f: editors end files with one).
+std::string read_prompt_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error("--prompt-file: cannot open '" + path + "': " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) throw Error("--prompt-file: cannot read '" + path + "': " + std::strerror(err));
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
 std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::Vocab* vocab, const std::string& missing) {
-  if (!o.prompt) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
-  if (!vocab) throw Error("--prompt: cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
-  std::vector<int32_t> ids = vocab->encode(*o.prompt, !o.plain_prompt);
-  if (ids.empty()) throw Error("--prompt: the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
+  if (!o.prompt && !o.prompt_file) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
+  const std::string option = o.prompt ? "--prompt" : "--prompt-file";
+  if (!vocab) throw Error(option + ": cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
+  const std::string text = o.prompt ? *o.prompt : read_prompt_file(*o.prompt_file);
+  std::vector<int32_t> ids = vocab->encode(text, !o.plain_prompt);
+  if (ids.empty()) throw Error(option + ": the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
   if (ids.size() >= 2 && ids[0] == vocab->bos() && ids[1] == vocab->bos()) {
     // llama.cpp warns the same way: models are trained with one.
     std::fprintf(stderr, "warning: the model adds a beginning-of-sequence token and the prompt starts with one too: the prompt "
-                         "has two (leave it out of --prompt)\n");
+                         "has two (leave it out of %s)\n", option.c_str());
   }
   return ids;
 }
 
 void run(const RunOptions& o) {
+  if (o.plain_prompt && !o.prompt && !o.prompt_file) throw Error("--plain-prompt needs --prompt or --prompt-file");
   if (o.model && o.model->empty()) throw Error("--model: the path is empty (leave --model out to run the embedded default)");
   // The prompt and the context it needs are checked against the model's configuration before
   // its weights are generated or bound, so a bad flag costs no load.
@@ -168,7 +188,7 @@ void run(const RunOptions& o) {
                 " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train) +
                 (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
   }
-  if (!o.prompt && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
+  if (!o.prompt && !o.prompt_file && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
     throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
                 std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
   }
@@ -264,9 +284,12 @@ void add_run_command(CLI::App& app) {
   auto* prompt = cmd->add_option("--prompt", o->prompt,
                   "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's or llama 3's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
+  cmd->add_option("--prompt-file", o->prompt_file,
+                                      "File whose text is the prompt, as --prompt (less one final newline)")
+                          ->excludes(ids)
+                          ->excludes(prompt);
   cmd->add_flag("--plain-prompt", o->plain_prompt,
-                "Encode control tokens written in --prompt (such as <s> or <|eot_id|>) as text; by default they are their ids, as in llama.cpp (user-defined tokens are ids either way)")
-      ->needs(prompt);
+                "Encode control tokens written in --prompt or --prompt-file (such as <s> or <|eot_id|>) as text; by default they are their ids, as in llama.cpp (user-defined tokens are ids either way)");
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(tg::cli::integer_in<int64_t>(0, int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
