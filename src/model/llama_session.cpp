@@ -106,7 +106,7 @@ void LlamaSession::truncate(int64_t n_past) {
 
 GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t n_tokens,
                                         const std::function<void(int64_t, const GenerationResult&)>& on_token,
-                                        int32_t stop_token) {
+                                        std::span<const int32_t> stop_tokens) {
   if (prompt.empty()) throw Error("llama session: the prompt needs at least one token");
   if (n_tokens < 0) throw Error("llama session: negative token count");
   // The last generated token is not evaluated, so prompt + n_tokens - 1 positions are needed.
@@ -121,13 +121,14 @@ GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t
   int32_t next = greedy_token(eval(prompt));
   result.prefill_seconds = seconds_since(start);
   result.tokens.push_back(next);
-  result.stopped = next == stop_token;
+  const auto stops = [&](int32_t token) { return std::find(stop_tokens.begin(), stop_tokens.end(), token) != stop_tokens.end(); };
+  result.stopped = stops(next);
   if (on_token) on_token(1, result);
   start = std::chrono::steady_clock::now();
   while (!result.stopped && int64_t(result.tokens.size()) < n_tokens) {
     next = greedy_token(eval(std::span<const int32_t>(&next, 1)));
     result.tokens.push_back(next);
-    result.stopped = next == stop_token;
+    result.stopped = stops(next);
     ++result.decode_steps;
     result.decode_seconds = seconds_since(start);
     if (on_token) on_token(int64_t(result.tokens.size()), result);

@@ -20,6 +20,9 @@ namespace {
 constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 constexpr std::string_view kUnknownPiece = "\xe2\x96\x85";  // U+2585, what llama.cpp shows for <unk>
+// Tokens that end generation whatever the keys say (llama.cpp's end-of-generation texts).
+constexpr std::string_view kEndMarkers[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                            "<|endoftext|>", "<|eom_id|>", "<EOT>",   "_<EOT>"};
 
 // The byte-level pre-tokenizers llama.cpp knows by these `tokenizer.ggml.pre` names.
 struct PretokenizerKind {
@@ -140,6 +143,8 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   v.bos_ = special("tokenizer.ggml.bos_token_id", spm ? 1 : -1);
   v.eos_ = special("tokenizer.ggml.eos_token_id", spm ? 2 : -1);
   v.unknown_ = special("tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
+  v.eot_ = special("tokenizer.ggml.eot_token_id", -1);
+  v.eom_ = special("tokenizer.ggml.eom_token_id", -1);
   v.add_bos_ = flag("tokenizer.ggml.add_bos_token", spm || (pretokenizer && pretokenizer->adds_bos)) && v.bos_ >= 0;
   v.add_space_prefix_ = flag("tokenizer.ggml.add_space_prefix", spm);
   if (const GgufValue* merges = file.find("tokenizer.ggml.merges"); merges && !spm) {
@@ -235,6 +240,8 @@ void Vocab::write_to(GgufWriter& w) const {
   if (bos_ >= 0) w.set("tokenizer.ggml.bos_token_id", uint32_t(bos_));
   if (eos_ >= 0) w.set("tokenizer.ggml.eos_token_id", uint32_t(eos_));
   if (unknown_ >= 0) w.set("tokenizer.ggml.unknown_token_id", uint32_t(unknown_));
+  if (eot_ >= 0) w.set("tokenizer.ggml.eot_token_id", uint32_t(eot_));
+  if (eom_ >= 0) w.set("tokenizer.ggml.eom_token_id", uint32_t(eom_));
   if (kind_ == Kind::kBytePairGpt2) {
     w.set("tokenizer.ggml.pre", pretokenizer_name_);
     if (merges_) w.set("tokenizer.ggml.merges", merges_->rules());
@@ -267,6 +274,16 @@ void Vocab::index_special_tokens() {
   // to its sort).
   std::stable_sort(special_tokens_.begin(), special_tokens_.end(),
                    [this](int32_t a, int32_t b) { return piece(a).size() > piece(b).size(); });
+
+  end_of_generation_.clear();
+  for (int32_t id : {eos_, eot_, eom_}) {
+    if (id >= 0) end_of_generation_.push_back(id);
+  }
+  for (std::string_view marker : kEndMarkers) {
+    if (const int32_t id = find(marker); id >= 0) end_of_generation_.push_back(id);
+  }
+  std::sort(end_of_generation_.begin(), end_of_generation_.end());
+  end_of_generation_.erase(std::unique(end_of_generation_.begin(), end_of_generation_.end()), end_of_generation_.end());
 }
 
 namespace {

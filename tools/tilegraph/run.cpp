@@ -219,9 +219,9 @@ void run(const RunOptions& o) {
   model::GenerationResult result;
   {
     Progress progress(o.tokens);
-    const int32_t stop_token = vocab && !o.ignore_eos ? vocab->eos() : -1;
+    const std::vector<int32_t> stop_tokens = vocab && !o.ignore_eos ? vocab->end_of_generation() : std::vector<int32_t>{};
     result = session.generate(
-        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_token);
+        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_tokens);
   }
   const std::optional<std::string> text = vocab ? std::optional(vocab->decode(result.tokens)) : std::nullopt;
   const double prefill_rate = per_second(double(result.prefill_tokens), result.prefill_seconds);
@@ -259,7 +259,7 @@ void run(const RunOptions& o) {
   std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),
-              result.stopped ? " (end of sequence)" : "");
+              result.stopped ? " (an end-of-generation token)" : "");
   if (text) std::printf("  generated text: %s\n", model::terminal_text(*text).c_str());
   std::printf("  prefill: %s in %.2f ms, %.1f tok/s\n", tokens(result.prefill_tokens).c_str(), result.prefill_seconds * 1e3, prefill_rate);
   std::printf("  decode:  %s in %.2f ms, %.1f tok/s\n", tokens(result.decode_steps).c_str(), result.decode_seconds * 1e3, decode_rate);
@@ -294,7 +294,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap, "Read the model file into memory instead of mapping it (then it may change during the run)");
-  cmd->add_flag("--ignore-eos", o->ignore_eos, "Generate --tokens tokens even past the end-of-sequence token");
+  cmd->add_flag("--ignore-eos", o->ignore_eos,
+                "Generate --tokens tokens even past an end-of-generation token (end of sequence, end of turn, ...)");
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
   cmd->callback([o] { run(*o); });
 }

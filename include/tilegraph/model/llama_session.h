@@ -30,7 +30,7 @@ struct GenerationResult {
   double prefill_seconds = 0;   // the prompt's one step: build, allocate, compute
   int64_t decode_steps = 0;     // one per generated token after the first
   double decode_seconds = 0;
-  bool stopped = false;         // the last token is the stop token
+  bool stopped = false;         // the last token is one of the stop tokens
 };
 
 class LlamaSession {
@@ -45,12 +45,12 @@ class LlamaSession {
   std::span<const float> eval(std::span<const int32_t> tokens, bool all_logits = false);
 
   // Greedy decoding: evaluates the prompt in one step, then takes the argmax of the logits as
-  // the next token, `n_tokens` times, or until it generates `stop_token` (>= 0; e.g. the
-  // vocabulary's end of sequence), which ends the result. `on_token(done, result)` runs after
-  // each generated token.
+  // the next token, `n_tokens` times, or until it generates one of `stop_tokens` (e.g. the
+  // vocabulary's end_of_generation()), which ends the result. `on_token(done, result)` runs
+  // after each generated token.
   GenerationResult generate(std::span<const int32_t> prompt, int64_t n_tokens,
                             const std::function<void(int64_t, const GenerationResult&)>& on_token = {},
-                            int32_t stop_token = -1);
+                            std::span<const int32_t> stop_tokens = {});
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }

@@ -72,6 +72,11 @@ class Vocab {
   TokenType type(int32_t id) const { return types_.at(size_t(id)); }
   int32_t bos() const { return bos_; }  // -1: none
   int32_t eos() const { return eos_; }  // -1: none
+  // The tokens that end generation, as llama.cpp's end-of-generation set: the end of sequence,
+  // `tokenizer.ggml.eot_token_id` and `eom_token_id`, and the tokens written as one of the end
+  // markers llama.cpp knows (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|>,
+  // <|eom_id|>, <EOT>, _<EOT>). Ascending ids.
+  const std::vector<int32_t>& end_of_generation() const { return end_of_generation_; }
   // Byte-level BPE only: the `tokenizer.ggml.pre` name, "default" when the key is absent.
   const std::string& pretokenizer_name() const { return pretokenizer_name_; }
 
@@ -93,7 +98,7 @@ class Vocab {
   Vocab() = default;
   void set_pieces(std::vector<std::string> pieces);
   int32_t find(std::string_view piece) const;  // -1 when absent
-  // The special tokens encode() looks for, longest first (index_special_tokens).
+  // The special tokens encode() looks for, longest first, and end_of_generation().
   void index_special_tokens();
   void encode_sentencepiece(std::string_view text, bool space_prefix, std::vector<int32_t>& ids) const;
   void encode_byte_level(std::string_view text, std::vector<int32_t>& ids) const;
@@ -112,6 +117,8 @@ class Vocab {
   std::vector<TokenType> types_;
   int32_t bos_ = -1, eos_ = -1, unknown_ = -1;
   std::vector<int32_t> special_tokens_;  // user-defined, control and unknown, longest piece first
+  int32_t eot_ = -1, eom_ = -1;
+  std::vector<int32_t> end_of_generation_;
   bool add_bos_ = false;
   bool add_space_prefix_ = false;
   // Byte-level BPE; immutable, so copies of a Vocab share them.

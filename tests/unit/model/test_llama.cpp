@@ -822,7 +822,8 @@ TEST(LlamaSession, GenerationEndsAtTheStopToken) {
     // The first occurrence of the k-th token ends the run there.
     const int32_t stop = full.tokens[k];
     const size_t first = size_t(std::find(full.tokens.begin(), full.tokens.end(), stop) - full.tokens.begin());
-    const GenerationResult r = LlamaSession(model, *b, 32).generate(prompt, 8, {}, stop);
+    const int32_t stops[] = {-1, stop};
+    const GenerationResult r = LlamaSession(model, *b, 32).generate(prompt, 8, {}, stops);
     EXPECT_EQ(r.tokens, std::vector<int32_t>(full.tokens.begin(), full.tokens.begin() + std::ptrdiff_t(first) + 1));
     EXPECT_TRUE(r.stopped);
     EXPECT_EQ(r.decode_steps, int64_t(first));

@@ -220,6 +220,28 @@ TEST(Vocab, MinimalByteLevelVocabularyEncodesWithItsMerges) {
   expect_error([] { Vocab::minimal_byte_level(299); }, "at least 300 tokens");
 }
 
+TEST(Vocab, EndOfGenerationHoldsTheKeysTokensAndTheKnownEndMarkers) {
+  std::vector<Piece> pieces = specials();  // <unk> <s> </s>
+  pieces.push_back({"<|eot_id|>", 0, kControl});      // 3: a known end marker
+  pieces.push_back({"<|im_end|>", 0, kNormal});       // 4: ends generation whatever its type
+  pieces.push_back({"<|end_of_role|>", 0, kControl});  // 5: not an end marker
+  pieces.push_back({"<stop>", 0, kControl});          // 6: named by tokenizer.ggml.eom_token_id
+  const GgufFile file = tokenizer_file("llama", pieces, [](GgufWriter& w, auto& scores, auto& types) {
+    w.set("tokenizer.ggml.scores", scores);
+    w.set("tokenizer.ggml.token_type", types);
+    w.set("tokenizer.ggml.eot_token_id", uint32_t(3));
+    w.set("tokenizer.ggml.eom_token_id", uint32_t(6));
+  });
+  const Vocab v = *Vocab::from_gguf(file);
+  EXPECT_EQ(v.end_of_generation(), (std::vector<int32_t>{2, 3, 4, 6}));
+  GgufWriter w;
+  v.write_to(w);
+  EXPECT_EQ(Vocab::from_gguf(GgufFile::parse(w.to_bytes()))->end_of_generation(), v.end_of_generation());
+  EXPECT_EQ(Vocab::minimal_sentencepiece(300).end_of_generation(), (std::vector<int32_t>{2}));
+  const Vocab byte_level = Vocab::minimal_byte_level(300);
+  EXPECT_EQ(byte_level.end_of_generation(), (std::vector<int32_t>{byte_level.eos()}));
+}
+
 // ---- special tokens written in the text ----
 
 // SentencePiece with <unk> <s> </s>, the pieces of "hi" and a user-defined <tool>; no byte tokens,
@@ -538,7 +560,7 @@ TEST(Vocab, Gpt2VocabularyDrivesALlamaSession) {
 
   std::unique_ptr<Backend> cpu = make_backend("cpu", {.num_threads = 2});
   LlamaSession session(model, *cpu, 32);
-  const GenerationResult result = session.generate(prompt, 6, {}, vocab.eos());
+  const GenerationResult result = session.generate(prompt, 6, {}, vocab.end_of_generation());
   EXPECT_EQ(result.prefill_tokens, int64_t(prompt.size()));
   ASSERT_FALSE(result.tokens.empty());
   for (int32_t id : result.tokens) EXPECT_LT(id, vocab.size());
