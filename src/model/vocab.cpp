@@ -146,6 +146,7 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   v.eot_ = special("tokenizer.ggml.eot_token_id", -1);
   v.eom_ = special("tokenizer.ggml.eom_token_id", -1);
   v.add_bos_ = flag("tokenizer.ggml.add_bos_token", spm || (pretokenizer && pretokenizer->adds_bos)) && v.bos_ >= 0;
+  v.add_eos_ = flag("tokenizer.ggml.add_eos_token", false) && v.eos_ >= 0;
   v.add_space_prefix_ = flag("tokenizer.ggml.add_space_prefix", spm);
   if (const GgufValue* merges = file.find("tokenizer.ggml.merges"); merges && !spm) {
     if (!merges->is_array() || merges->element_type() != GgufType::STRING) {
@@ -247,6 +248,7 @@ void Vocab::write_to(GgufWriter& w) const {
     if (merges_) w.set("tokenizer.ggml.merges", merges_->rules());
     w.set("tokenizer.ggml.add_bos_token", add_bos_);  // its default depends on the pre-tokenizer
   }
+  if (add_eos_) w.set("tokenizer.ggml.add_eos_token", true);
 }
 
 void Vocab::set_pieces(std::vector<std::string> list) {
@@ -346,6 +348,7 @@ std::vector<int32_t> Vocab::encode(std::string_view text, bool parse_special) co
     }
     after_special = false;
   }
+  if (add_eos_) ids.push_back(eos_);
   return ids;
 }
 

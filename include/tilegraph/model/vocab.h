@@ -81,9 +81,9 @@ class Vocab {
   const std::string& pretokenizer_name() const { return pretokenizer_name_; }
 
   // Token ids of `text` (special tokens: see above), after the beginning-of-sequence token when
-  // the vocabulary adds one
-  // (`tokenizer.ggml.add_bos_token`; default: yes for SentencePiece and for llama 3's
-  // pre-tokenizer, no for GPT-2's). Bytes that are not valid UTF-8 are kept: SentencePiece
+  // the vocabulary adds one (`tokenizer.ggml.add_bos_token`; default: yes for SentencePiece and
+  // for llama 3's pre-tokenizer, no for GPT-2's), and before the end-of-sequence token when it
+  // adds that (`tokenizer.ggml.add_eos_token`, default no; as llama.cpp). Bytes that are not valid UTF-8 are kept: SentencePiece
   // encodes them as byte tokens; byte-level BPE pre-tokenizes them as U+FFFD would be but
   // encodes their own bytes, so decode() gives them back. A byte no piece covers becomes the
   // unknown token, or throws tg::Error when the vocabulary has none. A byte-level vocabulary
@@ -119,7 +119,7 @@ class Vocab {
   std::vector<int32_t> special_tokens_;  // user-defined, control and unknown, longest piece first
   int32_t eot_ = -1, eom_ = -1;
   std::vector<int32_t> end_of_generation_;
-  bool add_bos_ = false;
+  bool add_bos_ = false, add_eos_ = false;
   bool add_space_prefix_ = false;
   // Byte-level BPE; immutable, so copies of a Vocab share them.
   std::string pretokenizer_name_;

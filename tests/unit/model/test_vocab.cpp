@@ -220,6 +220,25 @@ TEST(Vocab, MinimalByteLevelVocabularyEncodesWithItsMerges) {
   expect_error([] { Vocab::minimal_byte_level(299); }, "at least 300 tokens");
 }
 
+TEST(Vocab, AddEosTokenAppendsTheEndOfSequence) {
+  std::vector<Piece> pieces = specials();
+  for (const char* c : {"h", "i"}) pieces.push_back({c, -2, kNormal});
+  pieces.push_back({kSpace, -1, kNormal});
+  const auto with_flag = [&](bool add_eos) {
+    return *Vocab::from_gguf(tokenizer_file("llama", pieces, [&](GgufWriter& w, auto& scores, auto& types) {
+      w.set("tokenizer.ggml.scores", scores);
+      w.set("tokenizer.ggml.token_type", types);
+      w.set("tokenizer.ggml.add_eos_token", add_eos);
+    }));
+  };
+  EXPECT_EQ(pieces_of(with_flag(true), with_flag(true).encode("hi")), (std::vector<std::string>{"<s>", kSpace, "h", "i", "</s>"}));
+  EXPECT_EQ(pieces_of(with_flag(false), with_flag(false).encode("hi")), (std::vector<std::string>{"<s>", kSpace, "h", "i"}));
+  EXPECT_EQ(with_flag(true).encode(""), (std::vector<int32_t>{1, 2}));
+  GgufWriter w;
+  with_flag(true).write_to(w);
+  EXPECT_EQ(Vocab::from_gguf(GgufFile::parse(w.to_bytes()))->encode("hi"), with_flag(true).encode("hi"));
+}
+
 TEST(Vocab, EndOfGenerationHoldsTheKeysTokensAndTheKnownEndMarkers) {
   std::vector<Piece> pieces = specials();  // <unk> <s> </s>
   pieces.push_back({"<|eot_id|>", 0, kControl});      // 3: a known end marker
