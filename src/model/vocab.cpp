@@ -31,13 +31,19 @@ struct PretokenizerKind {
   bool adds_bos;           // tokenizer.ggml.add_bos_token's default
 };
 constexpr std::string_view kSupportedPretokenizers =
-    "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe (llama 3's regex)";
+    "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 "
+    "(llama 3's regex and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone)";
 
+// llama.cpp's groups of names (llama-vocab.cpp, llm_tokenizer_bpe's pre-tokenizer types).
 const PretokenizerKind* pretokenizer_kind(std::string_view name) {
   static constexpr PretokenizerKind kGpt2{kGpt2Pattern, false, false};
   static constexpr PretokenizerKind kLlama3{kLlama3Pattern, true, true};
+  static constexpr PretokenizerKind kLlama3RegexOnly{kLlama3Pattern, false, false};
   if (name == "default" || name == "gpt2" || name == "gpt-2") return &kGpt2;
-  if (name == "llama3" || name == "llama-v3" || name == "llama-bpe") return &kLlama3;
+  for (std::string_view llama3 : {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}) {
+    if (name == llama3) return &kLlama3;
+  }
+  if (name == "smaug-bpe" || name == "dbrx") return &kLlama3RegexOnly;
   return nullptr;
 }
 

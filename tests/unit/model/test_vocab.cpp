@@ -399,7 +399,7 @@ TEST(Vocab, Gpt2PretokenizerNameChoosesTheRegexAndTheWholeWordLookUp) {
   const std::vector<std::string> rules = {"a b", "3 4"};
   std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
   pieces.push_back({"abc", 0, kNormal});  // no rule makes it: only a whole-word look-up finds it
-  for (const char* pre : {"llama-bpe", "llama3", "llama-v3"}) {
+  for (const char* pre : {"llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}) {
     const Vocab v = gpt2_vocab(pieces, rules, pre);
     EXPECT_EQ(pieces_of(v, v.encode("abc abc")), (std::vector<std::string>{"abc", kG, "ab", "c"})) << pre;
     EXPECT_EQ(pieces_of(v, v.encode("12345")), (std::vector<std::string>{"1", "2", "3", "4", "5"})) << pre;  // 123|45
@@ -408,6 +408,11 @@ TEST(Vocab, Gpt2PretokenizerNameChoosesTheRegexAndTheWholeWordLookUp) {
     const Vocab v = gpt2_vocab(pieces, rules, pre);
     EXPECT_EQ(pieces_of(v, v.encode("abc")), (std::vector<std::string>{"ab", "c"})) << pre;
     EXPECT_EQ(pieces_of(v, v.encode("12345")), (std::vector<std::string>{"1", "2", "34", "5"})) << pre;
+  }
+  for (const char* pre : {"smaug-bpe", "dbrx"}) {  // llama 3's regex without the whole-word look-up
+    const Vocab v = gpt2_vocab(pieces, rules, pre);
+    EXPECT_EQ(pieces_of(v, v.encode("abc abc")), (std::vector<std::string>{"ab", "c", kG, "ab", "c"})) << pre;
+    EXPECT_EQ(pieces_of(v, v.encode("12345")), (std::vector<std::string>{"1", "2", "3", "4", "5"})) << pre;
   }
 }
 
@@ -511,7 +516,8 @@ TEST(Vocab, Gpt2EncodeNamesAnUnsupportedPretokenizerOrMissingMerges) {
   EXPECT_EQ(qwen.decode(std::vector<int32_t>{'h', 'i'}), "hi");
   expect_error([&] { qwen.encode("hi"); },
                "the pre-tokenizer \"qwen2\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 (GPT-2's regex); "
-               "llama3, llama-v3, llama-bpe (llama 3's regex)");
+               "llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 (llama 3's regex and whole-word "
+               "look-up); smaug-bpe, dbrx (llama 3's regex alone)");
   expect_error([&] { qwen.encode(""); }, "\"qwen2\" (tokenizer.ggml.pre) is not supported");
   const Vocab no_merges = *Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter&, auto&, auto&) {}));
   EXPECT_EQ(no_merges.pretokenizer_name(), "default");
