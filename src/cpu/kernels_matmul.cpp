@@ -170,23 +170,35 @@ class FloatRows {
   float* converted_ = nullptr;
 };
 
-// b's rows in an 8-bit activation format (BlockQ8_K or BlockQ8_32), quantized once per node
-// into shared scratch (laid out as [K / block, N, B2, B3] blocks): the matrix-vector path of the
-// 4- to 6-bit weights.
+// b's rows, each read as f32 and quantized once per node by quantize(k, x, out) into
+// `row_bytes` of shared scratch, laid out [B3, B2, N]: the 8-bit activations of the 4- to 6-bit
+// weights, in the matrix-vector path's format (Int8Rows) or the GEMM's (QuantActivationRows).
+template <class Quantize>
+uint8_t* quantize_rows(const Tensor& b, size_t row_bytes, ExecContext& exec, Quantize quantize) {
+  const int64_t k = b.ne[0];
+  auto* data = static_cast<uint8_t*>(exec.shared_scratch(size_t(b.nrows()) * row_bytes));
+  const VecKernels& vec = exec.vec();
+  exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(k));
+    int64_t r = begin;
+    for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      quantize(k, read_row_f32(vec, b, i1, i2, i3, buf), data + size_t(r++) * row_bytes);
+    });
+  });
+  return data;
+}
+
+// b's rows in an 8-bit activation format (BlockQ8_K or BlockQ8_32), [K / block, N, B2, B3]
+// blocks: the matrix-vector path of the 4- to 6-bit weights.
 template <class Block>
 class Int8Rows {
  public:
   Int8Rows(const Tensor& b, ExecContext& exec) : b_(b), blocks_(b.ne[0] / int64_t(sizeof(Block::qs))) {
-    const int64_t k = b.ne[0];
-    data_ = static_cast<Block*>(exec.shared_scratch(size_t(b.nrows() * blocks_) * sizeof(Block)));
     const VecKernels& vec = exec.vec();
-    exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-      float* buf = tc.scratch.floats(size_t(k));
-      int64_t r = begin;
-      for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-        quantize_activations(vec, k, data_ + r++ * blocks_, read_row_f32(vec, b, i1, i2, i3, buf));
-      });
-    });
+    data_ = reinterpret_cast<Block*>(
+        quantize_rows(b, size_t(blocks_) * sizeof(Block), exec, [&](int64_t k, const float* x, uint8_t* out) {
+          quantize_activations(vec, k, reinterpret_cast<Block*>(out), x);
+        }));
   }
 
   const Block* row(int64_t n, int64_t i2, int64_t i3) const {
@@ -446,23 +458,15 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
   });
 }
 
-// b's rows quantized once per node to the integer GEMM's activation blocks for weights of
-// `weight_type` (vec.h, QuantGemmLayout), laid out [B3, B2, N, K / block].
+// b's rows in the integer GEMM's activation blocks for weights of `layout` (vec.h,
+// QuantGemmLayout), laid out [B3, B2, N, K / block].
 class QuantActivationRows {
  public:
-  QuantActivationRows(const Tensor& b, DType weight_type, ExecContext& exec)
-      : b_(b), row_bytes_(size_t(b.ne[0] / quant_gemm_layout(weight_type).block) *
-                          quant_gemm_layout(weight_type).activation_block_bytes()) {
-    const int64_t k = b.ne[0];
-    data_ = static_cast<uint8_t*>(exec.shared_scratch(size_t(b.nrows()) * row_bytes_));
+  QuantActivationRows(const Tensor& b, DType weight_type, const QuantGemmLayout& layout, ExecContext& exec)
+      : b_(b), row_bytes_(size_t(b.ne[0] / layout.block) * layout.activation_block_bytes()) {
     const VecKernels& vec = exec.vec();
-    exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-      float* buf = tc.scratch.floats(size_t(k));
-      int64_t r = begin;
-      for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-        vec.pack_quant_activations(weight_type, k, read_row_f32(vec, b, i1, i2, i3, buf),
-                                   data_ + size_t(r++) * row_bytes_);
-      });
+    data_ = quantize_rows(b, row_bytes_, exec, [&](int64_t k, const float* x, uint8_t* out) {
+      vec.pack_quant_activations(weight_type, k, x, out);
     });
   }
 
@@ -487,7 +491,7 @@ void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContex
   const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
   const int64_t batches = node.ne[2] * node.ne[3];
   const Broadcast bc(a, b);
-  const QuantActivationRows x_rows(b, a.type, exec);
+  const QuantActivationRows x_rows(b, a.type, layout, exec);
   const GemmItems items(m_len, n_len, mr, batches, exec.max_threads());
   const size_t panel_bytes = size_t(kBlockK / layout.block) * layout.weight_block_bytes(nr);
   const size_t block_bytes = dtype_traits(a.type).type_size;
