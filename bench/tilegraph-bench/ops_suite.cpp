@@ -65,7 +65,7 @@ std::vector<OpCase> cases() {
                }});
   c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32,
                [](Context& x) { return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32})); }});
-  // Prefill: q8_0 through the f32 GEMM, the 4- to 6-bit types through the integer one.
+  // Prefill: the integer GEMM.
   for (DType w : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 256", 2.0 * E * E * 256,
                  [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 256})); }});

@@ -1,5 +1,5 @@
 // The activations of quantized matrix products (quant.h): q8_K for the K types, q8_32 for
-// q4_0..q5_1. Backends must give MUL_MAT these values, so the rule is defined once, here, and
+// q8_0 and q4_0..q5_1. Backends must give MUL_MAT these values, so the rule is defined once, here, and
 // the CPU's vector quantizers are tested against it byte for byte.
 #include <algorithm>
 #include <cmath>
@@ -41,6 +41,7 @@ ActivationType activation_type(DType weight_type) {
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K: return ActivationType::Q8_K;
+    case DType::Q8_0:
     case DType::Q4_0:
     case DType::Q4_1:
     case DType::Q5_0:

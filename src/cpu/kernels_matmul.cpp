@@ -3,13 +3,13 @@
 //
 // Two paths. Matrix-vector (N == 1, decode; for quantized a up to kMaxQuantTokens) is bound by
 // reading a once: dot products of rows of a straight from their storage against every column of b
-// (f16/bf16 converted and q8_0 blocks dequantised in registers; 4- to 6-bit blocks multiplied as
-// integers by b quantized to 8 bits, which ops.h makes part of mul_mat's result). Matrix-
-// matrix is a blocked GEMM in the GotoBLAS shape: b is packed once per node; each work item takes
-// 128 columns of a, packs them into panels of NR columns one K block at a time, and runs a
-// register-blocked micro-kernel over every MR x NR block against all of b. For f32, f16, bf16
-// and q8_0 the panels are f32 and the micro-kernel FMAs; the 4- to 6-bit types keep their quants
-// as bytes, b quantized to 8 bits, and multiply as integers (quant_gemm).
+// (f16/bf16 converted in registers; quantized blocks multiplied as integers by b quantized to 8
+// bits, which quant.h makes part of mul_mat's result). Matrix-matrix is a blocked GEMM in the
+// GotoBLAS shape: b is packed once per node; each work item takes 128 columns of a, packs them
+// into panels of NR columns one K block at a time, and runs a register-blocked micro-kernel over
+// every MR x NR block against all of b. For f32, f16 and bf16 the panels are f32 and the
+// micro-kernel FMAs; quantized types keep their quants as bytes, b quantized to 8 bits, and
+// multiply as integers (quant_gemm).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -123,7 +123,7 @@ GemmShape gemm_shape(Isa isa) {
 
 // Depth of one packed block: an a panel (256 x 32 floats, 32 KiB) and a b panel (12 KiB) stay in
 // L1/L2 while a micro-kernel call streams them. A multiple of 256, so no quantized block straddles
-// two K blocks.
+// two K blocks of the integer GEMM.
 constexpr int64_t kBlockK = 256;
 // Columns of a per work item: its packed panels (128 KiB) stay in L2 while all of b streams by.
 constexpr int64_t kTileM = 128;
@@ -171,7 +171,7 @@ class FloatRows {
 };
 
 // b's rows, each read as f32 and quantized once per node by quantize(k, x, out) into
-// `row_bytes` of shared scratch, laid out [B3, B2, N]: the 8-bit activations of the 4- to 6-bit
+// `row_bytes` of shared scratch, laid out [B3, B2, N]: the 8-bit activations of quantized
 // weights, in the matrix-vector path's format (Int8Rows) or the GEMM's (QuantActivationRows).
 template <class Quantize>
 uint8_t* quantize_rows(const Tensor& b, size_t row_bytes, ExecContext& exec, Quantize quantize) {
@@ -189,7 +189,7 @@ uint8_t* quantize_rows(const Tensor& b, size_t row_bytes, ExecContext& exec, Qua
 }
 
 // b's rows in an 8-bit activation format (BlockQ8_K or BlockQ8_32), [K / block, N, B2, B3]
-// blocks: the matrix-vector path of the 4- to 6-bit weights.
+// blocks: the matrix-vector path of quantized weights.
 template <class Block>
 class Int8Rows {
  public:
@@ -224,10 +224,9 @@ float* output_at(const Tensor& node, int64_t m, int64_t n, int64_t i2, int64_t i
 }
 
 // Columns of b up to which quantized weights take mat_vec, which reads a once: decode and small
-// batches. For q8_0 at 8 it is ~3x the blocked GEMM, which converts every weight to f32 first;
-// for the 4- to 6-bit types the integer GEMM, which unpacks every weight into a panel first, is
-// 2-6x slower at 2 and 4 tokens, 1.6x slower (K types) to 1.2x faster (q4_0) at 8 and 2.5x faster
-// from a few dozen (bench/RESULTS.md, ops).
+// batches. The integer GEMM, which unpacks every weight into a panel first, is 2-6x slower at 2
+// and 4 tokens, 1.6x slower (K types) to 1.2x faster (q4_0, q8_0) at 8 and 2.5x faster from a
+// few dozen (bench/RESULTS.md, ops).
 constexpr int64_t kMaxQuantTokens = 8;
 
 bool takes_mat_vec(const Tensor& a, const Tensor& b) {
@@ -267,9 +266,6 @@ void mat_vec(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecContex
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);
           out[j] = vec.dot_f32(k, buf, x);
         }
-      } else if (a.type == DType::Q8_0) {
-        vec.dot_q8_0_rows(k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
-                          out_stride);
       } else {
         vec.dot_rows(a.type, k, count, rows, a.nb[1], x, out);
       }
@@ -286,7 +282,6 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
   const int64_t n_panels = (m_len + nr - 1) / nr;
   const bool transposed_f32 = a.type == DType::F32 && a.nb[1] == sizeof(float) && a.ne[1] > 1;
   const bool direct = a.type == DType::F32 && a.nb[0] == sizeof(float);
-  const int64_t block = int64_t(dtype_traits(a.type).block_size);
   const float* rows[kMaxNr];
   for (int64_t p = 0; p < n_panels; ++p) {
     float* panel = panels + p * kc * nr;
@@ -302,7 +297,7 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
       continue;
     }
     for (int64_t j = 0; j < cols; ++j) {
-      const char* row = row_ptr(a, m0 + p * nr + j, ia2, ia3) + k0 / block * int64_t(a.nb[0]);
+      const char* row = row_ptr(a, m0 + p * nr + j, ia2, ia3) + k0 * int64_t(a.nb[0]);
       if (direct) {
         rows[j] = reinterpret_cast<const float*>(row);
       } else {
@@ -480,7 +475,7 @@ class QuantActivationRows {
   uint8_t* data_;
 };
 
-// The 4- to 6-bit types against more tokens than mat_vec takes: the GEMM's items and K blocks,
+// Quantized types against more tokens than mat_vec takes: the GEMM's items and K blocks,
 // with a's columns unpacked into integer panels (vec.h, pack_quant_panel) and b's rows quantized
 // once (QuantActivationRows), multiplied as integers by quant_gemm_tile.
 void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {

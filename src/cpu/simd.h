@@ -39,9 +39,9 @@
 
 namespace tg::cpu::simd {
 
-// Integer dot products of 32 quants at a time, for quantized weights (unsigned quants, below 64)
-// against 8-bit activations (signed, -127..127; quant.h): exact integer sums, with the K types'
-// per-16-element scales applied inside them. One struct per ISA family with the same interface;
+// Integer dot products of 32 quants at a time, for quantized weights (unsigned quants, below 64;
+// or q8_0's signed bytes, dot_signed) against 8-bit activations (signed, -127..127; quant.h):
+// exact integer sums, with the K types' per-16-element scales applied inside them. One struct per ISA family with the same interface;
 // the vector structs name theirs Q32.
 struct Quants32Portable {
   struct B {
@@ -115,6 +115,8 @@ struct Quants32Portable {
     for (int i = 0; i < 32; ++i) sum += q.v[i] * x.v[i];
     return sum;
   }
+  // The same for signed q (-128..127).
+  static Acc dot_signed(const B& q, const B& x) { return dot(q, x); }
   // sum_i a[i] * b[i] over 16 int16.
   static Acc dot_i16(const I16x16& a, const int16_t* b) {
     int32_t sum = 0;
@@ -145,9 +147,9 @@ struct Quants32Portable {
 };
 
 // The integer GEMM of quantized weights (vec_impl_int_gemm.h): one weight row per lane, 4 quants
-// of it (unsigned, below 64) against 4 activations of one token (signed, -127..127) broadcast to
-// every lane, summed exactly to int32 with a per-lane int16 scale (maddubs then madd: the scale
-// sits in both 16-bit halves of the lane's scale word). One struct per ISA family, named GL in
+// of it (unsigned, below 64; q8_0's signed bytes: dot4_signed_add) against 4 activations of one
+// token (signed, -127..127) broadcast to every lane, summed exactly to int32 with a per-lane
+// int16 scale (maddubs then madd: the scale sits in both 16-bit halves of the lane's scale word). One struct per ISA family, named GL in
 // the ISA traits.
 struct GemmLanesPortable {
   static constexpr int kLanes = 4;
@@ -187,6 +189,16 @@ struct GemmLanesPortable {
       const uint8_t* q = w.v + 4 * l;
       const int32_t low = int16_t(scales.v[l] & 0xFFFF), high = int16_t(uint32_t(scales.v[l]) >> 16);
       acc.v[l] += low * (q[0] * x[0] + q[1] * x[1]) + high * (q[2] * x[2] + q[3] * x[3]);
+    }
+    return acc;
+  }
+  // q8_0's signed weights (int8 bytes, -128..127), without a scale: the vector structs multiply
+  // |w| by x with w's sign, which split_sign prepares once per load for every token.
+  using SignedW = W;
+  static SignedW split_sign(const W& w) { return w; }
+  static I dot4_signed_add(I acc, const SignedW& w, const int8_t* x) {
+    for (int l = 0; l < kLanes; ++l) {
+      for (int i = 0; i < 4; ++i) acc.v[l] += int8_t(w.v[4 * l + i]) * x[i];
     }
     return acc;
   }
@@ -410,6 +422,9 @@ struct Quants32Avx2 {
   TG_SIMD_INLINE Acc dot(B q, B x) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1));
   }
+  // maddubs takes one operand unsigned: |q| against x with q's sign. |q| <= 128 and |x| <= 127,
+  // so its pairs stay below 2^15.
+  TG_SIMD_INLINE Acc dot_signed(B q, B x) { return dot(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)); }
   using I16x16 = __m256i;
   // Scales 0-7 and 8-15 in both 128-bit lanes, for one in-lane shuffle per piece.
   struct Scales {
@@ -481,6 +496,17 @@ struct GemmLanesAvx2 {
     const I pairs = _mm256_maddubs_epi16(w, _mm256_set1_epi32(x4));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
   }
+  // |w| (at most 128, so maddubs's pairs stay below 2^15) and w for the sign.
+  struct SignedW {
+    W magnitude, sign;
+  };
+  TG_SIMD_INLINE SignedW split_sign(W w) { return {_mm256_abs_epi8(w), w}; }
+  TG_SIMD_INLINE I dot4_signed_add(I acc, const SignedW& w, const int8_t* x) {
+    int32_t x4;
+    std::memcpy(&x4, x, sizeof x4);
+    const I pairs = _mm256_maddubs_epi16(w.magnitude, _mm256_sign_epi8(_mm256_set1_epi32(x4), w.sign));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones()));
+  }
   TG_SIMD_INLINE F fzero() { return _mm256_setzero_ps(); }
   TG_SIMD_INLINE F load_f(const float* p) { return _mm256_loadu_ps(p); }
   TG_SIMD_INLINE F fmadd(F w, float x, F acc) { return _mm256_fmadd_ps(w, _mm256_set1_ps(x), acc); }
@@ -513,6 +539,19 @@ struct GemmLanesAvx512 {
     std::memcpy(&x4, x, sizeof x4);
     const I pairs = _mm512_maddubs_epi16(w, _mm512_set1_epi32(x4));
     return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, scales));
+  }
+  // |w| and w's negative bytes as a mask (there is no 512-bit vpsignb).
+  struct SignedW {
+    W magnitude;
+    __mmask64 negative;
+  };
+  TG_SIMD_INLINE SignedW split_sign(W w) { return {_mm512_abs_epi8(w), _mm512_movepi8_mask(w)}; }
+  TG_SIMD_INLINE I dot4_signed_add(I acc, const SignedW& w, const int8_t* x) {
+    int32_t x4;
+    std::memcpy(&x4, x, sizeof x4);
+    const __m512i broadcast = _mm512_set1_epi32(x4);
+    const __m512i signed_x = _mm512_mask_sub_epi8(broadcast, w.negative, _mm512_setzero_si512(), broadcast);
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w.magnitude, signed_x), ones()));
   }
   TG_SIMD_INLINE F fzero() { return _mm512_setzero_ps(); }
   TG_SIMD_INLINE F load_f(const float* p) { return _mm512_loadu_ps(p); }
@@ -658,6 +697,10 @@ struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
   TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {
     return _mm512_add_epi32(sum, _mm512_mullo_epi32(part, _mm512_srai_epi32(scale_word, 16)));
   }
+  // q8_0's signed weights as the unsigned bytes dpbusd takes: w + 128; the tile subtracts 128
+  // times the activations' sum afterwards (sub).
+  TG_SIMD_INLINE W flip_sign(W w) { return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80))); }
+  TG_SIMD_INLINE I sub(I sum, int32_t x) { return _mm512_sub_epi32(sum, _mm512_set1_epi32(x)); }
 };
 
 TG_END_TARGET

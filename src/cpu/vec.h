@@ -31,32 +31,39 @@ std::vector<Isa> runnable_isas();
 
 enum class BinaryOp { ADD, SUB, MUL, DIV };
 
-// Operands of the integer GEMM of the 4- to 6-bit types (pack_quant_panel, pack_quant_activations,
-// quant_gemm_tile), block by block. A weight row's block: its unsigned quants, an int16 scale per
-// 16 elements inside the integer sums (K types), one f32 step d, and an f32 offset per `group`
-// elements (the part of each weight that does not depend on its quant: -8d, m, -dmin m_s, -32 d
-// sc_s, ...). A token's block: its 8-bit quants (quant.h's rule), their f32 scale, and d times
-// the sum of the quants of each group. Then a weight of block b, group g, element i is
-// d_b (scale_i q_i) + offset_g and an activation is dx_b qx_i.
+// Operands of the integer GEMM of quantized weights (pack_quant_panel, pack_quant_activations,
+// quant_gemm_tile), block by block. A weight row's block: its quants as bytes, an int16 scale
+// per 16 elements inside the integer sums (K types), one f32 step d, and an f32 offset per
+// `group` elements (the part of each weight that does not depend on its quant: -8d, m, -dmin
+// m_s, -32 d sc_s, ...). A token's block: its 8-bit quants (quant.h's rule), their f32 scale,
+// and d times the sum of the quants of each group. Then a weight of block b, group g, element i
+// is d_b (scale_i q_i) + offset_g and an activation is dx_b qx_i. q8_0's quants are signed and
+// have no offset; its tokens' group sums are the int32 sums of their quants, which a tile that
+// can only multiply unsigned weights (vpdpbusd) takes back after multiplying q + 128.
 struct QuantGemmLayout {
-  int block;        // elements per block, of the weights and of the activations: 256 or 32
-  int group;        // elements per offset: 16 or 32
-  bool int_scales;  // an int16 scale per 16 elements (K types), else 1
+  int block;           // elements per block, of the weights and of the activations: 256 or 32
+  int group;           // elements per offset: 16 or 32
+  bool int_scales;     // an int16 scale per 16 elements (K types), else 1
+  bool signed_quants;  // q8_0: int8 quants, no offsets, int32 group sums
 
   // One block of a panel of `rows` weight rows: quants [block / 4][rows][4] bytes, then scales
   // int32 [block / 16][rows] (the int16 scale in both halves; K types only), steps d f32 [rows]
-  // and offsets f32 [block / group][rows]; the byte offsets of each part, and the whole.
+  // and offsets f32 [block / group][rows] (none for signed quants); the byte offsets of each
+  // part, and the whole.
   constexpr size_t scales_at(int rows) const { return size_t(block) * size_t(rows); }
   constexpr size_t steps_at(int rows) const { return scales_at(rows) + (int_scales ? size_t(block / 16) * 4 * size_t(rows) : 0); }
   constexpr size_t offsets_at(int rows) const { return steps_at(rows) + 4 * size_t(rows); }
-  constexpr size_t weight_block_bytes(int rows) const { return offsets_at(rows) + size_t(block / group) * 4 * size_t(rows); }
-  // One block of a token: quants [block] int8, then dx f32 at dx_at and sums f32 [block / group].
+  constexpr size_t weight_block_bytes(int rows) const {
+    return offsets_at(rows) + (signed_quants ? 0 : size_t(block / group) * 4 * size_t(rows));
+  }
+  // One block of a token: quants [block] int8, then dx f32 at dx_at and sums [block / group].
   constexpr size_t dx_at() const { return size_t(block); }
   constexpr size_t sums_at() const { return dx_at() + 4; }
   constexpr size_t activation_block_bytes() const { return sums_at() + size_t(block / group) * 4; }
 };
-inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true};   // q4_K, q5_K, q6_K
-inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false};  // q4_0, q4_1, q5_0, q5_1
+inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false};    // q4_K, q5_K, q6_K
+inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false};   // q4_0, q4_1, q5_0, q5_1
+inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true};     // q8_0
 // The most tokens a table's quant_gemm_tile takes at once.
 inline constexpr int kMaxQuantTileTokens = 12;
 // The layout of `type`; throws for the types that do not take 8-bit activations.
@@ -101,16 +108,13 @@ struct VecKernels {
   // out[j] = row_j . x
   void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                    const float* x, float* out);
-  // Rows of q8_0 (n a multiple of 32, blocks contiguous, rows `stride` bytes apart) against
-  // `tokens` f32 rows x_t (x_stride floats apart): out[t * out_stride + j] = row_j . x_t. Weights
-  // are dequantised in registers to the values `dequantize` gives, and each block is converted
-  // once for all the tokens. Every output is summed in an order that depends only on n, so
-  // results do not change with how the rows of a matrix are split between calls (threads).
-  void (*dot_q8_0_rows)(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                        const float* x, int64_t x_stride, float* out, int64_t out_stride);
-  // The same for the 4- to 6-bit types against their 8-bit activations (quant.h,
-  // activation_type), x_t at x + t * x_stride blocks: q4_K, q5_K and q6_K against q8_K, q4_0,
-  // q4_1, q5_0 and q5_1 against q8_32. Exact integer sums of the quants per block, scaled in f32.
+  // Rows of a quantized type (n a multiple of its block, blocks contiguous, rows `stride` bytes
+  // apart) against `tokens` rows of 8-bit activations (quant.h, activation_type), x_t at x + t *
+  // x_stride blocks: out[t * out_stride + j] = row_j . x_t. q4_K, q5_K and q6_K against q8_K;
+  // q8_0, q4_0, q4_1, q5_0 and q5_1 against q8_32. Exact integer sums of the quants per block,
+  // scaled in f32; each block is unpacked once for all the tokens. Every output is summed in an
+  // order that depends only on n, so results do not change with how the rows of a matrix are
+  // split between calls (threads).
   void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
                        int64_t tokens, const BlockQ8_K* x, int64_t x_stride, float* out,
                        int64_t out_stride);
@@ -120,7 +124,7 @@ struct VecKernels {
   // quantize_row_q8_K and quantize_row_q8_32, the same bytes.
   void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
   void (*quantize_q8_32)(int64_t n, BlockQ8_32* y, const float* x);
-  // The integer GEMM of the 4- to 6-bit types (prefill: more than a few tokens), as
+  // The integer GEMM of the quantized types (prefill: more than a few tokens), as
   // QuantGemmLayout describes. pack_quant_panel unpacks `rows` <= quant_panel_rows rows of n
   // elements (blocks contiguous, rows `stride` bytes apart) into one panel of quant_panel_rows
   // rows, the rows past `rows` zero, and requests the rows' next n elements into cache (the GEMM

@@ -583,11 +583,6 @@ inline void with_tile_size(int64_t count, Fn fn) {
   fn.template operator()<kMax>();
 }
 
-// Accumulators a tile keeps in registers (half the register file): as many rows as fit next to
-// its tokens, up to 8. More tokens use each converted weight vector more often.
-constexpr int kQuantAccumulators = W >= 16 ? 16 : 8;
-constexpr int kQuantTileTokens = kQuantAccumulators / 4;
-
 template <int kAccumulators, int T>
 constexpr int quant_tile_rows() {
   return kAccumulators / T < 8 ? kAccumulators / T : 8;
@@ -636,54 +631,6 @@ inline void tile_rows(const char* first_row, int64_t row_step, size_t stride, co
   for (int r = 0; r < R; ++r) {
     row[r] = reinterpret_cast<const Block*>(first_row + r * row_step * int64_t(stride));
   }
-}
-
-// R rows x T tokens (for_each_quant_tile). Each weight vector is dequantised once and used for
-// every token. Each output accumulates lane by lane in element order, so its value does not
-// depend on the tile.
-template <class Q, int R, int T>
-inline void dot_quant_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
-                           const float* x, int64_t x_stride, float* out, int64_t out_stride,
-                           const float* f16_table) {
-  using Block = typename Q::Block;
-  constexpr int kVecs = Q::kElems / W;
-  const Block* row[R];
-  tile_rows(first_row, row_step, stride, row);
-  F acc[R][T];
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) acc[r][t] = V::zero();
-  }
-  for (int64_t b = 0; b < blocks; ++b) {
-    typename Q::Scales s[R];
-    for (int r = 0; r < R; ++r) s[r] = Q::scales(row[r][b], f16_table);
-    const float* xb = x + b * Q::kElems;
-#pragma GCC unroll 32
-    for (int v = 0; v < kVecs; ++v) {
-      F w[R];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) w[r] = Q::vec(row[r][b], s[r], v);
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        const F xv = V::load(xb + t * x_stride + v * W);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) acc[r][t] = V::fmadd(w[r], xv, acc[r][t]);
-      }
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) out[t * out_stride + r * row_step] = V::reduce_add(acc[r][t]);
-  }
-}
-
-void dot_q8_0_rows(int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                   const float* x, int64_t x_stride, float* out, int64_t out_stride) {
-  const float* f16_table = f16_to_f32_table();
-  for_each_quant_tile<kQuantAccumulators, kQuantTileTokens>(
-      count, rows, stride, tokens, x, x_stride, out, out_stride,
-      [&]<int R, int T>(const char* first_row, int64_t row_step, const float* xt, float* ot) {
-        dot_quant_tile<DecodeQ8_0, R, T>(n / kQ8_0BlockSize, first_row, row_step, stride, xt,
-                                         x_stride, ot, out_stride, f16_table);
-      });
 }
 
 #include "cpu/vec_impl_int_dot.h"
@@ -754,7 +701,6 @@ constexpr VecKernels kVecKernels{
     .dot_f32 = dot_f32,
     .axpy_f32 = axpy_f32,
     .dot_rows = dot_rows,
-    .dot_q8_0_rows = dot_q8_0_rows,
     .dot_q8k_rows = dot_q8k_rows,
     .dot_q8_32_rows = dot_q8_32_rows,
     .quantize_q8k = quantize_q8k,

@@ -6,7 +6,7 @@
 // sub-block scales inside the sum) for the quants, plus the part of each weight that does not
 // depend on its quant against the activations' sums: q4_0..q5_1 offset_w * s_x (offset -8d,
 // -16d or m); the K types offset_d_w d_x * sum_s o_s bsum_s (q4_K/q5_K: -dmin, m_s; q6_K: -32d,
-// sc_s).
+// sc_s). q8_0's quants are signed and need no offset.
 
 using Q32 = V::Q32;
 
@@ -105,6 +105,7 @@ inline void with_q8k_decoder(DType type, Fn fn) {
 template <class B, bool kHighBit>
 struct IntBlock32 {
   using Block = B;
+  static constexpr bool kSigned = false;
   static Q32::B quants(const Block& b) {
     const Q32::B low = Q32::nibbles16(b.qs);
     if constexpr (kHighBit) return Q32::or_(low, Q32::bits32(load_u32(b.qh), 16));
@@ -112,9 +113,18 @@ struct IntBlock32 {
   }
 };
 
+// q8_0's quants as they are: signed, -128..127, step d and no offset.
+struct IntQ8_0 {
+  using Block = BlockQ8_0;
+  static constexpr bool kSigned = true;
+  static Q32::B quants(const Block& b) { return Q32::load_i8(b.qs); }
+};
+inline float block_step(const BlockQ8_0& b, const float* f16) { return f16[b.d.bits]; }
+
 template <class Fn>
 inline void with_q8_32_decoder(DType type, Fn fn) {
   switch (type) {
+    case DType::Q8_0: return fn(IntQ8_0{});
     case DType::Q4_0: return fn(IntBlock32<BlockQ4_0, false>{});
     case DType::Q4_1: return fn(IntBlock32<BlockQ4_1, false>{});
     case DType::Q5_0: return fn(IntBlock32<BlockQ5_0, true>{});
@@ -151,22 +161,28 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
     for (int r = 0; r < R; ++r) {
       const Block& w = row[r][b];
       const Q32::B q = D::quants(w);
-      const float d = block_step(w, f16_table), offset = block_offset(w, f16_table);
-      for (int t = 0; t < T; ++t) {
-        acc[r][t] = Q32::fmadd(Q32::dot(q, xq[t]), d * xb[t]->d, acc[r][t]);
-        offsets[r][t] = __builtin_fmaf(offset, xb[t]->s, offsets[r][t]);
+      const float d = block_step(w, f16_table);
+      if constexpr (D::kSigned) {
+        for (int t = 0; t < T; ++t) acc[r][t] = Q32::fmadd(Q32::dot_signed(q, xq[t]), d * xb[t]->d, acc[r][t]);
+      } else {
+        const float offset = block_offset(w, f16_table);
+        for (int t = 0; t < T; ++t) {
+          acc[r][t] = Q32::fmadd(Q32::dot(q, xq[t]), d * xb[t]->d, acc[r][t]);
+          offsets[r][t] = __builtin_fmaf(offset, xb[t]->s, offsets[r][t]);
+        }
       }
     }
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
-      out[t * out_stride + r * row_step] = Q32::reduce(acc[r][t]) + offsets[r][t];
+      const float sum = Q32::reduce(acc[r][t]);
+      out[t * out_stride + r * row_step] = D::kSigned ? sum : sum + offsets[r][t];
     }
   }
 }
 
 // R rows x T tokens of a K type (for_each_quant_tile): each piece of weights is unpacked once for
-// all the tokens. Outputs accumulate in an order that depends only on n, as in dot_quant_tile.
+// all the tokens. Outputs accumulate in an order that depends only on n.
 template <class D, int R, int T>
 inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
                          const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride,

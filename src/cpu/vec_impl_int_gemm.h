@@ -1,4 +1,4 @@
-// The operands of the integer GEMM of the 4- to 6-bit types (vec.h: QuantGemmLayout,
+// The operands of the integer GEMM of quantized weights (vec.h: QuantGemmLayout,
 // pack_quant_panel, pack_quant_activations), written once against V::GL (simd.h: one weight row
 // per lane) and V::Q32 (the decoders of vec_impl_int_dot.h unpack the quants); the micro-tile is
 // vec_impl_int_gemm_tile.h. Part of vec_impl.h, included inside its ISA namespace after
@@ -64,7 +64,7 @@ inline void pack_panel(int64_t blocks, int rows, const char* first_row, size_t s
         for (int p = 0; p < L.block / 32; ++p) scatter_quants(D::piece(row[b], p), p, r, q);
       } else {
         d[r] = block_step(row[b], f16_table);
-        offsets[r] = block_offset(row[b], f16_table);
+        if constexpr (!L.signed_quants) offsets[r] = block_offset(row[b], f16_table);
         scatter_quants(D::quants(row[b]), 0, r, q);
       }
     }
@@ -80,7 +80,9 @@ void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, si
   if (layout.int_scales) {
     with_q8k_decoder(type, [&]<class D>(D) { pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table); });
   } else {
-    with_q8_32_decoder(type, [&]<class D>(D) { pack_panel<D, kQuantGemm32>(blocks, rows, first, stride, panel, f16_table); });
+    with_q8_32_decoder(type, [&]<class D>(D) {
+      pack_panel<D, D::kSigned ? kQuantGemm8 : kQuantGemm32>(blocks, rows, first, stride, panel, f16_table);
+    });
   }
 }
 
@@ -93,8 +95,13 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
     float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
     std::memcpy(record + layout.dx_at(), &dx, sizeof dx);
     for (int g = 0; g < layout.block / layout.group; ++g) {
-      const float sum = dx * float(sum_of(q + g * layout.group, layout.group));
-      std::memcpy(record + layout.sums_at() + 4 * g, &sum, sizeof sum);
+      const int32_t quants = sum_of(q + g * layout.group, layout.group);
+      if (layout.signed_quants) {
+        std::memcpy(record + layout.sums_at() + 4 * g, &quants, sizeof quants);
+      } else {
+        const float sum = dx * float(quants);
+        std::memcpy(record + layout.sums_at() + 4 * g, &sum, sizeof sum);
+      }
     }
   }
 }

@@ -1,4 +1,4 @@
-// The micro-tile of the integer GEMM of the 4- to 6-bit types (vec.h: quant_gemm_tile), written
+// The micro-tile of the integer GEMM of quantized weights (vec.h: quant_gemm_tile), written
 // once against GL (simd.h: GemmLanes*, one weight row per lane). Not a normal header: included
 // inside an ISA namespace after `using GL = ...;`, by vec_impl_int_gemm.h for each vec_impl.h
 // table and by vec_avx512_vnni.cpp, whose table differs from the AVX-512 one only here.
@@ -7,7 +7,9 @@
 // keeps one weight row per lane and broadcasts 4 activations of a token at a time, so a tile of
 // kLanes rows x kTileTokens tokens needs no reduction. Per block it sums the quants exactly (the
 // K types' int16 scales inside), folds the sum into f32 once with d dx, and adds the offsets
-// against the activations' group sums.
+// against the activations' group sums. q8_0's signed quants are multiplied with their sign moved
+// onto the activations (split_sign), or, by dpbusd, as q + 128 with 128 times the activations'
+// sum taken back.
 
 static_assert(GL::kTileTokens <= kMaxQuantTileTokens);
 
@@ -48,9 +50,17 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
       } else if constexpr (G::kDpbusd) {
 #pragma GCC unroll 4
         for (int j = 0; j < 4; ++j) {
-          const typename G::W q = quants(4 * s + j);
+          typename G::W q = quants(4 * s + j);
+          if constexpr (L.signed_quants) q = G::flip_sign(q);
 #pragma GCC unroll 12
           for (int t = 0; t < T; ++t) sum[t] = G::dot4(sum[t], q, activations(t, 4 * s + j));
+        }
+      } else if constexpr (L.signed_quants) {
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const typename G::SignedW q = G::split_sign(quants(4 * s + j));
+#pragma GCC unroll 12
+          for (int t = 0; t < T; ++t) sum[t] = G::dot4_signed_add(sum[t], q, activations(t, 4 * s + j));
         }
       } else {
         const typename G::I scale = L.int_scales ? G::load_i(scales + s * kLanes) : G::ones();
@@ -63,6 +73,17 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
       }
     }
     for (int g = 0; g < kGroups; ++g) {
+      if constexpr (L.signed_quants) {
+        if constexpr (G::kDpbusd) {
+#pragma GCC unroll 12
+          for (int t = 0; t < T; ++t) {
+            int32_t group_sum;
+            std::memcpy(&group_sum, xt[t] + xb + L.sums_at() + 4 * g, sizeof group_sum);
+            sum[t] = G::sub(sum[t], 128 * group_sum);
+          }
+        }
+        continue;
+      }
       const typename G::F offset = G::load_f(offsets + g * kLanes);
 #pragma GCC unroll 12
       for (int t = 0; t < T; ++t) {
@@ -95,6 +116,9 @@ void quant_gemm_tile(QuantGemmLayout layout, int64_t n, const uint8_t* panel, in
                      const uint8_t* const* x, float* c, int64_t ldc, bool accumulate) {
   if (layout.int_scales) {
     quant_gemm_tile_t<GL, kQuantGemmK, GL::kTileTokens>(n / kQuantGemmK.block, panel, rows, tokens, x, c, ldc,
+                                                        accumulate);
+  } else if (layout.signed_quants) {
+    quant_gemm_tile_t<GL, kQuantGemm8, GL::kTileTokens>(n / kQuantGemm8.block, panel, rows, tokens, x, c, ldc,
                                                         accumulate);
   } else {
     quant_gemm_tile_t<GL, kQuantGemm32, GL::kTileTokens>(n / kQuantGemm32.block, panel, rows, tokens, x, c, ldc,

@@ -15,8 +15,8 @@ namespace tg {
 
 // a [K, M, A2, A3] (f32/f16/bf16 or quantized), b [K, N, B2, B3] (f32/f16/bf16), B2 % A2 == 0 and
 // B3 % A3 == 0 (a is broadcast over b's batch dims) -> f32 [M, N, B2, B3];
-// r[m,n,i2,i3] = sum_k a[k,m,i2/(B2/A2),i3/(B3/A3)] * b[k,n,i2,i3]; with 4- to 6-bit quantized
-// a, b's rows rounded to 8 bits first (quant.h, round_activations), as in ggml.
+// r[m,n,i2,i3] = sum_k a[k,m,i2/(B2/A2),i3/(B3/A3)] * b[k,n,i2,i3]; with quantized a, b's rows
+// rounded to 8 bits first (quant.h, round_activations), as in ggml.
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
 
 // Elementwise with b broadcast to a (a.ne[i] % b.ne[i] == 0): result has a's shape and type.

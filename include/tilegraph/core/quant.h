@@ -131,18 +131,18 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 
 // ---- The activations of quantized matrix products ----
 //
-// MUL_MAT with 4- to 6-bit weights multiplies them by its activations rounded to 8 bits, as ggml
+// MUL_MAT with quantized weights multiplies them by its activations rounded to 8 bits, as ggml
 // does (their vec_dot_type): every backend and path computes sum_i w_i * d q_i, so the products
-// of the quants are exact integer sums, which is what makes a quantized decode fast. q8_0 (and
-// float) weights take the f32 activations as they are.
+// of the quants are exact integer sums, which is what makes quantized decode and prefill fast.
+// Float weights take the f32 activations as they are.
 //
 // One rule per block: d = max|x| / 127 and q_i = nearest-even(x_i / d), clamped to -127..127 (a
 // subnormal d is inexact); d = 0 when it would be 0 or subnormal-small enough to lose every
 // value, and NaN (all q 0) when the block holds an inf or NaN, so its products are NaN. Formats:
 // - q8_K (256 elements, ggml's layout) for q4_K, q5_K and q6_K: with the sum of each 16 quants,
 //   for the part of a weight that does not depend on its quant (the mins, q6_K's -32).
-// - q8_32 (32 elements) for q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1 with an f32 d (theirs
-//   is f16) and s = d * sum q, for the same reason.
+// - q8_32 (32 elements) for q8_0, q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1 with an f32 d
+//   (theirs is f16) and s = d * sum q, for the same reason.
 enum class ActivationType { F32, Q8_32, Q8_K };
 ActivationType activation_type(DType weight_type);
 

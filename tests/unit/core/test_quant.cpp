@@ -432,10 +432,10 @@ TEST(Quant, Q8_KEdgeBlocks) {
 
 TEST(Quant, ActivationTypeOfEachWeightType) {
   for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) EXPECT_EQ(activation_type(type), ActivationType::Q8_K);
-  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
     EXPECT_EQ(activation_type(type), ActivationType::Q8_32);
   }
-  for (DType type : {DType::Q8_0, DType::F32, DType::F16, DType::BF16}) EXPECT_EQ(activation_type(type), ActivationType::F32);
+  for (DType type : {DType::F32, DType::F16, DType::BF16}) EXPECT_EQ(activation_type(type), ActivationType::F32);
   std::vector<float> x = {0.3f, -1.7f};
   round_activations(DType::F16, x.data(), 2);  // f32 activations: untouched, any length
   EXPECT_EQ(x, (std::vector<float>{0.3f, -1.7f}));

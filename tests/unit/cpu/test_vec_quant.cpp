@@ -24,25 +24,25 @@ const DType kQuantTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                              DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 // `tokens` activation rows of n elements (x_stride floats apart) as the kernel of `type` takes
-// them (quant.h, activation_type: f32, q8_32 or q8_K), and their values as its products use them.
+// them (quant.h, activation_type: q8_32 or q8_K), and their values as its products use them.
 struct Activations {
   DType type;
   int64_t n, x_stride, stride;  // stride: between the tokens' rows of blocks
-  std::vector<float> x, values;
+  std::vector<float> values;
   std::vector<BlockQ8_K> q8k;
   std::vector<BlockQ8_32> q8_32;
 
-  Activations(DType type_, const std::vector<float>& x_, int64_t n_, int64_t tokens, int64_t x_stride_)
-      : type(type_), n(n_), x_stride(x_stride_), stride(0), x(x_), values(x_) {
+  Activations(DType type_, const std::vector<float>& x, int64_t n_, int64_t tokens, int64_t x_stride_)
+      : type(type_), n(n_), x_stride(x_stride_), stride(0), values(x) {
     const ActivationType kind = activation_type(type);
     if (kind == ActivationType::Q8_K) {
       stride = n / 256;
       q8k.resize(size_t(tokens * stride));
-    } else if (kind == ActivationType::Q8_32) {
+    } else {
       stride = n / 32;
       q8_32.resize(size_t(tokens * stride));
     }
-    for (int64_t t = 0; t < tokens && kind != ActivationType::F32; ++t) {
+    for (int64_t t = 0; t < tokens; ++t) {
       if (kind == ActivationType::Q8_K) {
         quantize_row_q8_K(x.data() + t * x_stride, q8k.data() + t * stride, n);
         dequantize_row_q8_K(q8k.data() + t * stride, values.data() + t * x_stride, n);
@@ -63,10 +63,9 @@ struct Activations {
       case ActivationType::Q8_32:
         return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride,
                                   stride, out, out_stride);
-      case ActivationType::F32:
-        return vec.dot_q8_0_rows(n, count, rows, row_stride, tokens, x.data() + first * x_stride, x_stride, out,
-                                 out_stride);
+      case ActivationType::F32: break;
     }
+    ADD_FAILURE() << dtype_name(type) << " takes f32 activations";
   }
 };
 
@@ -304,11 +303,11 @@ TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
 }
 
 // The integer GEMM's activation blocks (QuantGemmLayout): the core's 8-bit quants and scale, and
-// d times each group's sum of quants.
+// d times each group's sum of quants (for q8_0's signed weights, the int32 sum itself).
 TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
   test::Rng rng(24);
   std::normal_distribution<float> dist(0.0f, 2.0f);
-  for (DType type : {DType::Q4_0, DType::Q4_K}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
     const QuantGemmLayout layout = quant_gemm_layout(type);
     const int64_t n = 3 * 256;
     std::vector<float> x(static_cast<size_t>(n));
@@ -326,6 +325,15 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
         ASSERT_EQ(std::memcmp(record, want_q, size_t(layout.block)), 0) << isa_name(isa) << " block " << b;
         float fields[1 + 16];
         std::memcpy(fields, record + layout.block, sizeof(float) * size_t(1 + layout.block / layout.group));
+        if (layout.signed_quants) {
+          int32_t sum;
+          std::memcpy(&sum, &fields[1], sizeof sum);
+          int32_t want_sum = 0;
+          for (int i = 0; i < 32; ++i) want_sum += want_q[i];
+          ASSERT_EQ(sum, want_sum) << isa_name(isa) << " block " << b;
+          ASSERT_TRUE(std::isnan(want_d) ? std::isnan(fields[0]) : fields[0] == want_d) << isa_name(isa) << " block " << b;
+          continue;
+        }
         if (std::isnan(want_d)) {
           for (int g = 0; g <= layout.block / layout.group; ++g) EXPECT_TRUE(std::isnan(fields[g])) << b << " " << g;
           continue;
@@ -342,14 +350,13 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
 }
 
 // One micro-tile of the integer GEMM (pack_quant_panel, pack_quant_activations, quant_gemm_tile)
-// for every 4- to 6-bit type, with partial panels and tiles: each output against the double sum,
+// for every quantized type, with partial panels and tiles: each output against the double sum,
 // the rest of c untouched, accumulate adding onto c, and an output equal to the same row and token
 // computed alone (tile independence, which graph replay's bit-identity rests on).
 TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
   test::Rng rng(25);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (DType type : kQuantTypes) {
-    if (type == DType::Q8_0) continue;
     const QuantGemmLayout layout = quant_gemm_layout(type);
     for (int64_t blocks : {1, 3, 8}) {
       const int64_t n = blocks * layout.block;
@@ -414,6 +421,47 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
   }
 }
 
+// q8_0's extreme quants against the largest activations, where a product of unsigned weights
+// (q + 128) by signed activations would overflow maddubs's int16 pairs: -128 and 127 against
+// +-127 (activations of +-127 quantize to themselves with d = 1), in the matrix-vector kernel and
+// the GEMM tile, exact on every ISA.
+TEST(VecQuant, Q8_0ExtremeQuantsSumExactlyOnEveryIsa) {
+  constexpr int64_t kN = 64, kRows = 3;
+  std::vector<BlockQ8_0> rows(size_t(kRows * kN / 32));
+  const int8_t patterns[kRows][2] = {{-128, -128}, {127, 127}, {-128, 127}};
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t b = 0; b < kN / 32; ++b) {
+      BlockQ8_0& block = rows[size_t(r * kN / 32 + b)];
+      block.d = f32_to_f16(1.0f);
+      for (int i = 0; i < 32; ++i) block.qs[i] = patterns[r][i % 2];
+    }
+  }
+  std::vector<float> x(static_cast<size_t>(kN));
+  for (int64_t i = 0; i < kN; ++i) x[size_t(i)] = i % 3 == 0 ? -127.0f : 127.0f;
+  std::vector<double> want(static_cast<size_t>(kRows), 0.0);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t i = 0; i < kN; ++i) want[size_t(r)] += double(patterns[r][i % 2]) * x[size_t(i)];
+  }
+  const Activations xa(DType::Q8_0, x, kN, 1, kN);
+  const QuantGemmLayout layout = quant_gemm_layout(DType::Q8_0);
+  for (Isa isa : runnable_isas()) {
+    const VecKernels& vec = vec_kernels(isa);
+    std::vector<float> out(static_cast<size_t>(kRows));
+    xa.dot(vec, kRows, reinterpret_cast<const char*>(rows.data()), kN / 32 * sizeof(BlockQ8_0), 0, 1, out.data(), 1);
+    std::vector<uint8_t> panel(size_t(kN / 32) * layout.weight_block_bytes(vec.quant_panel_rows));
+    std::vector<uint8_t> acts(size_t(kN / 32) * layout.activation_block_bytes());
+    vec.pack_quant_panel(DType::Q8_0, kN, kRows, rows.data(), kN / 32 * sizeof(BlockQ8_0), panel.data());
+    vec.pack_quant_activations(DType::Q8_0, kN, x.data(), acts.data());
+    const uint8_t* x_row = acts.data();
+    std::vector<float> tile(size_t(vec.quant_panel_rows));
+    vec.quant_gemm_tile(layout, kN, panel.data(), kRows, 1, &x_row, tile.data(), vec.quant_panel_rows, false);
+    for (int64_t r = 0; r < kRows; ++r) {
+      EXPECT_EQ(out[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " mat-vec row " << r;
+      EXPECT_EQ(tile[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " GEMM row " << r;
+    }
+  }
+}
+
 TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
   float out[32];
   const float in[32] = {};
@@ -430,14 +478,15 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "cpu: dot_q8k_rows does not take q4_0");
     }
-    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, 1, &activations, 1, out, 1), Error);
+    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1), Error);
     EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1), Error);
+    const uint16_t f16_row[32] = {};
     uint8_t panel[64];
     try {
-      vec.pack_quant_panel(DType::Q8_0, 32, 1, &q8_block, sizeof q8_block, panel);
-      FAIL() << "q8_0 has no integer GEMM";
+      vec.pack_quant_panel(DType::F16, 32, 1, f16_row, sizeof f16_row, panel);
+      FAIL() << "f16 has no integer GEMM";
     } catch (const Error& e) {
-      EXPECT_STREQ(e.what(), "cpu: the integer GEMM does not take q8_0");
+      EXPECT_STREQ(e.what(), "cpu: the integer GEMM does not take f16");
     }
   }
 }
