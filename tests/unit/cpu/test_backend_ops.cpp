@@ -92,9 +92,17 @@ enum class MaskKind {
   kNone,
   kRandom,     // scores in [-1, 1], about a quarter -inf; column 0 finite, so no row is fully masked
   kFullRows,   // as kRandom, but every third row entirely -inf (padding rows): results are zeros
+  kCausal,     // row i sees columns 0..i (scores in [-1, 1]), the rest -inf: whole blocks of keys
+               // hidden from some queries and not from others
 };
 
-std::string mask_name(MaskKind kind) { return kind == MaskKind::kFullRows ? "_fullrows" : ""; }
+std::string mask_name(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::kFullRows: return "_fullrows";
+    case MaskKind::kCausal: return "_causal";
+    default: return "";
+  }
+}
 
 Tensor* mask(Context& ctx, Rng& rng, DType type, Shape ne, MaskKind kind) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
@@ -102,6 +110,10 @@ Tensor* mask(Context& ctx, Rng& rng, DType type, Shape ne, MaskKind kind) {
   std::vector<float> v(size_t(ne[0] * ne[1] * ne[2] * ne[3]));
   for (size_t i = 0; i < v.size(); ++i) {
     const size_t col = i % size_t(ne[0]), row = i / size_t(ne[0]);
+    if (kind == MaskKind::kCausal) {
+      v[i] = col > row ? -INFINITY : value(rng);
+      continue;
+    }
     const bool full = kind == MaskKind::kFullRows && row % 3 == 1;
     v[i] = full || (col != 0 && masked(rng)) ? -INFINITY : value(rng);
   }
@@ -737,6 +749,9 @@ void add_flash_attn(Table& t) {
       {64, 64, 3, 61, 4, 2, 1, MaskKind::kRandom, 0.0f, 0.0f, Layout::kPaddedRows, Layout::kPaddedRows},
       {64, 64, 9, 130, 4, 2, 1, MaskKind::kFullRows, 0.0f, 0.0f, Layout::kContiguous, Layout::kContiguous},
       {256, 256, 2, 65, 2, 1, 1, MaskKind::kRandom, 0.0f, 0.0f, Layout::kContiguous, Layout::kContiguous},
+      // Prefill: tiles of queries (a partial one last), with and without shared KV heads.
+      {64, 64, 67, 200, 8, 2, 1, MaskKind::kCausal, 0.0f, 0.0f, Layout::kContiguous, Layout::kContiguous},
+      {32, 32, 13, 150, 3, 3, 2, MaskKind::kCausal, 0.0f, 0.0f, Layout::kContiguous, Layout::kContiguous},
   };
   for (DType kt : kFloatTypes) {
     for (const Variant& v : variants) {
