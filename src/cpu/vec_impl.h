@@ -310,33 +310,42 @@ inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t 
   for (; j < count; ++j) out[j] = dot_generic(n, row(j), x, load, one);
 }
 
-// y is walked in chunks of up to 8 vectors that stay in registers while every row adds to them.
+// y[i .. i + kVecs W) in registers while every row adds to it: kVecs independent FMA chains, so
+// a short y (an attention head of 64 on AVX-512 is 4 vectors) is not bound by one chain's latency.
+template <int kVecs, class T, class Row, class Load>
+inline void axpy_rows_chunk(int64_t i, int64_t count, Row row, const float* s, float* y, Load load) {
+  F acc[kVecs];
+#pragma GCC unroll 8
+  for (int v = 0; v < kVecs; ++v) acc[v] = V::load(y + i + v * W);
+  for (int64_t j = 0; j < count; ++j) {
+    if (s[j] == 0.0f) continue;
+    const F sv = V::set1(s[j]);
+    const T* r = row(j) + i;
+#pragma GCC unroll 8
+    for (int v = 0; v < kVecs; ++v) acc[v] = V::fmadd(load(r + v * W), sv, acc[v]);
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < kVecs; ++v) V::store(y + i + v * W, acc[v]);
+}
+
+// y is walked in chunks of 8 vectors, then one of 4, 2 and 1 for what is left.
 template <class T, class Load, class LoadOne>
 inline void axpy_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
                               const float* s, float* y, Load load, LoadOne one) {
-  constexpr int kVecs = 8;
   auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
   int64_t i = 0;
-  for (; i + kVecs * W <= n; i += kVecs * W) {
-    F acc[kVecs];
-#pragma GCC unroll 8
-    for (int v = 0; v < kVecs; ++v) acc[v] = V::load(y + i + v * W);
-    for (int64_t j = 0; j < count; ++j) {
-      if (s[j] == 0.0f) continue;
-      const F sv = V::set1(s[j]);
-      const T* r = row(j) + i;
-#pragma GCC unroll 8
-      for (int v = 0; v < kVecs; ++v) acc[v] = V::fmadd(load(r + v * W), sv, acc[v]);
-    }
-#pragma GCC unroll 8
-    for (int v = 0; v < kVecs; ++v) V::store(y + i + v * W, acc[v]);
+  for (; i + 8 * W <= n; i += 8 * W) axpy_rows_chunk<8, T>(i, count, row, s, y, load);
+  if (i + 4 * W <= n) {
+    axpy_rows_chunk<4, T>(i, count, row, s, y, load);
+    i += 4 * W;
   }
-  for (; i + W <= n; i += W) {
-    F acc = V::load(y + i);
-    for (int64_t j = 0; j < count; ++j) {
-      if (s[j] != 0.0f) acc = V::fmadd(load(row(j) + i), V::set1(s[j]), acc);
-    }
-    V::store(y + i, acc);
+  if (i + 2 * W <= n) {
+    axpy_rows_chunk<2, T>(i, count, row, s, y, load);
+    i += 2 * W;
+  }
+  if (i + W <= n) {
+    axpy_rows_chunk<1, T>(i, count, row, s, y, load);
+    i += W;
   }
   for (; i < n; ++i) {
     float acc = y[i];

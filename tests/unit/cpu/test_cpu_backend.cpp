@@ -270,7 +270,7 @@ TEST(VecKernels, RowBlockPrimitivesMatchPlainLoops) {
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     for (DType type : {DType::F32, DType::F16, DType::BF16}) {
-      for (int64_t n : {1, 7, 16, 45, 130, 300}) {
+      for (int64_t n : {1, 7, 16, 45, 64, 113, 130, 300}) {
         const int64_t count = 11, stride_elems = n + 3;  // rows padded apart
         const size_t elem = dtype_traits(type).type_size;
         std::vector<char> rows(static_cast<size_t>(count * stride_elems) * elem);
