@@ -32,7 +32,10 @@ struct RowBlock {
 };
 
 // Rows of the tile from which converting a block once beats converting it in every row's pass.
-constexpr int64_t kMinRowsToConvert = 4;
+// A KV cache's rows of one head are not adjacent, so converting costs a call per row: with 4
+// rows (decode with 4 query heads per KV head) decode at 1000 positions of context ran 20%
+// slower than in place, with 2 rows 1.8x slower (bench/RESULTS.md, "flash attention in prefill").
+constexpr int64_t kMinRowsToConvert = 8;
 
 RowBlock row_block(const VecKernels& vec, const Tensor& t, int64_t j0, int64_t count, int64_t h,
                    int64_t b, int64_t readers, float* buf) {
