@@ -117,6 +117,13 @@ struct Quants32Portable {
   }
   // The same for signed q (-128..127).
   static Acc dot_signed(const B& q, const B& x) { return dot(q, x); }
+  // Every byte `value`.
+  static B splat(int value) {
+    B b;
+    for (int16_t& v : b.v) v = int16_t(value);
+    return b;
+  }
+  static Acc sub(Acc a, Acc b) { return a - b; }
   // sum_i a[i] * b[i] over 16 int16.
   static Acc dot_i16(const I16x16& a, const int16_t* b) {
     int32_t sum = 0;
@@ -425,6 +432,8 @@ struct Quants32Avx2 {
   // maddubs takes one operand unsigned: |q| against x with q's sign. |q| <= 128 and |x| <= 127,
   // so its pairs stay below 2^15.
   TG_SIMD_INLINE Acc dot_signed(B q, B x) { return dot(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)); }
+  TG_SIMD_INLINE B splat(int value) { return _mm256_set1_epi8(char(value)); }
+  TG_SIMD_INLINE Acc sub(Acc a, Acc b) { return _mm256_sub_epi32(a, b); }
   using I16x16 = __m256i;
   // Scales 0-7 and 8-15 in both 128-bit lanes, for one in-lane shuffle per piece.
   struct Scales {

@@ -4,9 +4,10 @@
 //
 // A block's product is exact integers scaled in f32: d_w d_x * sum_i q_i x_i (with the K types'
 // sub-block scales inside the sum) for the quants, plus the part of each weight that does not
-// depend on its quant against the activations' sums: q4_0..q5_1 offset_w * s_x (offset -8d,
-// -16d or m); the K types offset_d_w d_x * sum_s o_s bsum_s (q4_K/q5_K: -dmin, m_s; q6_K: -32d,
-// sc_s). q8_0's quants are signed and need no offset.
+// depend on its quant against the activations' sums: q4_1 and q5_1 m * s_x; the K types
+// offset_d_w d_x * sum_s o_s bsum_s (q4_K/q5_K: -dmin, m_s; q6_K: -32d, sc_s). q4_0 and q5_0 are
+// centred, d (q - 8) and d (q - 16): the centre times the activations' quants is taken off the
+// integer sum. q8_0's quants are signed and need nothing.
 
 using Q32 = V::Q32;
 
@@ -101,11 +102,13 @@ inline void with_q8k_decoder(DType type, Fn fn) {
 }
 
 // The quants of a 32-element type (unsigned: q4 0..15, q5 0..31), as DecodeBlock32 reads them;
-// its step and offset are block_step and block_offset.
-template <class B, bool kHighBit>
+// its step is block_step, and its offset the centre kCentre (q4_0 8, q5_0 16) times the step, or
+// block_offset (q4_1, q5_1: m) when kCentre is 0.
+template <class B, bool kHighBit, int kCentreQuant>
 struct IntBlock32 {
   using Block = B;
   static constexpr bool kSigned = false;
+  static constexpr int kCentre = kCentreQuant;
   static Q32::B quants(const Block& b) {
     const Q32::B low = Q32::nibbles16(b.qs);
     if constexpr (kHighBit) return Q32::or_(low, Q32::bits32(load_u32(b.qh), 16));
@@ -117,6 +120,7 @@ struct IntBlock32 {
 struct IntQ8_0 {
   using Block = BlockQ8_0;
   static constexpr bool kSigned = true;
+  static constexpr int kCentre = 0;
   static Q32::B quants(const Block& b) { return Q32::load_i8(b.qs); }
 };
 inline float block_step(const BlockQ8_0& b, const float* f16) { return f16[b.d.bits]; }
@@ -125,10 +129,10 @@ template <class Fn>
 inline void with_q8_32_decoder(DType type, Fn fn) {
   switch (type) {
     case DType::Q8_0: return fn(IntQ8_0{});
-    case DType::Q4_0: return fn(IntBlock32<BlockQ4_0, false>{});
-    case DType::Q4_1: return fn(IntBlock32<BlockQ4_1, false>{});
-    case DType::Q5_0: return fn(IntBlock32<BlockQ5_0, true>{});
-    case DType::Q5_1: return fn(IntBlock32<BlockQ5_1, true>{});
+    case DType::Q4_0: return fn(IntBlock32<BlockQ4_0, false, 8>{});
+    case DType::Q4_1: return fn(IntBlock32<BlockQ4_1, false, 0>{});
+    case DType::Q5_0: return fn(IntBlock32<BlockQ5_0, true, 16>{});
+    case DType::Q5_1: return fn(IntBlock32<BlockQ5_1, true, 0>{});
     default: break;
   }
   throw_wrong_quant_type(type, "dot_q8_32_rows");
@@ -154,9 +158,11 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
   for (int64_t b = 0; b < blocks; ++b) {
     const BlockQ8_32* xb[T];
     Q32::B xq[T];
+    Q32::Acc centre[T];  // kCentre * sum x, for every row of the tile
     for (int t = 0; t < T; ++t) {
       xb[t] = x + t * x_stride + b;
       xq[t] = Q32::load_i8(xb[t]->qs);
+      if constexpr (D::kCentre != 0) centre[t] = Q32::dot(Q32::splat(D::kCentre), xq[t]);
     }
     for (int r = 0; r < R; ++r) {
       const Block& w = row[r][b];
@@ -164,6 +170,10 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
       const float d = block_step(w, f16_table);
       if constexpr (D::kSigned) {
         for (int t = 0; t < T; ++t) acc[r][t] = Q32::fmadd(Q32::dot_signed(q, xq[t]), d * xb[t]->d, acc[r][t]);
+      } else if constexpr (D::kCentre != 0) {
+        for (int t = 0; t < T; ++t) {
+          acc[r][t] = Q32::fmadd(Q32::sub(Q32::dot(q, xq[t]), centre[t]), d * xb[t]->d, acc[r][t]);
+        }
       } else {
         const float offset = block_offset(w, f16_table);
         for (int t = 0; t < T; ++t) {
@@ -176,7 +186,7 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       const float sum = Q32::reduce(acc[r][t]);
-      out[t * out_stride + r * row_step] = D::kSigned ? sum : sum + offsets[r][t];
+      out[t * out_stride + r * row_step] = D::kSigned || D::kCentre != 0 ? sum : sum + offsets[r][t];
     }
   }
 }
