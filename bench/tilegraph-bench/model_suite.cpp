@@ -36,6 +36,8 @@ using nlohmann::json;
 
 constexpr int64_t kPrompt = 32;  // decode positions kPrompt .. 2 * kPrompt - 1
 constexpr uint64_t kSeed = 42;
+// The longest prompt --prefill-tokens takes (the d2048 model's context length).
+constexpr int64_t kMaxPrefillTokens = 4096;
 
 struct ModelSpec {
   std::string name;
@@ -51,6 +53,7 @@ std::vector<ModelSpec> model_specs() {
   large.n_ff = 5632;
   large.n_layer = 2;
   large.n_vocab = 4096;
+  large.n_ctx_train = kMaxPrefillTokens;
   return {{"tiny", model::llama_preset("tiny"), false}, {"d2048", large, true}};
 }
 
@@ -82,14 +85,12 @@ class Decoder {
   int32_t next_;
 };
 
-constexpr int64_t kPrefillTokens = 256;
-
-// A prompt of kPrefillTokens evaluated from an empty cache, eagerly, as `tilegraph run` does
-// (graph mode leaves prefill eager unless TG_PREFILL_USE_GRAPH).
+// A prompt of `tokens` evaluated from an empty cache, eagerly, as `tilegraph run` does (graph
+// mode leaves prefill eager unless TG_PREFILL_USE_GRAPH).
 class Prefiller {
  public:
-  Prefiller(const model::LlamaModel& model, Backend& backend) : session_(model, backend, kPrefillTokens) {
-    for (int64_t i = 0; i < kPrefillTokens; ++i) prompt_.push_back(int32_t((1 + 37 * i) % model.config().n_vocab));
+  Prefiller(const model::LlamaModel& model, Backend& backend, int64_t tokens) : session_(model, backend, tokens) {
+    for (int64_t i = 0; i < tokens; ++i) prompt_.push_back(int32_t((1 + 37 * i) % model.config().n_vocab));
   }
   void run() {
     session_.truncate(0);
@@ -109,16 +110,16 @@ struct PrefillRow {
 };
 
 PrefillRow prefill_one(const ModelSpec& spec, const model::LlamaModel& llama, const model::LlamaModel& f32, DType type,
-                       int threads) {
+                       int threads, int64_t tokens) {
   auto backend = cpu_backend(threads, false);
   auto f32_backend = cpu_backend(threads, false);
-  Prefiller ours(llama, *backend), peer(f32, *f32_backend);
+  Prefiller ours(llama, *backend, tokens), peer(f32, *f32_backend, tokens);
   ours.run();  // allocator and scratch at full size
   peer.run();
   const std::string tag = spec.name + "/prefill/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
   const auto times = measure_rounds(tag, {[&] { ours.run(); }, [&] { peer.run(); }}, 5, 0.2);
-  return {spec.name, std::string(dtype_name(type)), threads, double(kPrefillTokens) / median_of(times[0]),
-          double(kPrefillTokens) / median_of(times[1]), median_ratio(times[1], times[0])};
+  return {spec.name, std::string(dtype_name(type)), threads, double(tokens) / median_of(times[0]),
+          double(tokens) / median_of(times[1]), median_ratio(times[1], times[0])};
 }
 
 // One way of stepping (rebuild or reuse): eager and graph mode.
@@ -200,6 +201,7 @@ json pair_json(const Pair& p) {
 void add_model_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto type_names = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"f16", "q8_0"});
+  auto prefill_tokens = std::make_shared<int64_t>(256);
   auto* cmd = app.add_subcommand(
       "model", "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill tokens/s against f32 weights");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
@@ -210,7 +212,12 @@ void add_model_suite(CLI::App& app) {
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"},
                             CLI::ignore_case))
       ->capture_default_str();
-  cmd->callback([json_out, type_names] {
+  cmd->add_option("--prefill-tokens", *prefill_tokens,
+                  "Prompt length of the prefill rows (d2048): longer prompts weigh attention more against the matrix "
+                  "products")
+      ->check(CLI::Range(int64_t(1), kMaxPrefillTokens))
+      ->capture_default_str();
+  cmd->callback([json_out, type_names, prefill_tokens] {
     std::vector<DType> types;
     for (const std::string& name : *type_names) types.push_back(parse_dtype(name));
     const bool quiet = *json_out;
@@ -243,7 +250,7 @@ void add_model_suite(CLI::App& app) {
         for (int threads : {1, 2}) {
           if (spec.big) {
             if (!f32) f32.emplace(model::LlamaModel::generate(spec.config, DType::F32, kSeed));
-            prefill_rows.push_back(prefill_one(spec, llama, *f32, type, threads));
+            prefill_rows.push_back(prefill_one(spec, llama, *f32, type, threads, *prefill_tokens));
           }
           const Row& r = rows.emplace_back(run_one(spec, llama, type, threads, bandwidth));
           if (!quiet) {
@@ -286,7 +293,7 @@ void add_model_suite(CLI::App& app) {
       std::printf("\nprefill: %lld tokens from an empty cache, eager (as `tilegraph run`), tok/s from the median of 5\n"
                   "alternating rounds; peer: the same model with f32 weights (the float GEMM); ratio = median of the\n"
                   "rounds' f32 time / this type's time.\n",
-                  (long long)kPrefillTokens);
+                  (long long)*prefill_tokens);
       std::printf("%-6s %-5s %3s %10s %10s %7s\n", "model", "type", "thr", "tok/s", "f32 tok/s", "ratio");
       for (const PrefillRow& p : prefill_rows) {
         std::printf("%-6s %-5s %3d %10.1f %10.1f %6.2fx\n", p.model.c_str(), p.type.c_str(), p.threads, p.tokens_per_s,
@@ -296,7 +303,7 @@ void add_model_suite(CLI::App& app) {
     if (quiet) {
       json j_prefill = json::array();
       for (const PrefillRow& p : prefill_rows) {
-        j_prefill.push_back({{"model", p.model}, {"weight_type", p.type}, {"threads", p.threads}, {"tokens", kPrefillTokens},
+        j_prefill.push_back({{"model", p.model}, {"weight_type", p.type}, {"threads", p.threads}, {"tokens", *prefill_tokens},
                              {"tokens_per_s", p.tokens_per_s}, {"f32_tokens_per_s", p.f32_tokens_per_s},
                              {"f32_time_over_this", p.ratio}});
       }
