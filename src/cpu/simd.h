@@ -41,8 +41,8 @@ namespace tg::cpu::simd {
 
 // Integer dot products of 32 quants at a time, for quantized weights (unsigned quants, below 64;
 // or q8_0's signed bytes, dot_signed) against 8-bit activations (signed, -127..127; quant.h):
-// exact integer sums, with the K types' per-16-element scales applied inside them. One struct per ISA family with the same interface;
-// the vector structs name theirs Q32.
+// exact integer sums, with the K types' per-16-element scales applied inside them. One struct per
+// ISA family with the same interface; the vector structs name theirs Q32.
 struct Quants32Portable {
   struct B {
     int16_t v[32];  // bytes, widened: the portable code has no byte lanes to keep them in
@@ -156,8 +156,8 @@ struct Quants32Portable {
 // The integer GEMM of quantized weights (vec_impl_int_gemm.h): one weight row per lane, 4 quants
 // of it (unsigned, below 64; q8_0's signed bytes: dot4_signed_add) against 4 activations of one
 // token (signed, -127..127) broadcast to every lane, summed exactly to int32 with a per-lane
-// int16 scale (maddubs then madd: the scale sits in both 16-bit halves of the lane's scale word). One struct per ISA family, named GL in
-// the ISA traits.
+// int16 scale (maddubs then madd: the scale sits in both 16-bit halves of the lane's scale
+// word). One struct per ISA family, named GL in the ISA traits.
 struct GemmLanesPortable {
   static constexpr int kLanes = 4;
   // Tokens per micro-tile (vec_impl_int_gemm_tile.h): as many int32 sums and f32 accumulators as
