@@ -18,7 +18,7 @@ constexpr int64_t kKeyBlock = 64;
 // Query heads processed together against one KV head, and consecutive queries processed
 // together (see run_flash_attn_ext).
 constexpr int64_t kMaxGroup = 8;
-constexpr int64_t kMaxQueryTile = 4;
+constexpr int64_t kMaxQueryTile = 8;
 constexpr int64_t kMaxTileRows = kMaxGroup * kMaxQueryTile;
 
 // A block of K or V rows as the row primitives take them: in place when the elements are
