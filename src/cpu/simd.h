@@ -499,10 +499,14 @@ struct GemmLanesAvx2 {
   TG_SIMD_INLINE I izero() { return _mm256_setzero_si256(); }
   TG_SIMD_INLINE I load_i(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   TG_SIMD_INLINE I ones() { return _mm256_set1_epi16(1); }
-  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+  // x[0..3] in every lane.
+  TG_SIMD_INLINE I broadcast4(const int8_t* x) {
     int32_t x4;
     std::memcpy(&x4, x, sizeof x4);
-    const I pairs = _mm256_maddubs_epi16(w, _mm256_set1_epi32(x4));
+    return _mm256_set1_epi32(x4);
+  }
+  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+    const I pairs = _mm256_maddubs_epi16(w, broadcast4(x));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
   }
   // |w| (at most 128, so maddubs's pairs stay below 2^15) and w for the sign.
@@ -511,9 +515,7 @@ struct GemmLanesAvx2 {
   };
   TG_SIMD_INLINE SignedW split_sign(W w) { return {_mm256_abs_epi8(w), w}; }
   TG_SIMD_INLINE I dot4_signed_add(I acc, const SignedW& w, const int8_t* x) {
-    int32_t x4;
-    std::memcpy(&x4, x, sizeof x4);
-    const I pairs = _mm256_maddubs_epi16(w.magnitude, _mm256_sign_epi8(_mm256_set1_epi32(x4), w.sign));
+    const I pairs = _mm256_maddubs_epi16(w.magnitude, _mm256_sign_epi8(broadcast4(x), w.sign));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones()));
   }
   TG_SIMD_INLINE F fzero() { return _mm256_setzero_ps(); }
@@ -543,10 +545,14 @@ struct GemmLanesAvx512 {
   TG_SIMD_INLINE I izero() { return _mm512_setzero_si512(); }
   TG_SIMD_INLINE I load_i(const int32_t* p) { return _mm512_loadu_si512(reinterpret_cast<const __m512i*>(p)); }
   TG_SIMD_INLINE I ones() { return _mm512_set1_epi16(1); }
-  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+  // x[0..3] in every lane.
+  TG_SIMD_INLINE I broadcast4(const int8_t* x) {
     int32_t x4;
     std::memcpy(&x4, x, sizeof x4);
-    const I pairs = _mm512_maddubs_epi16(w, _mm512_set1_epi32(x4));
+    return _mm512_set1_epi32(x4);
+  }
+  TG_SIMD_INLINE I dot4_add(I acc, W w, const int8_t* x, I scales) {
+    const I pairs = _mm512_maddubs_epi16(w, broadcast4(x));
     return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, scales));
   }
   // |w| and w's negative bytes as a mask (there is no 512-bit vpsignb).
@@ -556,9 +562,7 @@ struct GemmLanesAvx512 {
   };
   TG_SIMD_INLINE SignedW split_sign(W w) { return {_mm512_abs_epi8(w), _mm512_movepi8_mask(w)}; }
   TG_SIMD_INLINE I dot4_signed_add(I acc, const SignedW& w, const int8_t* x) {
-    int32_t x4;
-    std::memcpy(&x4, x, sizeof x4);
-    const __m512i broadcast = _mm512_set1_epi32(x4);
+    const __m512i broadcast = broadcast4(x);
     const __m512i signed_x = _mm512_mask_sub_epi8(broadcast, w.negative, _mm512_setzero_si512(), broadcast);
     return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w.magnitude, signed_x), ones()));
   }
@@ -698,9 +702,7 @@ struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
   static constexpr int kTileTokens = 8;
   static constexpr bool kDpbusd = true;
   TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) {
-    int32_t x4;
-    std::memcpy(&x4, x, sizeof x4);
-    return _mm512_dpbusd_epi32(acc, w, _mm512_set1_epi32(x4));
+    return _mm512_dpbusd_epi32(acc, w, broadcast4(x));
   }
   // sum + part * scale, the scale word's high half (both halves hold the int16 scale).
   TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {
