@@ -156,6 +156,24 @@ struct QuantRows {
   }
 };
 
+// Row j of `a` against activation row x (the values the kernel multiplies), in double, and the
+// error an f32 kernel may make: f32 accumulation of n products of exact f32 weights, at most n
+// roundings of the magnitudes summed. The integer kernels sum a weight's offset (`offsets`,
+// quant_offsets) and the rest apart, and either may be the larger.
+struct ReferenceDot {
+  double want, bound;
+};
+ReferenceDot reference_dot(const QuantRows& a, int64_t j, const float* x, const std::vector<double>& offsets) {
+  double want = 0.0, magnitude = 0.0;
+  for (int64_t i = 0; i < a.n; ++i) {
+    const double w = a.values[size_t(j * a.n + i)], xi = x[i];
+    want += w * xi;
+    const double offset = offsets[size_t(i)];
+    magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
+  }
+  return {want, double(a.n) * 0x1p-24 * magnitude};
+}
+
 TEST(VecQuant, DequantizeGivesTheCoresValuesOnEveryIsa) {
   test::Rng rng(20);
   for (DType type : kQuantTypes) {
@@ -202,16 +220,8 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
               ASSERT_EQ(got, -7.0f) << isa_name(isa) << " wrote past row " << count;
               continue;
             }
-            double want = 0.0, magnitude = 0.0;
-            for (int64_t i = 0; i < n; ++i) {
-              const double w = a.values[size_t(j * n + i)], xi = xa.values[size_t(t * x_stride + i)];
-              want += w * xi;
-              // The integer kernels sum a weight's offset and the rest apart, each may be the larger.
-              const double offset = offsets[size_t(j)][size_t(i)];
-              magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
-            }
-            // f32 accumulation of n products of exact f32 weights: at most n roundings.
-            ASSERT_NEAR(got, want, double(n) * 0x1p-24 * magnitude)
+            const ReferenceDot ref = reference_dot(a, j, xa.values.data() + t * x_stride, offsets[size_t(j)]);
+            ASSERT_NEAR(got, ref.want, ref.bound)
                 << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " count=" << count
                 << " tokens=" << tokens << " row " << j << " token " << t;
           }
@@ -394,14 +404,8 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
                   ASSERT_EQ(c[at], -7.0f) << isa_name(isa) << " wrote outside the tile: token " << t << " row " << j;
                   continue;
                 }
-                double want = 0.0, magnitude = 0.0;
-                for (int64_t i = 0; i < n; ++i) {
-                  const double w = a.values[size_t(j * n + i)], xi = xa.values[size_t(t * n + i)];
-                  want += w * xi;
-                  const double offset = offsets[size_t(j)][size_t(i)];
-                  magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
-                }
-                ASSERT_NEAR(first[at], want, double(n) * 0x1p-24 * magnitude)
+                const ReferenceDot ref = reference_dot(a, j, xa.values.data() + t * n, offsets[size_t(j)]);
+                ASSERT_NEAR(first[at], ref.want, ref.bound)
                     << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " rows=" << rows
                     << " tokens=" << tokens << " row " << j << " token " << t;
                 ASSERT_EQ(c[at], 2.0f * first[at]) << isa_name(isa) << " accumulate";
