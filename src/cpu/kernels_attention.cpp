@@ -114,9 +114,13 @@ void run_flash_attn_ext(const Tensor& node, ExecContext& exec) {
             query[r] = read_row_f32(vec, q, iq, h, b, mine);
             acc[r] = mine + head_dim;
             scores[r] = acc[r] + value_dim;
-            mask_row[r] = mask ? read_row_f32(vec, *mask, iq, h % mask->ne[2], b % mask->ne[3],
-                                              scores[r] + kKeyBlock)
-                               : nullptr;
+            if (!mask) {
+              mask_row[r] = nullptr;
+            } else if (mask->ne[2] == 1 && r % group != 0) {
+              mask_row[r] = mask_row[r - r % group];  // the heads of one query share its mask row
+            } else {
+              mask_row[r] = read_row_f32(vec, *mask, iq, h % mask->ne[2], b % mask->ne[3], scores[r] + kKeyBlock);
+            }
             slope[r] = reference::alibi_slope(max_bias, n_head, h);
             running_max[r] = kNegInf;
             sum[r] = 0.0f;
