@@ -54,8 +54,9 @@ Tensor* causal_mask(Context& ctx, int64_t n_kv, int64_t n_q) {
 std::vector<OpCase> cases() {
   constexpr int64_t E = 4096, F = 11008, D = 128, H = 32, HKV = 8;
   std::vector<OpCase> c;
-  // The quantized types: q8_0 dequantised in registers, the others as integers (quant.h).
-  for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  // Float weights converted in registers; bf16 and the quantized types against their rounded
+  // activations (quant.h), the quantized ones as integers.
+  for (DType w : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 1", 0,
                  [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 1})); }});
   }
@@ -65,8 +66,8 @@ std::vector<OpCase> cases() {
                }});
   c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32,
                [](Context& x) { return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32})); }});
-  // Prefill: the integer GEMM.
-  for (DType w : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  // Prefill: the float GEMM (bf16 in pairs on AVX512_BF16) and the integer GEMM.
+  for (DType w : {DType::F32, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 256", 2.0 * E * E * 256,
                  [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 256})); }});
   }

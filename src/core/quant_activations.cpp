@@ -46,6 +46,7 @@ ActivationType activation_type(DType weight_type) {
     case DType::Q4_1:
     case DType::Q5_0:
     case DType::Q5_1: return ActivationType::Q8_32;
+    case DType::BF16: return ActivationType::BF16;
     default: return ActivationType::F32;
   }
 }
@@ -100,6 +101,9 @@ void round_through(const char* what, float* x, int64_t n, void (*quantize)(const
 void round_activations(DType weight_type, float* x, int64_t n) {
   switch (activation_type(weight_type)) {
     case ActivationType::F32: return;
+    case ActivationType::BF16:
+      for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_f32(f32_to_bf16(x[i]));
+      return;
     case ActivationType::Q8_K:
       return round_through<BlockQ8_K>("round_activations to q8_K", x, n, quantize_row_q8_K, dequantize_row_q8_K);
     case ActivationType::Q8_32:

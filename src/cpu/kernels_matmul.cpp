@@ -114,7 +114,8 @@ void micro_scalar(int64_t kc, const float* x, const float* w, float* c, int64_t 
 GemmShape gemm_shape(Isa isa) {
   switch (isa) {
     case Isa::AVX512:
-    case Isa::AVX512_VNNI: return {12, 32, micro_avx512};
+    case Isa::AVX512_VNNI:
+    case Isa::AVX512_BF16: return {12, 32, micro_avx512};
     case Isa::AVX2: return {6, 16, micro_avx2};
     case Isa::SCALAR: break;
   }
@@ -139,19 +140,35 @@ void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_32* y, const
   vec.quantize_q8_32(n, y, x);
 }
 
-// b's rows as contiguous f32, in place when they already are, else converted once per node into
-// shared scratch (laid out contiguously as [K, N, B2, B3]).
+// The activations b as mul_mat multiplies weights of `weight_type` by them (quant.h): as they
+// are, or rounded to bf16 for bf16 weights. Row (i1, i2, i3) into buf (b.ne[0] floats), or the
+// row itself when it needs no change; `bits` holds b.ne[0] values for the rounding.
+const float* read_activation_row(const VecKernels& vec, DType weight_type, const Tensor& b, int64_t i1, int64_t i2,
+                                 int64_t i3, float* buf, uint16_t* bits) {
+  if (activation_type(weight_type) != ActivationType::BF16) return read_row_f32(vec, b, i1, i2, i3, buf);
+  read_row_bf16(vec, b, i1, i2, i3, buf, bits);
+  vec.bf16_to_f32(b.ne[0], buf, bits);
+  return buf;
+}
+
+// b's rows as contiguous f32 activations of weights of `weight_type`: in place when they already
+// are, else converted once per node into shared scratch (laid out contiguously as [K, N, B2, B3]).
 class FloatRows {
  public:
-  FloatRows(const Tensor& b, ExecContext& exec) : b_(b) {
-    if (b.type == DType::F32 && b.nb[0] == sizeof(float) && b.nb[1] % sizeof(float) == 0) return;
+  FloatRows(const Tensor& b, DType weight_type, ExecContext& exec) : b_(b) {
+    const bool rounds = activation_type(weight_type) == ActivationType::BF16;
+    if (b.type == DType::F32 && b.nb[0] == sizeof(float) && b.nb[1] % sizeof(float) == 0 && !rounds) return;
     const int64_t k = b.ne[0];
     converted_ = static_cast<float*>(exec.shared_scratch(size_t(b.nelements()) * sizeof(float)));
     const VecKernels& vec = exec.vec();
-    exec.parallel_range(b.nrows(), k, [&](const ThreadContext&, int64_t begin, int64_t end) {
+    exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+      auto* bits = static_cast<uint16_t*>(tc.scratch.bytes(size_t(k) * sizeof(uint16_t)));
       int64_t r = begin;
       for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-        load_f32(vec, b.type, row_ptr(b, i1, i2, i3), b.nb[0], k, converted_ + r++ * k);
+        float* row = converted_ + r++ * k;
+        if (const float* x = read_activation_row(vec, weight_type, b, i1, i2, i3, row, bits); x != row) {
+          std::copy_n(x, k, row);
+        }
       });
     });
   }
@@ -322,10 +339,11 @@ void pack_a(const VecKernels& vec, const Tensor& a, int64_t ia2, int64_t ia3, in
 }
 
 // b packed once per node into panels of mr rows for every K block: panel (batch, kb, q) holds
-// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch, rows past N zero.
+// x[k * mr + i] = b[q mr + i][kb kBlockK + k] of that batch (as read_activation_row reads it for
+// weights of `weight_type`), rows past N zero.
 class PackedB {
  public:
-  PackedB(const Tensor& b, int mr, ExecContext& exec)
+  PackedB(const Tensor& b, DType weight_type, int mr, ExecContext& exec)
       : k_blocks_((b.ne[0] + kBlockK - 1) / kBlockK),
         n_panels_((b.ne[1] + mr - 1) / mr),
         panel_floats_(kBlockK * mr) {
@@ -337,7 +355,8 @@ class PackedB {
     // One task item per (batch, row panel): each reads its mr rows of b once, whole.
     exec.parallel_range(batches * n_panels_, mr * k_len,
                         [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-                          float* row = tc.scratch.floats(size_t(k_len));
+                          float* row = tc.scratch.floats(size_t(k_len) * 3 / 2 + 1);
+                          auto* bits = reinterpret_cast<uint16_t*>(row + k_len);
                           for (int64_t item = begin; item < end; ++item) {
                             const int64_t q = item % n_panels_, batch = item / n_panels_;
                             const int64_t i2 = batch % b.ne[2], i3 = batch / b.ne[2];
@@ -345,7 +364,8 @@ class PackedB {
                               std::fill_n(panel(batch, kb, q), panel_floats_, 0.0f);
                             }
                             for (int i = 0; i < mr && q * mr + i < n_len; ++i) {
-                              const float* values = read_row_f32(vec, b, q * mr + i, i2, i3, row);
+                              const float* values =
+                                  read_activation_row(vec, weight_type, b, q * mr + i, i2, i3, row, bits);
                               for (int64_t kb = 0; kb < k_blocks_; ++kb) {
                                 float* column = panel(batch, kb, q) + i;
                                 const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
@@ -415,7 +435,7 @@ void gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exe
   const int64_t ldc = int64_t(node.nb[1] / sizeof(float));
   const int64_t batches = node.ne[2] * node.ne[3];
   const Broadcast bc(a, b);
-  const PackedB packed_b(b, mr, exec);
+  const PackedB packed_b(b, a.type, mr, exec);
   const GemmItems items(m_len, n_len, mr, batches, exec.max_threads());
   const int64_t a_panel_floats = (kTileM + nr - 1) / nr * nr * kBlockK;
 
@@ -536,9 +556,10 @@ void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
     switch (activation_type(a.type)) {
       case ActivationType::Q8_K: return mat_vec(node, a, Int8Rows<BlockQ8_K>(b, exec), exec);
       case ActivationType::Q8_32: return mat_vec(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
-      case ActivationType::F32: return mat_vec(node, a, FloatRows(b, exec), exec);
+      case ActivationType::F32:
+      case ActivationType::BF16: return mat_vec(node, a, FloatRows(b, a.type, exec), exec);
     }
-  } else if (activation_type(a.type) != ActivationType::F32) {
+  } else if (is_quantized(a.type)) {
     quant_gemm(node, a, b, exec);
   } else {
     gemm(node, a, b, exec);

@@ -8,6 +8,10 @@
 // operand (the GEMM's trans flags), so padded, permuted and transposed sources run without a
 // copy; quantized weights and views with no unit stride go to the blocked fallback.
 //
+// bf16 weights multiply activations rounded to bf16 (quant.h): b is rounded once per call into a
+// contiguous bf16 copy, which the GEMM then reads as its A, so that on AVX512_BF16 both operands
+// are bf16 and the GEMM multiplies them in pairs.
+//
 // Batches: when there are at least as many as threads (attention heads), or each is too small
 // to split, every thread runs whole GEMMs on its own; otherwise the batches run one after
 // another, each split over all threads.
@@ -98,17 +102,40 @@ struct ChainEpilogue {
   }
 };
 
+// Whether the activations b must be rounded to bf16 before the GEMM reads them.
+bool rounds_activations(const Tensor& a, const Tensor& b) {
+  return activation_type(a.type) == ActivationType::BF16 && b.type != DType::BF16;
+}
+
 // The GEMM's operand layouts for `node`, or nothing when it must take the fallback.
 struct OperandLayouts {
   evg::MatrixOperand a, b;
 };
 std::optional<OperandLayouts> operand_layouts(const Tensor& node) {
-  std::optional<evg::MatrixOperand> a_layout = operand_layout(*node.src[1]);
-  std::optional<evg::MatrixOperand> b_layout = operand_layout(*node.src[0]);
+  const Tensor& weights = *node.src[0];
+  const Tensor& activations = *node.src[1];
+  std::optional<evg::MatrixOperand> a_layout =
+      rounds_activations(weights, activations)
+          ? evg::MatrixOperand{nullptr, evg::ElementType::BF16, activations.ne[0], false}
+          : operand_layout(activations);
+  std::optional<evg::MatrixOperand> b_layout = operand_layout(weights);
   const bool output_fits = node.nb[0] == sizeof(float) && node.nb[1] % sizeof(float) == 0;
   if (!a_layout || !b_layout || !output_fits) return std::nullopt;
   b_layout->transposed = !b_layout->transposed;  // the GEMM's B is a's matrix transposed
   return OperandLayouts{*a_layout, *b_layout};
+}
+
+// b's rows rounded to bf16 into `out`, [B3, B2, N, K].
+void round_activations_to_bf16(const Tensor& b, uint16_t* out, ExecContext& exec) {
+  const int64_t k = b.ne[0];
+  const VecKernels& vec = exec.vec();
+  exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(k));
+    int64_t r = begin;
+    for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      read_row_bf16(vec, b, i1, i2, i3, buf, out + r++ * k);
+    });
+  });
 }
 
 }  // namespace
@@ -120,6 +147,7 @@ std::optional<MatmulCall> prepare_matmul(const Tensor& node, Isa isa, int thread
   const Tensor& b = *node.src[1];
   MatmulCall call;
   call.kernels = &gemm_kernels(isa);
+  call.rounds_activations = rounds_activations(a, b);
   call.a = layouts->a;
   call.b = layouts->b;
   call.ldd = int64_t(node.nb[1] / sizeof(float));
@@ -139,9 +167,17 @@ void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tens
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
   const GemmKernels& kernels = *call.kernels;
+  // Shared scratch: the rounded activations, then (batches one after another) the workspace.
+  const size_t rounded_bytes =
+      call.rounds_activations ? (size_t(b.nelements()) * sizeof(uint16_t) + 63) / 64 * 64 : 0;
+  char* shared = static_cast<char*>(
+      exec.shared_scratch(rounded_bytes + (call.batches_in_parallel ? 0 : call.plan.workspace_bytes)));
+  auto* rounded = reinterpret_cast<uint16_t*>(shared);
+  if (call.rounds_activations) round_activations_to_bf16(b, rounded, exec);
   auto run_batch = [&](int64_t batch, const evg::Launcher& launcher, void* workspace) {
     const int64_t i2 = batch % node.ne[2], i3 = batch / node.ne[2];
-    const evg::MatrixOperand a_batch = at_batch(call.a, b, i2, i3);
+    evg::MatrixOperand a_batch = at_batch(call.a, b, i2, i3);
+    if (call.rounds_activations) a_batch.data = rounded + (i3 * b.ne[2] + i2) * b.ne[1] * b.ne[0];
     const evg::MatrixOperand b_batch = at_batch(call.b, a, i2 / call.r2, i3 / call.r3);
     if (epilogue_ops.empty()) {
       float* d = reinterpret_cast<float*>(row_ptr(node, 0, i2, i3));
@@ -167,7 +203,7 @@ void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tens
     });
     return;
   }
-  void* workspace = exec.shared_scratch(call.plan.workspace_bytes);
+  void* workspace = shared + rounded_bytes;
   const evg::Launcher launcher = exec.launcher();
   for (int64_t batch = 0; batch < call.batches; ++batch) run_batch(batch, launcher, workspace);
 }

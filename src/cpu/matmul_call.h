@@ -16,6 +16,9 @@ namespace tg::cpu {
 struct MatmulCall {
   const GemmKernels* kernels;
   evg::MatrixOperand a, b;  // one batch's layouts; data set per batch from the node's sources
+  // The activations (the GEMM's A) are b rounded to bf16 into scratch first, [B3, B2, N, K]
+  // (bf16 weights, quant.h).
+  bool rounds_activations;
   int64_t ldd;              // D's row stride in floats
   int64_t r2, r3;           // broadcast of the weights over the batch dims
   int64_t batches;

@@ -37,6 +37,13 @@ inline const float* read_row_f32(const VecKernels& vec, const Tensor& t, int64_t
   return buf;
 }
 
+// Row (i1, i2, i3) of t rounded to bf16 (nearest even) into `bits`: what MUL_MAT multiplies
+// bf16 weights by (quant.h, activation_type). buf holds t.ne[0] floats on the way.
+inline void read_row_bf16(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2, int64_t i3, float* buf,
+                          uint16_t* bits) {
+  vec.f32_to_bf16(t.ne[0], bits, read_row_f32(vec, t, i1, i2, i3, buf));
+}
+
 // Where a kernel should compute f32 row (i1, i2, i3) of t: the row itself when it is contiguous
 // f32, else buf. Pass the result to finish_row_f32 afterwards.
 inline float* output_row_f32(const Tensor& t, int64_t i1, int64_t i2, int64_t i3, float* buf) {

@@ -14,6 +14,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::AVX2: return "avx2";
     case Isa::AVX512: return "avx512";
     case Isa::AVX512_VNNI: return "avx512_vnni";
+    case Isa::AVX512_BF16: return "avx512_bf16";
   }
   return "unknown";
 }
@@ -21,7 +22,10 @@ std::string_view isa_name(Isa isa) {
 Isa best_isa() {
   const CpuFeatures& f = cpu_features();
   const bool avx2 = f.avx2 && f.fma && f.f16c;
-  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) return f.avx512_vnni ? Isa::AVX512_VNNI : Isa::AVX512;
+  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl) {
+    if (!f.avx512_vnni) return Isa::AVX512;
+    return f.avx512_bf16 ? Isa::AVX512_BF16 : Isa::AVX512_VNNI;
+  }
   if (avx2) return Isa::AVX2;
   return Isa::SCALAR;
 }
@@ -50,7 +54,8 @@ QuantGemmLayout quant_gemm_layout(DType type) {
   switch (activation_type(type)) {
     case ActivationType::Q8_K: return kQuantGemmK;
     case ActivationType::Q8_32: return kQuantGemm32;
-    case ActivationType::F32: break;
+    case ActivationType::F32:
+    case ActivationType::BF16: break;
   }
   throw_wrong_quant_type(type, "the integer GEMM");
 }
@@ -61,6 +66,7 @@ const VecKernels& vec_kernels(Isa isa) {
     case Isa::AVX2: return avx2_vec_kernels();
     case Isa::AVX512: return avx512_vec_kernels();
     case Isa::AVX512_VNNI: return avx512_vnni_vec_kernels();
+    case Isa::AVX512_BF16: return avx512_bf16_vec_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
 }

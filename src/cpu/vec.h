@@ -20,9 +20,10 @@
 namespace tg::cpu {
 
 // Ordered: each ISA's CPUs can also run the ones before it. AVX512_VNNI is the AVX-512 table but
-// for the integer GEMM's micro-tile (vpdpbusd).
-enum class Isa { SCALAR, AVX2, AVX512, AVX512_VNNI };
-inline constexpr int kIsaCount = 4;
+// for the integer GEMM's micro-tile (vpdpbusd); AVX512_BF16 is the AVX512_VNNI table with a GEMM
+// that multiplies bf16 by bf16 in pairs (vdpbf16ps; every CPU with it has VNNI too).
+enum class Isa { SCALAR, AVX2, AVX512, AVX512_VNNI, AVX512_BF16 };
+inline constexpr int kIsaCount = 5;
 std::string_view isa_name(Isa isa);
 // The widest ISA that cpu_features() says this machine can run.
 Isa best_isa();
@@ -168,5 +169,6 @@ const VecKernels& scalar_vec_kernels();
 const VecKernels& avx2_vec_kernels();
 const VecKernels& avx512_vec_kernels();
 const VecKernels& avx512_vnni_vec_kernels();
+const VecKernels& avx512_bf16_vec_kernels();
 
 }  // namespace tg::cpu

@@ -1,5 +1,6 @@
 // The AVX-512 table with AVX512-VNNI's integer GEMM micro-tile (vpdpbusd; Ice Lake, Zen 4 and
-// later). Everything else is the AVX-512 table's: only the tile gains from the instruction.
+// later). Everything else is the AVX-512 table's: only the tile gains from the instruction. The
+// AVX512_BF16 ISA uses this table too: what it changes is the GEMM's (gemm_avx512_bf16.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -21,6 +22,15 @@ const VecKernels& avx512_vnni_vec_kernels() {
     k.isa = Isa::AVX512_VNNI;
     k.quant_tile_tokens = avx512_vnni::GL::kTileTokens;
     k.quant_gemm_tile = avx512_vnni::quant_gemm_tile;
+    return k;
+  }();
+  return kernels;
+}
+
+const VecKernels& avx512_bf16_vec_kernels() {
+  static const VecKernels kernels = [] {
+    VecKernels k = avx512_vnni_vec_kernels();
+    k.isa = Isa::AVX512_BF16;
     return k;
   }();
   return kernels;

@@ -134,7 +134,10 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 // MUL_MAT with quantized weights multiplies them by its activations rounded to 8 bits, as ggml
 // does (their vec_dot_type): every backend and path computes sum_i w_i * d q_i, so the products
 // of the quants are exact integer sums, which is what makes quantized decode and prefill fast.
-// Float weights take the f32 activations as they are.
+// bf16 weights take the activations rounded to bf16 (nearest even), as ggml's vec_dot_type for
+// bf16 does: products of two bf16 are exact in f32, and a CPU with a bf16 dot product
+// (AVX512_BF16) adds two of them per lane and instruction. f32 and f16 weights take the f32
+// activations as they are.
 //
 // One rule per block: d = max|x| / 127 and q_i = nearest-even(x_i / d), clamped to -127..127 (a
 // subnormal d is inexact); d = 0 when it would be 0 or subnormal-small enough to lose every
@@ -143,7 +146,7 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 //   for the part of a weight that does not depend on its quant (the mins, q6_K's -32).
 // - q8_32 (32 elements) for q8_0, q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1 with an f32 d
 //   (theirs is f16) and s = d * sum q, for the same reason.
-enum class ActivationType { F32, Q8_32, Q8_K };
+enum class ActivationType { F32, BF16, Q8_32, Q8_K };
 ActivationType activation_type(DType weight_type);
 
 struct BlockQ8_K {
@@ -165,7 +168,7 @@ void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
 void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n);
 void dequantize_row_q8_32(const BlockQ8_32* x, float* y, int64_t n);
 // x rounded, in place, to what MUL_MAT multiplies weights of `weight_type` by (activation_type),
-// and back to f32; unchanged for F32. n must be whole blocks of that type.
+// and back to f32; unchanged for F32. n must be whole blocks of the 8-bit types.
 void round_activations(DType weight_type, float* x, int64_t n);
 
 }  // namespace tg

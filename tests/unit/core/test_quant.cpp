@@ -435,11 +435,26 @@ TEST(Quant, ActivationTypeOfEachWeightType) {
   for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
     EXPECT_EQ(activation_type(type), ActivationType::Q8_32);
   }
-  for (DType type : {DType::F32, DType::F16, DType::BF16}) EXPECT_EQ(activation_type(type), ActivationType::F32);
+  for (DType type : {DType::F32, DType::F16}) EXPECT_EQ(activation_type(type), ActivationType::F32);
+  EXPECT_EQ(activation_type(DType::BF16), ActivationType::BF16);
   std::vector<float> x = {0.3f, -1.7f};
   round_activations(DType::F16, x.data(), 2);  // f32 activations: untouched, any length
   EXPECT_EQ(x, (std::vector<float>{0.3f, -1.7f}));
   EXPECT_THROW(round_activations(DType::Q4_0, x.data(), 2), Error);
+}
+
+TEST(Quant, Bf16WeightsRoundTheirActivationsToNearestEven) {
+  // 1 + 2^-8 lies halfway between two bf16 (8 significant bits): to even, 1. 1 + 3 * 2^-8 lies
+  // halfway between 1 + 2^-7 and 1 + 2^-6: to even, 1 + 2^-6. Any length, odd ones too.
+  std::vector<float> x = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, -0.3f, 65504.0f, 0.0f};
+  round_activations(DType::BF16, x.data(), int64_t(x.size()));
+  EXPECT_EQ(x[0], 1.0f);
+  EXPECT_EQ(x[1], 1.0f + 0x1p-6f);
+  EXPECT_EQ(x[2], bf16_to_f32(f32_to_bf16(-0.3f)));
+  EXPECT_NE(x[2], -0.3f);
+  EXPECT_EQ(x[3], 65536.0f);
+  EXPECT_EQ(x[4], 0.0f);
+  for (float v : x) EXPECT_EQ(v, bf16_to_f32(f32_to_bf16(v))) << "already a bf16";
 }
 
 TEST(Quant, Q8_32QuantizesByHandWithItsSum) {

@@ -149,7 +149,8 @@ TEST(CpuFeatures, BestIsaMatchesFeatures) {
   const Isa isa = best_isa();
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx2 && f.fma && f.f16c;
   EXPECT_EQ(isa == Isa::AVX512, avx512 && !f.avx512_vnni);
-  EXPECT_EQ(isa == Isa::AVX512_VNNI, avx512 && f.avx512_vnni);
+  EXPECT_EQ(isa == Isa::AVX512_VNNI, avx512 && f.avx512_vnni && !f.avx512_bf16);
+  EXPECT_EQ(isa == Isa::AVX512_BF16, avx512 && f.avx512_vnni && f.avx512_bf16);
   EXPECT_TRUE(isa == Isa::SCALAR || (f.avx2 && f.fma && f.f16c));
   EXPECT_EQ(vec_kernels(isa).isa, isa);
 }
@@ -730,8 +731,8 @@ TEST(CpuBackend, RefusesGraphsWithoutDataOrUnsupportedNodes) {
 }
 
 TEST(CpuBackend, RejectsIsasThisCpuCannotRun) {
-  if (best_isa() == Isa::AVX512_VNNI) GTEST_SKIP() << "every ISA runs here";
-  EXPECT_THROW(make_cpu_backend(BackendOptions{1}, Isa::AVX512_VNNI), Error);
+  if (best_isa() == Isa::AVX512_BF16) GTEST_SKIP() << "every ISA runs here";
+  EXPECT_THROW(make_cpu_backend(BackendOptions{1}, Isa::AVX512_BF16), Error);
 }
 
 }  // namespace

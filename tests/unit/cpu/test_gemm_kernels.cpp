@@ -196,6 +196,23 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
   }
 }
 
+// bf16 activations (A row-major) against bf16 weights (B column-major), the layout whose K pairs
+// AVX512_BF16 multiplies with vdpbf16ps: partial tiles, K across several blocks of pairs (512
+// values each), even padding (pairs) and odd padding or K (the f32 path on the same table), and
+// M down to the first row count that is packed instead of streamed.
+TEST(Gemm, Bf16ActivationsAgainstBf16WeightsInPairs) {
+  std::mt19937 rng(7);
+  for (const evg::GemmShape& shape :
+       {evg::GemmShape{9, 37, 2}, evg::GemmShape{13, 31, 30}, evg::GemmShape{25, 65, 514}, evg::GemmShape{40, 130, 300},
+        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41}}) {
+    for (int64_t pad : {0, 2, 1}) {
+      for (int threads : {1, 2}) {
+        run_case_on_every_isa({shape, ElementType::BF16, ElementType::BF16, false, true, pad, threads}, rng);
+      }
+    }
+  }
+}
+
 TEST(Gemm, OneToFourThreads) {
   std::mt19937 rng(4);
   for (const evg::GemmShape& shape : {evg::GemmShape{1, 2000, 300}, evg::GemmShape{8, 777, 70},

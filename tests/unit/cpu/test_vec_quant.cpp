@@ -63,9 +63,10 @@ struct Activations {
       case ActivationType::Q8_32:
         return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride,
                                   stride, out, out_stride);
-      case ActivationType::F32: break;
+      case ActivationType::F32:
+      case ActivationType::BF16: break;
     }
-    ADD_FAILURE() << dtype_name(type) << " takes f32 activations";
+    ADD_FAILURE() << dtype_name(type) << " takes float activations";
   }
 };
 

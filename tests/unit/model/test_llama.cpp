@@ -455,7 +455,8 @@ TEST(LlamaSession, TokenByTokenMatchesOnePrefill) {
 TEST(LlamaSession, QuantizedPrefillMatchesTokenByToken) {
   // A 24-token prefill multiplies the quantized weights in the integer GEMM, one token at a time
   // in the matrix-vector kernels: the same 8-bit activations and exact integer block sums, summed
-  // in f32 in another order. The logits agree to ~1e-13 until an f32 ulp moves one activation to
+  // in f32 in another order (bf16: the same bf16 activations, in pairs on AVX512_BF16 against
+  // the GEMV's f32 FMAs). The logits agree to ~1e-13 until an f32 ulp moves one activation to
   // the neighbouring 8-bit step (about once in the ~60k roundings of this run); when that value
   // reaches the KV cache, every later position differs by ~3e-5 (q5_0 and q5_1 here, from
   // position 12). A wrong block, scale or offset in either path gives 1e-2 or more.
@@ -466,7 +467,7 @@ TEST(LlamaSession, QuantizedPrefillMatchesTokenByToken) {
   const std::vector<int32_t> sequence = prompt_ids(24, config.n_vocab);
   const size_t n_vocab = size_t(config.n_vocab);
   for (const WeightTypes& types : {WeightTypes::all(DType::Q8_0), WeightTypes::all(DType::Q4_0),
-                                   WeightTypes::all(DType::Q5_1), WeightTypes::q4_k_m()}) {
+                                   WeightTypes::all(DType::Q5_1), WeightTypes::q4_k_m(), WeightTypes::all(DType::BF16)}) {
     SCOPED_TRACE(std::string(dtype_name(types.matrices)));
     const LlamaModel model = LlamaModel::generate(config, types, kSeed);
     LlamaSession whole(model, *cpu, 32, DType::F32);
@@ -563,6 +564,19 @@ std::vector<double> logit_errors(const LlamaConfig& config, std::initializer_lis
 }
 
 
+
+TEST(LlamaSession, Bf16ModelStaysWithinItsErrorBoundOfF32) {
+  // bf16 keeps 8 significant bits: rounding to nearest moves a value by at most 2^-8 of itself,
+  // an RMS of ~1.6e-3 and an NMSE of ~2.6e-6 per rounding. MUL_MAT rounds the activations of
+  // bf16 weights to bf16 as well (quant.h), so ~5e-6 per matmul and (2 layers * 7 + 1) * 5e-6 ~
+  // 8e-5 over the model, between f16 (11 bits) and q8_0 (max/254 per block). Measured: bf16
+  // 1.2e-5, f16 1.3e-7, q8_0 8.4e-5.
+  const std::vector<double> e = logit_errors(
+      llama_preset("tiny"), {WeightTypes::all(DType::BF16), WeightTypes::all(DType::F16), WeightTypes::all(DType::Q8_0)});
+  EXPECT_LT(e[0], 8e-5) << "bf16";
+  EXPECT_LT(e[1], e[0]) << "f16 keeps more precision than bf16";
+  EXPECT_LT(e[0], e[2]) << "bf16 keeps more precision than q8_0";
+}
 
 TEST(LlamaSession, Q4_0ModelStaysWithinItsErrorBoundOfF32) {
   // As the q8_0 test above, with q4_0's step of max/8 instead of max/127: a relative RMS error of

@@ -16,6 +16,9 @@
 //     epilogue once complete.
 // M = 1 (decode), and up to kGemvMaxRows rows with a column-major B (a model's weights), take the
 // streaming path of gemv.h instead: nothing is packed but the rows of A, converted to f32.
+// bf16 x bf16 on a target with a bf16 dot product packs pairs of K instead of f32 values
+// (multiplies_bf16_pairs below): the same panels, half as deep, and twice the multiply-adds per
+// instruction.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -53,19 +56,31 @@ class BlockMmad {
 
   // Memory shared by all blocks: the packed A (streaming: the rows of A as contiguous f32), the
   // shared packed B, and the state of every piece.
-  static size_t shared_bytes(const GemmOperands& g, const BlockGrid& grid) { return Shared(g, grid).bytes; }
+  static size_t shared_bytes(const GemmOperands& g, const BlockGrid& grid) {
+    return Shared(packed_view(g), grid).bytes;
+  }
 
   // Once, on the calling thread, before any block: marks every piece unpacked (streaming:
   // converts the rows of A).
-  static void start(const GemmOperands& g, const BlockGrid& grid, void* shared) {
+  static void start(const GemmOperands& operands, const BlockGrid& grid, void* shared) {
+    const GemmOperands g = packed_view(operands);
     const Shared s(g, grid);
     if (s.streams_b) {
       float* x = s.a(shared);
       const MatrixOperand& a = g.a;
+      constexpr int kL = Vec::kLanes;
       for (int64_t i = 0; i < g.problem.m; ++i) {
         float* row = x + i * g.problem.k;
         if (a.type == ElementType::F32 && !a.transposed) {  // the usual decode activation: one copy
           std::memcpy(row, static_cast<const float*>(a.data) + i * a.ld, size_t(g.problem.k) * sizeof(float));
+          continue;
+        }
+        if (!a.transposed) {  // f16, or the bf16 activations of bf16 weights
+          for (int64_t k = 0; k < g.problem.k; k += kL) {
+            const int n = int(std::min<int64_t>(kL, g.problem.k - k));
+            const void* p = element_address(a.data, a.type, i * a.ld + k);
+            Vec::store_n(row + k, n == kL ? Vec::load(p, a.type) : Vec::load_n(p, a.type, n), n);
+          }
           continue;
         }
         for (int64_t k = 0; k < g.problem.k; ++k) {
@@ -83,13 +98,13 @@ class BlockMmad {
   // (2048 x 2048 x 64: +20-30%); with several K blocks D's rows, ldd apart, are read back once per
   // K block, which cost up to 3% at large K.
   static bool writes_accumulator_once(const GemmOperands& g) {
-    return streams_b(g) || g.problem.k <= kDepth;
+    return streams_b(g) || packed_view(g).problem.k <= kDepth;
   }
 
   // Per-thread scratch for blocks of `grid`: the packed B of one K block, unless B is shared or
   // streamed.
   static int64_t scratch_floats(const GemmOperands& g, const BlockGrid& grid) {
-    const Shared s(g, grid);
+    const Shared s(packed_view(g), grid);
     if (s.streams_b || s.shares_b) return 0;
     return kDepth * round_up(grid.block_cols, kTileCols);
   }
@@ -107,8 +122,10 @@ class BlockMmad {
   // hold their final sums, in row order (in the last K block, one strip of kTileRows rows at a
   // time): an epilogue run there finds the strip in L1/L2 instead of a whole block in L3.
   template <class RowsDone>
-  static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, void* shared,
+  static void compute(const GemmOperands& operands, const BlockGrid& grid, const BlockRect& block, void* shared,
                       float* scratch, float* acc, int64_t ld, RowsDone&& rows_done) {
+    const bool bf16_pairs = multiplies_bf16_pairs(operands);
+    const GemmOperands g = packed_view(operands);
     const GemmShape& p = g.problem;
     const MatrixOperand &a = g.a, &b = g.b;
     const Shared s(g, grid);
@@ -148,7 +165,7 @@ class BlockMmad {
       });
       for (int64_t ip = 0; ip < block_panels; ++ip) {
         const int rows = int(std::min<int64_t>(kTileRows, block.rows - ip * kTileRows));
-        const MicroKernel micro = micro_kernel_for(rows);
+        const MicroKernel micro = micro_kernel_for(rows, bf16_pairs);
         const float* a_panel = s.a(shared) + s.a_panel_offset(kb, first_a_panel + ip);
         float* c = acc + ip * kTileRows * ld;
         for (int64_t jp = 0; jp < col_panels; ++jp) {
@@ -167,6 +184,28 @@ class BlockMmad {
   // A problem with few rows reads B once: streamed, not packed (gemv.h).
   static bool streams_b(const GemmOperands& g) {
     return g.problem.m == 1 || (g.b.transposed && g.problem.m <= kGemvMaxRows);
+  }
+
+  // bf16 x bf16 where the target has a bf16 dot product, with each K pair adjacent in memory and
+  // starting on an even element (A row-major and B column-major, activations against a model's
+  // weights; K and both strides even): packing then moves pairs as 32-bit words and the
+  // micro-kernel adds two products per instruction, twice the multiply-adds of f32 FMAs.
+  static bool multiplies_bf16_pairs(const GemmOperands& g) {
+    if constexpr (!kHasBf16Dot) return false;
+    return g.a.type == ElementType::BF16 && g.b.type == ElementType::BF16 && !g.a.transposed && g.b.transposed &&
+           g.problem.k % 2 == 0 && g.a.ld % 2 == 0 && g.b.ld % 2 == 0 && !streams_b(g);
+  }
+
+  // The operands as packing and the micro-kernel see them. For bf16 pairs: K halved and each
+  // pair one 32-bit element, typed f32 so that packing copies its bits (loads, transposes and
+  // stores, no arithmetic).
+  static GemmOperands packed_view(const GemmOperands& g) {
+    if (!multiplies_bf16_pairs(g)) return g;
+    GemmOperands v = g;
+    v.problem.k /= 2;
+    v.a = MatrixOperand{g.a.data, ElementType::F32, g.a.ld / 2, false};
+    v.b = MatrixOperand{g.b.data, ElementType::F32, g.b.ld / 2, true};
+    return v;
   }
 
   // Where everything shared lives: [packed A | packed B (if shared) | piece states].

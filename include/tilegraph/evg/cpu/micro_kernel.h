@@ -9,6 +9,10 @@
 // accumulators, 2 B vectors and a broadcast: 27 of 32), AVX2 6 x 16 (12 ymm accumulators, 15 of
 // 16), portable 4 x 8. Panels with fewer rows (the bottom edge of A) get a kernel compiled for
 // exactly that many rows rather than a full tile with wasted lanes.
+//
+// Where the target has a bf16 dot-product instruction (TG_EVG_TARGET_BF16_DOT), a second kernel
+// takes panels of bf16 pairs: each 32-bit element of a and b holds two consecutive values of K,
+// and one instruction adds both products (block_mmad.h packs such panels for bf16 x bf16).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +40,8 @@ inline constexpr int kPrefetchBytes = 2048;
 using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              bool accumulate);
 
-template <int kRows>
+// kBf16Pairs: a and b hold bf16 pairs and kc counts pairs.
+template <int kRows, bool kBf16Pairs>
 void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                   float* __restrict c, int64_t ldc, bool accumulate) {
   using F = Vec::F;
@@ -70,7 +75,15 @@ void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict
     for (int i = 0; i < kRows; ++i) {
       const F ai = Vec::set1(a[i]);
 #pragma GCC unroll 8
-      for (int v = 0; v < kV; ++v) acc[i][v] = Vec::fmadd(ai, bv[v], acc[i][v]);
+      for (int v = 0; v < kV; ++v) {
+#if defined(TG_EVG_TARGET_BF16_DOT)
+        if constexpr (kBf16Pairs) {
+          acc[i][v] = Vec::dot_bf16_pairs(ai, bv[v], acc[i][v]);
+          continue;
+        }
+#endif
+        acc[i][v] = Vec::fmadd(ai, bv[v], acc[i][v]);
+      }
     }
     a += kRows;
     b += kTileCols;
@@ -85,16 +98,25 @@ void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict
   }
 }
 
-template <size_t... kIndex>
-constexpr std::array<MicroKernel, sizeof...(kIndex)> micro_kernel_table(
-    std::index_sequence<kIndex...>) {
-  return {micro_kernel<int(kIndex) + 1>...};
+#if defined(TG_EVG_TARGET_BF16_DOT)
+inline constexpr bool kHasBf16Dot = true;
+#else
+inline constexpr bool kHasBf16Dot = false;
+#endif
+
+template <bool kBf16Pairs, size_t... kIndex>
+constexpr std::array<MicroKernel, sizeof...(kIndex)> micro_kernel_table(std::index_sequence<kIndex...>) {
+  return {micro_kernel<int(kIndex) + 1, kBf16Pairs>...};
 }
 
-// The kernel for a panel of `rows` (1 .. kTileRows) rows.
-inline MicroKernel micro_kernel_for(int rows) {
-  static constexpr auto kTable = micro_kernel_table(std::make_index_sequence<kTileRows>());
-  return kTable[size_t(rows - 1)];
+// The kernel for a panel of `rows` (1 .. kTileRows) rows; of bf16 pairs only where kHasBf16Dot.
+inline MicroKernel micro_kernel_for(int rows, bool bf16_pairs = false) {
+  static constexpr auto kFloat = micro_kernel_table<false>(std::make_index_sequence<kTileRows>());
+  if constexpr (kHasBf16Dot) {
+    static constexpr auto kPairs = micro_kernel_table<true>(std::make_index_sequence<kTileRows>());
+    if (bf16_pairs) return kPairs[size_t(rows - 1)];
+  }
+  return kFloat[size_t(rows - 1)];
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE

@@ -91,6 +91,13 @@ struct Vec {
     _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x);
   }
 
+#if defined(TG_EVG_TARGET_BF16_DOT)
+  // acc + a.lo * b.lo + a.hi * b.hi in each lane, where a lane of a and of b holds two bf16 (the
+  // low half first in memory). Products are exact; the instruction treats subnormal inputs and
+  // results as zero.
+  static TG_EVG_INLINE F dot_bf16_pairs(F a, F b, F acc) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+#endif
+
   // The first n (0 < n <= kLanes) elements of `type` at p as f32, the other lanes 0.
   static TG_EVG_INLINE F load_n(const void* p, ElementType type, int n) {
     const __mmask16 mask = __mmask16((1u << n) - 1);
