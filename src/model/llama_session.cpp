@@ -106,7 +106,8 @@ void LlamaSession::truncate(int64_t n_past) {
 
 GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t n_tokens,
                                         const std::function<void(int64_t, const GenerationResult&)>& on_token,
-                                        std::span<const int32_t> stop_tokens) {
+                                        std::span<const int32_t> stop_tokens, const SamplerOptions& sampling) {
+  Sampler sampler(sampling);
   if (prompt.empty()) throw Error("llama session: the prompt needs at least one token");
   if (n_tokens < 0) throw Error("llama session: negative token count");
   // The last generated token is not evaluated, so prompt + n_tokens - 1 positions are needed.
@@ -118,7 +119,7 @@ GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t
   if (n_tokens == 0) return result;
   result.prefill_tokens = int64_t(prompt.size());
   auto start = std::chrono::steady_clock::now();
-  int32_t next = greedy_token(eval(prompt));
+  int32_t next = sampler.next(eval(prompt));
   result.prefill_seconds = seconds_since(start);
   result.tokens.push_back(next);
   const auto stops = [&](int32_t token) { return std::find(stop_tokens.begin(), stop_tokens.end(), token) != stop_tokens.end(); };
@@ -126,7 +127,7 @@ GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t
   if (on_token) on_token(1, result);
   start = std::chrono::steady_clock::now();
   while (!result.stopped && int64_t(result.tokens.size()) < n_tokens) {
-    next = greedy_token(eval(std::span<const int32_t>(&next, 1)));
+    next = sampler.next(eval(std::span<const int32_t>(&next, 1)));
     result.tokens.push_back(next);
     result.stopped = stops(next);
     ++result.decode_steps;
@@ -134,11 +135,6 @@ GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t
     if (on_token) on_token(int64_t(result.tokens.size()), result);
   }
   return result;
-}
-
-int32_t greedy_token(std::span<const float> logits) {
-  if (logits.empty()) throw Error("greedy_token: no logits");
-  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
 }  // namespace tg::model

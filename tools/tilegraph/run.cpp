@@ -1,6 +1,6 @@
 // `tilegraph run`: the main job — a llama model (a GGUF file, or the embedded default with
-// generated weights) prefilling a prompt and decoding greedily on a backend, decode steps
-// captured and replayed by graph mode.
+// generated weights) prefilling a prompt and decoding (greedy, or sampling with --temp) on a
+// backend, decode steps captured and replayed by graph mode.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct RunOptions {
   bool ignore_eos = false;
   bool no_mmap = false;
   bool json = false;
+  model::SamplerOptions sampling;   // its seed is --seed's, else a random one
+  std::optional<uint64_t> seed;
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -172,6 +175,10 @@ std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::Vocab* voca
 
 void run(const RunOptions& o) {
   if (o.plain_prompt && !o.prompt && !o.prompt_file) throw Error("--plain-prompt needs --prompt or --prompt-file");
+  model::SamplerOptions sampling = o.sampling;
+  // A random seed is reported, so that the run can be repeated.
+  sampling.seed = o.seed ? *o.seed : sampling.greedy() ? 0 : std::random_device{}();
+  sampling.validate();
   if (o.model && o.model->empty()) throw Error("--model: the path is empty (leave --model out to run the embedded default)");
   // The prompt and the context it needs are checked against the model's configuration before
   // its weights are generated or bound, so a bad flag costs no load.
@@ -221,7 +228,8 @@ void run(const RunOptions& o) {
     Progress progress(o.tokens);
     const std::vector<int32_t> stop_tokens = vocab && !o.ignore_eos ? vocab->end_of_generation() : std::vector<int32_t>{};
     result = session.generate(
-        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_tokens);
+        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_tokens,
+        sampling);
   }
   const std::optional<std::string> text = vocab ? std::optional(vocab->decode(result.tokens)) : std::nullopt;
   const double prefill_rate = per_second(double(result.prefill_tokens), result.prefill_seconds);
@@ -240,6 +248,9 @@ void run(const RunOptions& o) {
         {"graph_mode", graph_mode ? nlohmann::json(graph_mode->config().enabled) : nlohmann::json(nullptr)},
         {"n_ctx", n_ctx},
         {"prompt_ids", prompt},
+        {"sampling",
+         {{"greedy", sampling.greedy()}, {"temperature", sampling.temperature}, {"top_k", sampling.top_k},
+          {"top_p", sampling.top_p}, {"min_p", sampling.min_p}, {"seed", sampling.seed}}},
         {"generated_ids", result.tokens},
         {"generated_text", text ? nlohmann::json(*text) : nlohmann::json(nullptr)},
         {"stopped_at_eos", result.stopped},
@@ -257,6 +268,7 @@ void run(const RunOptions& o) {
               (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
               (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
   std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
+  std::printf("  sampling: %s\n", sampling.describe().c_str());
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),
               result.stopped ? " (an end-of-generation token)" : "");
@@ -275,7 +287,7 @@ void run(const RunOptions& o) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  auto* cmd = app.add_subcommand("run", "Run a llama model (GGUF, or the embedded default): prefill, then greedy decode");
+  auto* cmd = app.add_subcommand("run", "Run a llama model (GGUF, or the embedded default): prefill, then decode (greedy, or sampling with --temp)");
   cmd->add_option("--model", o->model, "GGUF file of a llama-family model (default: an embedded small model with generated weights)");
   cmd->add_option("--backend", o->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--graph-mode", o->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
@@ -294,6 +306,17 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap, "Read the model file into memory instead of mapping it (then it may change during the run)");
+  cmd->add_option("--temp", o->sampling.temperature,
+                  "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p and --seed")
+      ->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "With --temp > 0: keep the k most likely tokens (0: all)")->capture_default_str();
+  cmd->add_option("--top-p", o->sampling.top_p,
+                  "With --temp > 0: then keep the fewest most likely tokens whose probabilities reach p (1: all)")
+      ->capture_default_str();
+  cmd->add_option("--min-p", o->sampling.min_p,
+                  "With --temp > 0: then keep the tokens at least p times as likely as the most likely one (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "With --temp > 0: the random seed (default: a random one, printed with the results)");
   cmd->add_flag("--ignore-eos", o->ignore_eos,
                 "Generate --tokens tokens even past an end-of-generation token (end of sequence, end of turn, ...)");
   cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));

@@ -18,6 +18,7 @@
 #include "tilegraph/runtime/backend.h"
 #include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/sampler.h"
 #include "tilegraph/model/transformer_block.h"
 
 namespace tg::model {
@@ -44,13 +45,13 @@ class LlamaSession {
   // ([n_vocab] per token, in order). The span is valid until the next eval.
   std::span<const float> eval(std::span<const int32_t> tokens, bool all_logits = false);
 
-  // Greedy decoding: evaluates the prompt in one step, then takes the argmax of the logits as
-  // the next token, `n_tokens` times, or until it generates one of `stop_tokens` (e.g. the
-  // vocabulary's end_of_generation()), which ends the result. `on_token(done, result)` runs
-  // after each generated token.
+  // Decoding: evaluates the prompt in one step, then picks the next token from the logits with
+  // a Sampler of `sampling` (greedy by default) and evaluates it, `n_tokens` times, or until it
+  // generates one of `stop_tokens` (e.g. the vocabulary's end_of_generation()), which ends the
+  // result. `on_token(done, result)` runs after each generated token.
   GenerationResult generate(std::span<const int32_t> prompt, int64_t n_tokens,
                             const std::function<void(int64_t, const GenerationResult&)>& on_token = {},
-                            std::span<const int32_t> stop_tokens = {});
+                            std::span<const int32_t> stop_tokens = {}, const SamplerOptions& sampling = {});
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
@@ -89,8 +90,5 @@ class LlamaSession {
   std::vector<float> logits_;
   int64_t n_past_ = 0;
 };
-
-// Greedy sampling: the index of the largest logit (the first one on ties).
-int32_t greedy_token(std::span<const float> logits);
 
 }  // namespace tg::model

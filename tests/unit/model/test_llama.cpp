@@ -846,10 +846,22 @@ TEST(LlamaSession, GenerationEndsAtTheStopToken) {
   }
 }
 
-TEST(LlamaSession, GreedyTokenIsTheFirstMaximum) {
-  const float logits[] = {0.5f, 2.0f, -1.0f, 2.0f};
-  EXPECT_EQ(greedy_token(logits), 1);
-  EXPECT_THROW(greedy_token({}), Error);
+TEST(LlamaSession, SampledTokensRepeatWithTheirSeedInGraphModeAndEager) {
+  // Graph mode's logits are eager's bit for bit, so a seed draws the same tokens in both.
+  const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::F16, kSeed);
+  const std::vector<int32_t> prompt = prompt_ids(4, model.config().n_vocab);
+  auto generate = [&](bool graph_mode, const SamplerOptions& sampling) {
+    auto b = backend("cpu", graph_mode);
+    return LlamaSession(model, *b, 32).generate(prompt, 16, {}, {}, sampling).tokens;
+  };
+  const SamplerOptions hot{2.0, 0, 1.0, 0.0, 11};
+  const std::vector<int32_t> sampled = generate(true, hot);
+  EXPECT_EQ(sampled, generate(false, hot));
+  EXPECT_NE(sampled, generate(true, SamplerOptions{})) << "sampling at temperature 2 should leave the greedy path";
+  SamplerOptions other = hot;
+  other.seed = 12;
+  EXPECT_NE(sampled, generate(true, other));
+  expect_error([&] { generate(true, SamplerOptions{-1.0}); }, "sampler: temperature -1");
 }
 
 }  // namespace
