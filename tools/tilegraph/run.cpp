@@ -49,6 +49,7 @@ struct RunOptions {
   bool ignore_eos = false;
   bool no_mmap = false;
   bool json = false;
+  std::string cache_type = "f16";
   model::SamplerOptions sampling;   // its seed is --seed's, else a random one
   std::optional<uint64_t> seed;
 };
@@ -222,7 +223,8 @@ void run(const RunOptions& o) {
   }
   const int threads = backend->threads();
 
-  model::LlamaSession session(llama, *backend, n_ctx);
+  const DType cache_type = parse_dtype(o.cache_type);
+  model::LlamaSession session(llama, *backend, n_ctx, cache_type);
   model::GenerationResult result;
   {
     Progress progress(o.tokens);
@@ -247,6 +249,7 @@ void run(const RunOptions& o) {
         {"threads", threads},
         {"graph_mode", graph_mode ? nlohmann::json(graph_mode->config().enabled) : nlohmann::json(nullptr)},
         {"n_ctx", n_ctx},
+        {"cache_type", o.cache_type},
         {"prompt_ids", prompt},
         {"sampling",
          {{"greedy", sampling.greedy()}, {"temperature", sampling.temperature}, {"top_k", sampling.top_k},
@@ -267,7 +270,8 @@ void run(const RunOptions& o) {
   std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
               (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
               (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
-  std::printf("  backend %s, threads %d, n_ctx %lld, f16 KV cache\n", o.backend.c_str(), threads, (long long)n_ctx);
+  std::printf("  backend %s, threads %d, n_ctx %lld, %s KV cache\n", o.backend.c_str(), threads, (long long)n_ctx,
+              o.cache_type.c_str());
   std::printf("  sampling: %s\n", sampling.describe().c_str());
   std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),
@@ -305,6 +309,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(tg::cli::integer_in<int64_t>(0, int64_t(1) << 24))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
       ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
+  cmd->add_option("--cache-type", o->cache_type, "Element type of the KV cache: f16, bf16 or f32")
+      ->check(CLI::IsMember({"f16", "bf16", "f32"}))
+      ->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap, "Read the model file into memory instead of mapping it (then it may change during the run)");
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p and --seed")
