@@ -23,6 +23,7 @@
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
+#include "tilegraph/model/text_stream.h"
 #include "tilegraph/model/vocab.h"
 #include "tilegraph/runtime/graph_mode.h"
 
@@ -49,6 +50,7 @@ struct RunOptions {
   bool ignore_eos = false;
   bool no_mmap = false;
   bool json = false;
+  bool stream = false;  // print the text as it is generated
   std::string cache_type = "f16";
   model::SamplerOptions sampling;   // its seed is --seed's, else a random one
   std::optional<uint64_t> seed;
@@ -84,10 +86,10 @@ std::string tokens(int64_t n) { return std::to_string(n) + (n == 1 ? " token" : 
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
-// A progress line on stderr, only when it is a terminal, at most ten times a second.
+// A progress line on stderr, only when it is a terminal (and `wanted`), at most ten times a second.
 class Progress {
  public:
-  explicit Progress(int64_t total) : total_(total), enabled_(isatty(STDERR_FILENO) != 0) {}
+  Progress(int64_t total, bool wanted) : total_(total), enabled_(wanted && isatty(STDERR_FILENO) != 0) {}
   void update(int64_t done, const model::GenerationResult& r) {
     if (!enabled_) return;
     const auto now = std::chrono::steady_clock::now();
@@ -196,6 +198,7 @@ void run(const RunOptions& o) {
                 " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train) +
                 (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
   }
+  if (o.stream && !vocab) throw Error("--stream: " + *o.model + " has no vocabulary to print text with: " + no_vocab);
   if (!o.prompt && !o.prompt_file && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
     throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
                 std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
@@ -225,13 +228,42 @@ void run(const RunOptions& o) {
 
   const DType cache_type = parse_dtype(o.cache_type);
   model::LlamaSession session(llama, *backend, n_ctx, cache_type);
+  if (!o.json) {
+    std::printf("tilegraph run: %s\n", source.c_str());
+    std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
+                (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
+                (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
+    std::printf("  backend %s, threads %d, n_ctx %lld, %s KV cache\n", o.backend.c_str(), threads, (long long)n_ctx,
+                o.cache_type.c_str());
+    std::printf("  sampling: %s\n", sampling.describe().c_str());
+    std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
+    std::fflush(stdout);
+  }
   model::GenerationResult result;
   {
-    Progress progress(o.tokens);
+    // Streamed text shows the progress itself.
+    Progress progress(o.tokens, !o.stream);
+    std::optional<model::TextStream> stream;
+    if (o.stream) {
+      stream.emplace(*vocab);
+      std::printf("  generated text: ");
+    }
+    auto show = [](const std::string& bytes) {
+      std::fputs(model::terminal_text(bytes).c_str(), stdout);
+      std::fflush(stdout);
+    };
     const std::vector<int32_t> stop_tokens = vocab && !o.ignore_eos ? vocab->end_of_generation() : std::vector<int32_t>{};
     result = session.generate(
-        prompt, o.tokens, [&](int64_t done, const model::GenerationResult& r) { progress.update(done, r); }, stop_tokens,
-        sampling);
+        prompt, o.tokens,
+        [&](int64_t done, const model::GenerationResult& r) {
+          progress.update(done, r);
+          if (stream) show(stream->push(r.tokens.back()));
+        },
+        stop_tokens, sampling);
+    if (stream) {
+      show(stream->finish());
+      std::printf("\n");
+    }
   }
   const std::optional<std::string> text = vocab ? std::optional(vocab->decode(result.tokens)) : std::nullopt;
   const double prefill_rate = per_second(double(result.prefill_tokens), result.prefill_seconds);
@@ -266,17 +298,9 @@ void run(const RunOptions& o) {
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
-  std::printf("tilegraph run: %s\n", source.c_str());
-  std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
-              (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
-              (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
-  std::printf("  backend %s, threads %d, n_ctx %lld, %s KV cache\n", o.backend.c_str(), threads, (long long)n_ctx,
-              o.cache_type.c_str());
-  std::printf("  sampling: %s\n", sampling.describe().c_str());
-  std::printf("  prompt ids (%zu):    %s\n", prompt.size(), join(prompt).c_str());
   std::printf("  generated ids (%zu): %s%s\n", result.tokens.size(), join(result.tokens).c_str(),
               result.stopped ? " (an end-of-generation token)" : "");
-  if (text) std::printf("  generated text: %s\n", model::terminal_text(*text).c_str());
+  if (text && !o.stream) std::printf("  generated text: %s\n", model::terminal_text(*text).c_str());
   std::printf("  prefill: %s in %.2f ms, %.1f tok/s\n", tokens(result.prefill_tokens).c_str(), result.prefill_seconds * 1e3, prefill_rate);
   std::printf("  decode:  %s in %.2f ms, %.1f tok/s\n", tokens(result.decode_steps).c_str(), result.decode_seconds * 1e3, decode_rate);
   if (graph_mode) {
@@ -326,7 +350,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "With --temp > 0: the random seed (default: a random one, printed with the results)");
   cmd->add_flag("--ignore-eos", o->ignore_eos,
                 "Generate --tokens tokens even past an end-of-generation token (end of sequence, end of turn, ...)");
-  cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
+  auto* json = cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
+  cmd->add_flag("--stream", o->stream,
+                "Print the generated text as each token arrives (needs the model's vocabulary; no progress line then)")
+      ->excludes(json);
   cmd->callback([o] { run(*o); });
 }
 
