@@ -52,20 +52,21 @@ float float_key(const GgufFile& file, const std::string& key, float fallback) {
   return float(value);
 }
 
-// RoPE's position scale, as llama.cpp reads it: linear scaling (also what a file without
-// llama.rope.scaling.type means) divides positions by llama.rope.scaling.factor (older files:
-// llama.rope.scale_linear; absent or 0: no scaling); type none never scales. YaRN and the other
+// RoPE's position scale, as llama.cpp reads it (`prefix`: the architecture's keys, "llama."):
+// linear scaling (also what a file without llama.rope.scaling.type means) divides positions by
+// llama.rope.scaling.factor (older files: llama.rope.scale_linear; absent or 0: no scaling); type none never scales. YaRN and the other
 // schemes change more than the scale, so they are refused.
-float rope_freq_scale(const GgufFile& file) {
+float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
   std::string type = "linear";
-  if (const GgufValue* v = file.find("llama.rope.scaling.type")) {
-    if (v->type() != GgufType::STRING) fail("llama.rope.scaling.type must be a string, got " + v->describe());
+  if (const GgufValue* v = file.find(prefix + "rope.scaling.type")) {
+    if (v->type() != GgufType::STRING) fail(prefix + "rope.scaling.type must be a string, got " + v->describe());
     type = v->get<std::string>();
     if (type != "none" && type != "linear") {
-      fail("llama.rope.scaling.type " + v->describe() + " is not supported (only none and linear)");
+      fail(prefix + "rope.scaling.type " + v->describe() + " is not supported (only none and linear)");
     }
   }
-  const char* key = file.find("llama.rope.scaling.factor") ? "llama.rope.scaling.factor" : "llama.rope.scale_linear";
+  const std::string key =
+      file.find(prefix + "rope.scaling.factor") ? prefix + "rope.scaling.factor" : prefix + "rope.scale_linear";
   const GgufValue* factor = file.find(key);
   if (type == "none" || !factor) return 1.0f;
   double value;
@@ -112,63 +113,80 @@ BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType ca
   b.rms_eps = rms_eps;
   b.rope_base = rope_base;
   b.rope_freq_scale = rope_freq_scale;
+  b.rope_mode = arch == Architecture::kQwen2 ? RopeMode::NEOX : RopeMode::NORMAL;
+  b.qkv_bias = arch == Architecture::kQwen2;
   b.weight_type = weight_type;
   b.cache_type = cache_type;
   return b;
+}
+
+std::string_view architecture_name(Architecture arch) {
+  return arch == Architecture::kQwen2 ? "qwen2" : "llama";
+}
+
+std::optional<Architecture> architecture_from_name(std::string_view name) {
+  for (Architecture arch : {Architecture::kLlama, Architecture::kQwen2}) {
+    if (name == architecture_name(arch)) return arch;
+  }
+  return std::nullopt;
 }
 
 LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   const GgufValue* arch = file.find("general.architecture");
   if (!arch) fail(file.source() + ": missing general.architecture (not a model file?)");
   if (arch->type() != GgufType::STRING) fail("general.architecture must be a string, got " + arch->describe());
-  if (arch->get<std::string>() != "llama") {
-    fail(file.source() + ": unsupported architecture " + printable(arch->get<std::string>(), '\'') + " (supported: llama)");
+  const std::optional<Architecture> known = architecture_from_name(arch->get<std::string>());
+  if (!known) {
+    fail(file.source() + ": unsupported architecture " + printable(arch->get<std::string>(), '\'') +
+         " (supported: llama, qwen2)");
   }
   LlamaConfig c;
-  c.n_ctx_train = int_key(file, "llama.context_length");
-  c.n_embd = int_key(file, "llama.embedding_length");
-  c.n_layer = int_key(file, "llama.block_count");
-  c.n_ff = int_key(file, "llama.feed_forward_length");
-  c.n_head = int_key(file, "llama.attention.head_count");
-  c.n_head_kv = file.find("llama.attention.head_count_kv") ? int_key(file, "llama.attention.head_count_kv") : c.n_head;
-  c.rms_eps = float_key(file, "llama.attention.layer_norm_rms_epsilon", c.rms_eps);
-  c.rope_base = float_key(file, "llama.rope.freq_base", c.rope_base);
+  c.arch = *known;
+  const std::string prefix = std::string(architecture_name(c.arch)) + ".";
+  c.n_ctx_train = int_key(file, prefix + "context_length");
+  c.n_embd = int_key(file, prefix + "embedding_length");
+  c.n_layer = int_key(file, prefix + "block_count");
+  c.n_ff = int_key(file, prefix + "feed_forward_length");
+  c.n_head = int_key(file, prefix + "attention.head_count");
+  c.n_head_kv = file.find(prefix + "attention.head_count_kv") ? int_key(file, prefix + "attention.head_count_kv") : c.n_head;
+  c.rms_eps = float_key(file, prefix + "attention.layer_norm_rms_epsilon", c.rms_eps);
+  c.rope_base = float_key(file, prefix + "rope.freq_base", c.rope_base);
   const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
   if (tokens && !(tokens->is_array() && tokens->element_type() == GgufType::STRING)) {
     fail("tokenizer.ggml.tokens must be an array of strings, got " + tokens->describe());
   }
-  if (file.find("llama.vocab_size")) {
-    c.n_vocab = int_key(file, "llama.vocab_size");
+  if (file.find(prefix + "vocab_size")) {
+    c.n_vocab = int_key(file, prefix + "vocab_size");
     if (tokens && int64_t(tokens->array_size()) != c.n_vocab) {
-      fail("llama.vocab_size " + std::to_string(c.n_vocab) + " differs from the " +
+      fail(prefix + "vocab_size " + std::to_string(c.n_vocab) + " differs from the " +
            std::to_string(tokens->array_size()) + " tokens of tokenizer.ggml.tokens");
     }
   } else if (tokens) {
     c.n_vocab = int64_t(tokens->array_size());
   } else {
-    fail(file.source() + ": neither llama.vocab_size nor tokenizer.ggml.tokens gives the vocabulary size");
+    fail(file.source() + ": neither " + prefix + "vocab_size nor tokenizer.ggml.tokens gives the vocabulary size");
   }
-  c.rope_freq_scale = rope_freq_scale(file);
+  c.rope_freq_scale = rope_freq_scale(file, prefix);
   c.validate();
 
   // Variants this builder does not implement: refuse them rather than compute something else.
-  if (file.find("llama.rope.dimension_count")) {
-    const int64_t n_rot = int_key(file, "llama.rope.dimension_count");
+  if (file.find(prefix + "rope.dimension_count")) {
+    const int64_t n_rot = int_key(file, prefix + "rope.dimension_count");
     if (n_rot != c.head_dim()) {
-      fail("llama.rope.dimension_count " + std::to_string(n_rot) + " differs from head_dim " +
+      fail(prefix + "rope.dimension_count " + std::to_string(n_rot) + " differs from head_dim " +
            std::to_string(c.head_dim()) + ": partial rotary embeddings are not supported");
     }
   }
-  for (const char* key : {"llama.attention.key_length", "llama.attention.value_length"}) {
+  for (const std::string& key : {prefix + "attention.key_length", prefix + "attention.value_length"}) {
     if (file.find(key) && int_key(file, key) != c.head_dim()) {
-      fail(std::string(key) + " " + std::to_string(int_key(file, key)) + " differs from head_dim " +
+      fail(key + " " + std::to_string(int_key(file, key)) + " differs from head_dim " +
            std::to_string(c.head_dim()) + " (n_embd / n_head): other head sizes are not supported");
     }
   }
-  if (file.find("llama.expert_count")) {
-    const int64_t experts = int_key(file, "llama.expert_count");
-    if (experts < 0) fail("llama.expert_count = " + std::to_string(experts) + " is negative");
-    if (experts > 0) fail("mixture-of-experts models (llama.expert_count > 0) are not supported");
+  if (file.find(prefix + "expert_count")) {
+    const int64_t experts = int_key(file, prefix + "expert_count");
+    if (experts < 0) fail(prefix + "expert_count = " + std::to_string(experts) + " is negative");
+    if (experts > 0) fail("mixture-of-experts models (" + prefix + "expert_count > 0) are not supported");
   }
   return c;
 }

@@ -1,5 +1,6 @@
-// LlamaModel::to_gguf: the metadata and tensor layout llama.cpp writes for a llama model, with a
-// minimal SentencePiece-style vocabulary so that GGUF tools and llama.cpp can open the file.
+// LlamaModel::to_gguf: the metadata and tensor layout llama.cpp writes for a llama (or qwen2)
+// model, with a minimal SentencePiece-style vocabulary unless given one, so that GGUF tools and
+// llama.cpp can open the file.
 #include <string>
 
 #include "tilegraph/core/error.h"
@@ -52,23 +53,25 @@ GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) cons
                 std::to_string(c.n_vocab));
   }
   GgufWriter w;
-  w.set("general.architecture", "llama");
+  const std::string arch(architecture_name(c.arch));
+  const std::string prefix = arch + ".";
+  w.set("general.architecture", arch);
   w.set("general.name", name);
   w.set("general.file_type", file_type(*this));
   if (is_quantized(weight_type())) w.set("general.quantization_version", uint32_t(2));
-  w.set("llama.vocab_size", uint32_t(c.n_vocab));
-  w.set("llama.context_length", uint32_t(c.n_ctx_train));
-  w.set("llama.embedding_length", uint32_t(c.n_embd));
-  w.set("llama.block_count", uint32_t(c.n_layer));
-  w.set("llama.feed_forward_length", uint32_t(c.n_ff));
-  w.set("llama.rope.dimension_count", uint32_t(c.head_dim()));
-  w.set("llama.attention.head_count", uint32_t(c.n_head));
-  w.set("llama.attention.head_count_kv", uint32_t(c.n_head_kv));
-  w.set("llama.attention.layer_norm_rms_epsilon", c.rms_eps);
-  w.set("llama.rope.freq_base", c.rope_base);
+  w.set(prefix + "vocab_size", uint32_t(c.n_vocab));
+  w.set(prefix + "context_length", uint32_t(c.n_ctx_train));
+  w.set(prefix + "embedding_length", uint32_t(c.n_embd));
+  w.set(prefix + "block_count", uint32_t(c.n_layer));
+  w.set(prefix + "feed_forward_length", uint32_t(c.n_ff));
+  w.set(prefix + "rope.dimension_count", uint32_t(c.head_dim()));
+  w.set(prefix + "attention.head_count", uint32_t(c.n_head));
+  w.set(prefix + "attention.head_count_kv", uint32_t(c.n_head_kv));
+  w.set(prefix + "attention.layer_norm_rms_epsilon", c.rms_eps);
+  w.set(prefix + "rope.freq_base", c.rope_base);
   if (c.rope_freq_scale != 1.0f) {
-    w.set("llama.rope.scaling.type", "linear");
-    w.set("llama.rope.scaling.factor", 1.0f / c.rope_freq_scale);
+    w.set(prefix + "rope.scaling.type", "linear");
+    w.set(prefix + "rope.scaling.factor", 1.0f / c.rope_freq_scale);
   }
   vocab.write_to(w);
 
@@ -76,8 +79,8 @@ GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) cons
   if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());
   w.add_tensor(token_embd_->name, *token_embd_);
   for (const BlockWeights& l : layers_) {
-    for (const Tensor* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down}) {
-      w.add_tensor(t->name, *t);
+    for (const Tensor* t : {l.attn_norm, l.wq, l.bq, l.wk, l.bk, l.wv, l.bv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down}) {
+      if (t) w.add_tensor(t->name, *t);
     }
   }
   w.add_tensor(output_norm_->name, *output_norm_);

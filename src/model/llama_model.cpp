@@ -17,19 +17,21 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw Error("llama: " + why); }
 
-std::string layer_name(int64_t layer, const char* tensor) {
-  return "blk." + std::to_string(layer) + "." + tensor + ".weight";
+std::string layer_name(int64_t layer, const char* tensor, const char* part = "weight") {
+  return "blk." + std::to_string(layer) + "." + tensor + "." + part;
 }
 
 // Matrices may be any weight type; norm gains are applied with MUL, which needs a float type;
-// ROPE takes its frequency factors in f32 only.
-enum class Role { kMatrix, kNorm, kFactors };
+// ROPE takes its frequency factors in f32 only, and the projections' biases are f32 as llama.cpp
+// writes them.
+enum class Role { kMatrix, kNorm, kFactors, kBias };
 
 bool type_allowed(Role role, DType type) {
   switch (role) {
     case Role::kMatrix: return type != DType::I32;
     case Role::kNorm: return dtype_traits(type).is_float;
-    case Role::kFactors: return type == DType::F32;
+    case Role::kFactors:
+    case Role::kBias: return type == DType::F32;
   }
   return false;
 }
@@ -39,6 +41,7 @@ const char* allowed_types(Role role) {
     case Role::kMatrix: return "matrices must be f32, f16, bf16 or a quantized type";
     case Role::kNorm: return "norm weights must be f32, f16 or bf16";
     case Role::kFactors: return "RoPE frequency factors must be f32";
+    case Role::kBias: return "biases must be f32";
   }
   return "";
 }
@@ -89,6 +92,11 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
     w.wq = tensor(layer_name(l, "attn_q"), {c.n_embd, c.n_embd}, Role::kMatrix);
     w.wk = tensor(layer_name(l, "attn_k"), {c.n_embd, kv_dim}, Role::kMatrix);
     w.wv = tensor(layer_name(l, "attn_v"), {c.n_embd, kv_dim}, Role::kMatrix);
+    if (c.arch == Architecture::kQwen2) {
+      w.bq = tensor(layer_name(l, "attn_q", "bias"), {c.n_embd}, Role::kBias);
+      w.bk = tensor(layer_name(l, "attn_k", "bias"), {kv_dim}, Role::kBias);
+      w.bv = tensor(layer_name(l, "attn_v", "bias"), {kv_dim}, Role::kBias);
+    }
     w.wo = tensor(layer_name(l, "attn_output"), {c.n_embd, c.n_embd}, Role::kMatrix);
     w.ffn_norm = tensor(layer_name(l, "ffn_norm"), {c.n_embd}, Role::kNorm);
     w.w_gate = tensor(layer_name(l, "ffn_gate"), {c.n_embd, c.n_ff}, Role::kMatrix);
@@ -100,11 +108,12 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
   m.output_norm_ = tensor("output_norm.weight", {c.n_embd}, Role::kNorm);
   m.output_ = file.find_tensor("output.weight") ? tensor("output.weight", {c.n_embd, c.n_vocab}, Role::kMatrix)
                                                  : m.token_embd_;
-  // Anything else (biases, per-layer norms of other architectures, ...) belongs to a variant
-  // this builder does not implement; ignoring it would compute a different model.
+  // Anything else (biases llama has not, per-layer norms of other architectures, ...) belongs to
+  // a variant this builder does not implement; ignoring it would compute a different model.
   for (const GgufTensorInfo& info : file.tensors()) {
     if (!used.count(info.name)) {
-      fail(file.source() + ": unexpected tensor " + printable(info.name, '\'') + " (not part of the llama layout this builder runs)");
+      fail(file.source() + ": unexpected tensor " + printable(info.name, '\'') + " (not part of the " +
+           std::string(architecture_name(c.arch)) + " layout this builder runs)");
     }
   }
   return m;
@@ -153,6 +162,11 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& ty
     named(w.wq, layer_name(l, "attn_q"));
     named(w.wk, layer_name(l, "attn_k"));
     named(w.wv, layer_name(l, "attn_v"));
+    if (w.bq) {
+      named(w.bq, layer_name(l, "attn_q", "bias"));
+      named(w.bk, layer_name(l, "attn_k", "bias"));
+      named(w.bv, layer_name(l, "attn_v", "bias"));
+    }
     named(w.wo, layer_name(l, "attn_output"));
     named(w.ffn_norm, layer_name(l, "ffn_norm"));
     named(w.w_gate, layer_name(l, "ffn_gate"));
@@ -185,8 +199,8 @@ std::vector<DType> LlamaModel::matrix_types() const {
 size_t LlamaModel::decode_weight_bytes() const {
   size_t bytes = output_norm_->nbytes() + output_->nbytes() + token_embd_->row_bytes();
   for (const BlockWeights& w : layers_) {
-    for (const Tensor* t : {w.attn_norm, w.wq, w.wk, w.wv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
-      bytes += t->nbytes();
+    for (const Tensor* t : {w.attn_norm, w.wq, w.bq, w.wk, w.bk, w.wv, w.bv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
+      if (t) bytes += t->nbytes();
     }
   }
   return bytes;

@@ -21,6 +21,9 @@ inline constexpr std::string_view kGpt2Pattern =
 // newlines stay with the whitespace or punctuation before them.
 inline constexpr std::string_view kLlama3Pattern =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen2's: llama 3's with every digit on its own.
+inline constexpr std::string_view kQwen2Pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 class Pretokenizer {
  public:

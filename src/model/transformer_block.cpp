@@ -59,11 +59,23 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
     for (int64_t i = 0; i < c.n_embd; ++i) w[i] += 1.0f;  // near 1, like trained norm gains
     return t;
   };
+  auto bias = [&](const char* name, int64_t n) {
+    Tensor* t = ctx.new_tensor(DType::F32, {n});
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    fill_uniform(*t, next_seed++, 0.5f);
+    return t;
+  };
   BlockWeights w;
   w.attn_norm = norm_weight("attn_norm");
   w.wq = matrix("wq", c.n_embd, c.n_embd, c.weight_type);
   w.wk = matrix("wk", c.n_embd, kv_dim, c.weight_type);
   w.wv = matrix("wv", c.n_embd, kv_dim, c.wv_weight_type());
+  if (c.qkv_bias) {
+    w.bq = bias("bq", c.n_embd);
+    w.bk = bias("bk", kv_dim);
+    w.bv = bias("bv", kv_dim);
+  }
   w.wo = matrix("wo", c.n_embd, c.n_embd, c.weight_type);
   w.ffn_norm = norm_weight("ffn_norm");
   w.w_gate = matrix("w_gate", c.n_embd, c.n_ff, c.weight_type);
@@ -130,10 +142,15 @@ Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w, c
 
   // Attention.
   Tensor* h = mul(ctx, rms_norm(ctx, in.x, c.rms_eps), w.attn_norm);
-  Tensor* q = reshape(ctx, mul_mat(ctx, w.wq, h), {head_dim, c.n_head, n_tokens});
-  Tensor* k = reshape(ctx, mul_mat(ctx, w.wk, h), {head_dim, c.n_head_kv, n_tokens});
-  Tensor* v = mul_mat(ctx, w.wv, h);
+  auto project = [&](Tensor* weight, Tensor* bias) {
+    Tensor* y = mul_mat(ctx, weight, h);
+    return bias ? add(ctx, y, bias) : y;
+  };
+  Tensor* q = reshape(ctx, project(w.wq, w.bq), {head_dim, c.n_head, n_tokens});
+  Tensor* k = reshape(ctx, project(w.wk, w.bk), {head_dim, c.n_head_kv, n_tokens});
+  Tensor* v = project(w.wv, w.bv);
   RopeParams rope_params;
+  rope_params.mode = c.rope_mode;
   rope_params.n_dims = int32_t(head_dim);
   rope_params.freq_base = c.rope_base;
   rope_params.freq_scale = c.rope_freq_scale;

@@ -32,7 +32,8 @@ struct PretokenizerKind {
 };
 constexpr std::string_view kSupportedPretokenizers =
     "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 "
-    "(llama 3's regex and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone)";
+    "(llama 3's regex and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, "
+    "stablelm2 (Qwen2's regex)";
 
 // llama.cpp's groups of names (llama-vocab.cpp, llm_tokenizer_bpe's pre-tokenizer types).
 const PretokenizerKind* pretokenizer_kind(std::string_view name) {
@@ -44,6 +45,8 @@ const PretokenizerKind* pretokenizer_kind(std::string_view name) {
     if (name == llama3) return &kLlama3;
   }
   if (name == "smaug-bpe" || name == "dbrx") return &kLlama3RegexOnly;
+  static constexpr PretokenizerKind kQwen2{kQwen2Pattern, false, false};
+  if (name == "qwen2" || name == "deepseek-r1-qwen" || name == "stablelm2") return &kQwen2;
   return nullptr;
 }
 

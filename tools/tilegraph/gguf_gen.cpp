@@ -1,6 +1,6 @@
-// `tilegraph gguf-gen`: writes a llama model with deterministic random weights as a GGUF file in
-// the standard layout (tensor names, llama.* keys, a minimal tokenizer), for `tilegraph run` and
-// for other GGUF tools.
+// `tilegraph gguf-gen`: writes a llama (or qwen2) model with deterministic random weights as a
+// GGUF file in the standard layout (tensor names, llama.* or qwen2.* keys, a minimal tokenizer),
+// for `tilegraph run` and for other GGUF tools.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -23,6 +23,7 @@ namespace tg::cli {
 namespace {
 
 struct GenOptions {
+  std::string arch = "llama";
   std::string config = "tiny";
   std::string type = "f16";
   std::string output;
@@ -46,6 +47,7 @@ void generate(const GenOptions& o) {
   // A path that cannot be written is refused before the weights are generated.
   model::GgufWriter::check_destination(o.output);
   model::LlamaConfig c = model::llama_preset(o.config);
+  c.arch = *model::architecture_from_name(o.arch);  // CLI11 checked the name
   const std::pair<int64_t, int64_t*> overrides[] = {{o.n_layer, &c.n_layer}, {o.n_embd, &c.n_embd}, {o.n_head, &c.n_head},
                                                      {o.n_head_kv, &c.n_head_kv}, {o.n_ff, &c.n_ff}, {o.n_vocab, &c.n_vocab},
                                                      {o.n_ctx, &c.n_ctx_train}};
@@ -66,8 +68,8 @@ void generate(const GenOptions& o) {
   // Interrupted, the run leaves neither a half-written file nor its hidden temporary.
   model::GgufWriter::remove_temporaries_on_signals();
   llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab).write_file(o.output);
-  std::printf("wrote %s (%.1f MiB): llama, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
-              o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
+  std::printf("wrote %s (%.1f MiB): %s, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
+              o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), o.arch.c_str(), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
               (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, type_name.c_str());
 }
 
@@ -75,7 +77,10 @@ void generate(const GenOptions& o) {
 
 void add_gguf_gen_command(CLI::App& app) {
   auto o = std::make_shared<GenOptions>();
-  auto* cmd = app.add_subcommand("gguf-gen", "Write a llama GGUF file with deterministic random weights");
+  auto* cmd = app.add_subcommand("gguf-gen", "Write a llama (or qwen2) GGUF file with deterministic random weights");
+  cmd->add_option("--arch", o->arch,
+                  "Architecture: llama, or qwen2 (biases on the Q, K and V projections, NEOX-style RoPE, qwen2.* keys)")
+      ->check(CLI::IsMember({"llama", "qwen2"}))->capture_default_str();
   cmd->add_option("--config", o->config, "Preset to start from: tiny (d_model 128, 2 layers) or small (256, 4 layers)")
       ->check(CLI::IsMember({"tiny", "small"}))->capture_default_str();
   cmd->add_option("--type", o->type,
@@ -98,7 +103,7 @@ void add_gguf_gen_command(CLI::App& app) {
   cmd->add_option("--n-head-kv", o->n_head_kv, "KV heads (default: the preset's if they divide --n-head, else --n-head)")->check(positive);
   cmd->add_option("--n-ff", o->n_ff, "Feed-forward width")->check(positive);
   cmd->add_option("--n-vocab", o->n_vocab, "Vocabulary size")->check(positive);
-  cmd->add_option("--n-ctx", o->n_ctx, "Context length (llama.context_length)")->check(positive);
+  cmd->add_option("--n-ctx", o->n_ctx, "Context length (llama.context_length or qwen2.context_length)")->check(positive);
   cmd->callback([o] { generate(*o); });
 }
 

@@ -230,8 +230,8 @@ void run(const RunOptions& o) {
   model::LlamaSession session(llama, *backend, n_ctx, cache_type);
   if (!o.json) {
     std::printf("tilegraph run: %s\n", source.c_str());
-    std::printf("  llama: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
-                (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
+    std::printf("  %s: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
+                std::string(model::architecture_name(c.arch)).c_str(), (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
                 (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
     std::printf("  backend %s, threads %d, n_ctx %lld, %s KV cache\n", o.backend.c_str(), threads, (long long)n_ctx,
                 o.cache_type.c_str());
@@ -272,7 +272,7 @@ void run(const RunOptions& o) {
   if (o.json) {
     nlohmann::json out = {
         {"model",
-         {{"source", source}, {"n_vocab", c.n_vocab}, {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},
+         {{"source", source}, {"architecture", std::string(model::architecture_name(c.arch))}, {"n_vocab", c.n_vocab}, {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},
           {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_head_kv", c.n_head_kv}, {"n_ff", c.n_ff},
           {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"weight_types", type_names(llama)},
           {"tied_output", llama.tied_output()},

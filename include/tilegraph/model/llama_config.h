@@ -1,7 +1,8 @@
 #pragma once
-// The hyper-parameters of a llama-family model, as GGUF stores them under `llama.*`, and the
-// named presets `tilegraph run` and `tilegraph gguf-gen` use for generated models.
+// The hyper-parameters of a llama-family model, as GGUF stores them under `<architecture>.*`,
+// and the named presets `tilegraph run` and `tilegraph gguf-gen` use for generated models.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,16 @@
 
 namespace tg::model {
 
+// The architectures the builder runs (general.architecture). qwen2 is llama's block with biases
+// on the Q, K and V projections and NEOX-style RoPE (rotating x[i] with x[i + head_dim / 2]), as
+// llama.cpp builds it.
+enum class Architecture { kLlama, kQwen2 };
+std::string_view architecture_name(Architecture arch);  // "llama", "qwen2"
+// The architecture named `name`, if the builder runs it.
+std::optional<Architecture> architecture_from_name(std::string_view name);
+
 struct LlamaConfig {
+  Architecture arch = Architecture::kLlama;
   int64_t n_vocab = 0;
   int64_t n_ctx_train = 0;  // llama.context_length: positions the model was trained for
   int64_t n_embd = 0;       // llama.embedding_length
@@ -32,7 +42,8 @@ struct LlamaConfig {
   BlockConfig block_config(int64_t n_ctx, DType weight_type, DType cache_type) const;
 };
 
-// Reads the config from `general.architecture` = "llama" and the llama.* keys. The vocabulary
+// Reads the config from `general.architecture` ("llama" or "qwen2") and that architecture's keys
+// (llama.context_length or qwen2.context_length, ...). The vocabulary
 // size comes from llama.vocab_size, else from the tokenizer's token list; token_embd.weight is
 // checked against it when the model is loaded. Missing, mistyped or contradicting keys and
 // unsupported variants (partial rotary dimensions, head sizes other than n_embd / n_head, RoPE

@@ -1,12 +1,13 @@
 #pragma once
-// One llama-style decoder block built with the core API: RMSNorm, Q/K/V projections, RoPE,
-// grouped-query attention over a KV cache written with SET_ROWS, output projection, RMSNorm and a
-// SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
+// One llama-style decoder block built with the core API: RMSNorm, Q/K/V projections (with biases
+// for qwen2), RoPE, grouped-query attention over a KV cache written with SET_ROWS, output
+// projection, RMSNorm and a SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
 // graph benchmark use them on their own.
 #include <cstdint>
 #include <optional>
 
 #include "tilegraph/core/context.h"
+#include "tilegraph/core/ops.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::model {
@@ -20,6 +21,8 @@ struct BlockConfig {
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // positions are multiplied by it (linear RoPE scaling)
+  RopeMode rope_mode = RopeMode::NORMAL;  // NEOX for qwen2
+  bool qkv_bias = false;                  // the Q, K and V projections add biases (qwen2)
   DType weight_type = DType::F32;  // f32, f16, bf16 or quantized (dtype.h)
   // wv's and w_down's type where it is not weight_type: llama.cpp's K-quant mixes (Q4_K_M) keep
   // these two at more bits.
@@ -38,6 +41,11 @@ struct BlockWeights {
   Tensor* wq;         // [n_embd, n_embd]
   Tensor* wk;         // [n_embd, n_head_kv * head_dim]
   Tensor* wv;         // [n_embd, n_head_kv * head_dim]
+  // f32 biases of the Q, K and V projections ([n_embd], [kv_dim], [kv_dim]) when qkv_bias, else
+  // null.
+  Tensor* bq = nullptr;
+  Tensor* bk = nullptr;
+  Tensor* bv = nullptr;
   Tensor* wo;         // [n_embd, n_embd]
   Tensor* ffn_norm;   // f32 [n_embd]
   Tensor* w_gate;     // [n_embd, n_ff]

@@ -158,7 +158,7 @@ TEST(LlamaConfig, RejectsBadMetadata) {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
       w.set("general.architecture", "gpt2");
     }));
-  }, "unsupported architecture 'gpt2' (supported: llama)");
+  }, "unsupported architecture 'gpt2' (supported: llama, qwen2)");
   expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "llama.block_count"); })); },
                "missing metadata key 'llama.block_count'");
   expect_error([] {
@@ -226,7 +226,7 @@ TEST(LlamaConfig, RejectsBadMetadata) {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
       w.set("general.architecture", "\x1b[31m" + std::string(200, 'A'));
     }));
-  }, "unsupported architecture '\\x1b[31m" + std::string(75, 'A') + "...' (supported: llama)");
+  }, "unsupported architecture '\\x1b[31m" + std::string(75, 'A') + "...' (supported: llama, qwen2)");
   expect_error([] {
     llama_config_from_gguf(file_with([](GgufWriter& w) {
       llama_keys(w);
@@ -277,6 +277,20 @@ GgufFile model_file(const LlamaModel& model, const std::function<void(GgufWriter
   return GgufFile::parse(w.to_bytes(), "model.gguf");
 }
 
+// `model`'s file rebuilt without tensor `name` ("": none), then with what `add` adds.
+GgufFile model_file_without(const LlamaModel& model, const std::string& name,
+                            const std::function<void(GgufWriter&)>& add = {}) {
+  GgufWriter w;
+  const GgufFile full = model_file(model);
+  for (const auto& [key, value] : full.metadata()) w.set(key, value);
+  for (const GgufTensorInfo& t : full.tensors()) {
+    if (t.name != name) w.add_tensor(t.name, t.type, std::span(t.ne).first(size_t(t.n_dims)), full.tensor_data(t));
+  }
+  if (add) add(w);
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  return GgufFile::parse(bytes, "model.gguf");
+}
+
 TEST(LlamaModel, WritesTheStandardLayout) {
   const LlamaModel model = LlamaModel::generate(micro_config(), DType::Q8_0, kSeed);
   const GgufFile file = model_file(model);
@@ -315,17 +329,8 @@ TEST(LlamaModel, LoadsWhatItWroteWithoutCopying) {
 TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
   const LlamaModel model = LlamaModel::generate(micro_config(), DType::F32, kSeed);
   const LlamaConfig c = model.config();
-  // Rebuild the file leaving out / replacing one tensor.
   auto without = [&](const std::string& name, const std::function<void(GgufWriter&)>& add = {}) {
-    GgufWriter w;
-    const GgufFile full = model_file(model);
-    for (const auto& [key, value] : full.metadata()) w.set(key, value);
-    for (const GgufTensorInfo& t : full.tensors()) {
-      if (t.name != name) w.add_tensor(t.name, t.type, std::span(t.ne).first(size_t(t.n_dims)), full.tensor_data(t));
-    }
-    if (add) add(w);
-    const std::vector<uint8_t> bytes = w.to_bytes();
-    return GgufFile::parse(bytes, "model.gguf");
+    return model_file_without(model, name, add);
   };
   expect_error([&] { LlamaModel::from_gguf(without("blk.1.attn_k.weight")); }, "model.gguf: missing tensor 'blk.1.attn_k.weight'");
   std::vector<float> zeros(size_t(c.n_embd * c.n_embd * 4), 0.0f);
@@ -705,6 +710,78 @@ TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
     EXPECT_EQ(b.n_past(), 4 + 11);
   }
   std::filesystem::remove(path);
+}
+
+LlamaConfig qwen2_config() {
+  LlamaConfig config = llama_preset("tiny");
+  config.arch = Architecture::kQwen2;
+  return config;
+}
+
+TEST(LlamaModel, Qwen2BlocksAddTheirBiasesAndRotateNeoxStyle) {
+  const BlockConfig block = qwen2_config().block_config(32, DType::F32, DType::F16);
+  EXPECT_TRUE(block.qkv_bias);
+  EXPECT_EQ(block.rope_mode, RopeMode::NEOX);
+  EXPECT_FALSE(llama_preset("tiny").block_config(32, DType::F32, DType::F16).qkv_bias);
+  Context ctx;
+  const BlockWeights w = make_block_weights(ctx, block, 7);
+  ASSERT_TRUE(w.bq && w.bk && w.bv);
+  const KvCache cache = make_kv_cache(ctx, block);
+  Context graph_ctx{ContextOptions{.no_alloc = true}};
+  const StepInputs in = make_step_inputs(graph_ctx, block, 2, 32);
+  const Graph graph = Graph::build(build_block(graph_ctx, block, w, cache, in, 32));
+  int ropes = 0, bias_adds = 0;
+  for (const Tensor* t : graph.nodes()) {
+    if (t->op == Op::ROPE) {
+      ++ropes;
+      EXPECT_EQ(t->op_params[2], int32_t(RopeMode::NEOX));
+    }
+    if (t->op == Op::ADD && (t->src[1] == w.bq || t->src[1] == w.bk || t->src[1] == w.bv)) ++bias_adds;
+  }
+  EXPECT_EQ(ropes, 2);
+  EXPECT_EQ(bias_adds, 3);
+}
+
+TEST(LlamaSession, Qwen2SurvivesTheFileAndMatchesTheReference) {
+  const LlamaModel model = LlamaModel::generate(qwen2_config(), DType::F32, kSeed);
+  const GgufFile file = model_file(model);
+  EXPECT_EQ(file.get("general.architecture").get<std::string>(), "qwen2");
+  EXPECT_EQ(file.get("qwen2.embedding_length").to_int(), 128);
+  EXPECT_EQ(file.find("llama.embedding_length"), nullptr);
+  ASSERT_NE(file.find_tensor("blk.1.attn_v.bias"), nullptr);
+  EXPECT_EQ(file.find_tensor("blk.1.attn_v.bias")->ne[0], 64);  // kv_dim: 2 KV heads of 32
+  const LlamaModel loaded = LlamaModel::from_gguf(file);
+  EXPECT_EQ(loaded.config().arch, Architecture::kQwen2);
+  ASSERT_NE(loaded.layers()[1].bk, nullptr);
+
+  auto cpu = backend("cpu");
+  auto reference = backend("reference");
+  const std::vector<int32_t> prompt = prompt_ids(6, model.config().n_vocab);
+  const Trace a = decode(loaded, *cpu, prompt, 4);
+  const Trace b = decode(loaded, *reference, prompt, 4);
+  for (size_t s = 0; s < a.logits.size(); ++s) EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9) << "step " << s;
+
+  // The biases reach the logits: without them the model computes something else.
+  const LlamaModel unbiased = LlamaModel::generate(qwen2_config(), DType::F32, kSeed);
+  for (const BlockWeights& w : unbiased.layers()) {
+    for (Tensor* bias : {w.bq, w.bk, w.bv}) std::memset(bias->data, 0, bias->nbytes());
+  }
+  const Trace c = decode(unbiased, *cpu, prompt, 4);
+  for (size_t s = 0; s < a.logits.size(); ++s) EXPECT_GT(test::nmse(a.logits[s], c.logits[s]), 1e-6) << "step " << s;
+}
+
+TEST(LlamaModel, Qwen2FilesNeedTheirBiases) {
+  // (A llama file with biases is refused by RejectsMissingMisshapenAndUnexpectedTensors.)
+  const LlamaModel qwen2 = LlamaModel::generate(qwen2_config(), DType::F32, kSeed);
+  expect_error([&] { LlamaModel::from_gguf(model_file_without(qwen2, "blk.1.attn_k.bias")); },
+               "model.gguf: missing tensor 'blk.1.attn_k.bias'");
+  const std::vector<uint8_t> half(64 * 2, 0);
+  expect_error([&] {
+    LlamaModel::from_gguf(model_file_without(qwen2, "blk.0.attn_v.bias", [&](GgufWriter& w) {
+      const int64_t ne[] = {64};
+      w.add_tensor("blk.0.attn_v.bias", DType::F16, ne, half.data());
+    }));
+  }, "tensor 'blk.0.attn_v.bias' is f16; biases must be f32");
 }
 
 TEST(LlamaSession, LinearRopeScalingSurvivesTheFileAndMatchesTheReference) {

@@ -416,6 +416,20 @@ TEST(Vocab, Gpt2PretokenizerNameChoosesTheRegexAndTheWholeWordLookUp) {
   }
 }
 
+// Qwen2's names: llama 3's regex with every digit on its own, and no whole-word look-up.
+TEST(Vocab, Qwen2PretokenizerSplitsEveryDigit) {
+  const std::vector<std::string> rules = {"a b", "1 2"};
+  std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
+  pieces.push_back({"abc", 0, kNormal});
+  for (const char* pre : {"qwen2", "deepseek-r1-qwen", "stablelm2"}) {
+    const Vocab v = gpt2_vocab(pieces, rules, pre);
+    EXPECT_EQ(pieces_of(v, v.encode("abc abc")), (std::vector<std::string>{"ab", "c", kG, "ab", "c"})) << pre;
+    EXPECT_EQ(pieces_of(v, v.encode("123")), (std::vector<std::string>{"1", "2", "3"})) << pre;
+  }
+  const Vocab llama3 = gpt2_vocab(pieces, rules, "llama3");
+  EXPECT_EQ(pieces_of(llama3, llama3.encode("123")), (std::vector<std::string>{"12", "3"})) << "llama 3 groups digits in threes";
+}
+
 TEST(Vocab, Gpt2AddsTheBeginningOfSequenceTokenAsTheKeysSay) {
   std::vector<Piece> pieces = byte_level_pieces();
   pieces.push_back({"<|begin_of_text|>", 0, kControl});
@@ -512,13 +526,14 @@ TEST(Vocab, Gpt2MalformedKeysAreRefusedByName) {
 // A vocabulary this build cannot encode with still loads and decodes; encode() names the key.
 TEST(Vocab, Gpt2EncodeNamesAnUnsupportedPretokenizerOrMissingMerges) {
   const std::vector<Piece> pieces = byte_level_pieces();
-  const Vocab qwen = gpt2_vocab(pieces, {}, "qwen2");
-  EXPECT_EQ(qwen.decode(std::vector<int32_t>{'h', 'i'}), "hi");
-  expect_error([&] { qwen.encode("hi"); },
-               "the pre-tokenizer \"qwen2\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 (GPT-2's regex); "
-               "llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 (llama 3's regex and whole-word "
-               "look-up); smaug-bpe, dbrx (llama 3's regex alone)");
-  expect_error([&] { qwen.encode(""); }, "\"qwen2\" (tokenizer.ggml.pre) is not supported");
+  const Vocab deepseek = gpt2_vocab(pieces, {}, "deepseek-llm");
+  EXPECT_EQ(deepseek.decode(std::vector<int32_t>{'h', 'i'}), "hi");
+  expect_error([&] { deepseek.encode("hi"); },
+               "the pre-tokenizer \"deepseek-llm\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 "
+               "(GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 (llama 3's regex "
+               "and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, stablelm2 "
+               "(Qwen2's regex)");
+  expect_error([&] { deepseek.encode(""); }, "\"deepseek-llm\" (tokenizer.ggml.pre) is not supported");
   const Vocab no_merges = *Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter&, auto&, auto&) {}));
   EXPECT_EQ(no_merges.pretokenizer_name(), "default");
   expect_error([&] { no_merges.encode("hi"); }, "has no tokenizer.ggml.merges");
