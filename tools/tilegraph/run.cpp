@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/chat_template.h"
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
@@ -44,6 +45,9 @@ struct RunOptions {
   std::string prompt_ids = kDefaultPromptIds;
   std::optional<std::string> prompt;                 // text, instead of prompt_ids
   std::optional<std::string> prompt_file;            // a file of text, instead of either
+  std::optional<std::string> chat;                   // a user message, put in the chat template
+  std::string system;                                // its system message
+  std::string chat_template;                         // empty: the file's
   bool plain_prompt = false;                         // control tokens in `prompt` as text
   int64_t tokens = 32;
   int threads = 0;
@@ -161,11 +165,30 @@ std::string read_prompt_file(const std::string& path) {
   return text;
 }
 
-std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::Vocab* vocab, const std::string& missing) {
-  if (!o.prompt && !o.prompt_file) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
-  const std::string option = o.prompt ? "--prompt" : "--prompt-file";
+// --chat's message in the chat template (--chat-template's, else the file's).
+std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
+  std::optional<model::ChatTemplate> t;
+  if (!o.chat_template.empty()) {
+    t = model::chat_template_from_name(o.chat_template);  // CLI11 checked the name
+  } else if (file) {
+    t = model::chat_template_of(*file);
+  }
+  if (!t) {
+    const std::string what = !file ? "the embedded model has no chat template"
+                             : file->find("tokenizer.chat_template")
+                                 ? *o.model + "'s tokenizer.chat_template is none this build writes"
+                                 : *o.model + " has no tokenizer.chat_template";
+    throw Error("--chat: " + what + " (pass --chat-template chatml, llama3 or llama2)");
+  }
+  return model::format_chat(*t, *o.chat, o.system);
+}
+
+std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::GgufFile* file, const model::Vocab* vocab,
+                                   const std::string& missing) {
+  if (!o.prompt && !o.prompt_file && !o.chat) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
+  const std::string option = o.prompt ? "--prompt" : o.prompt_file ? "--prompt-file" : "--chat";
   if (!vocab) throw Error(option + ": cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
-  const std::string text = o.prompt ? *o.prompt : read_prompt_file(*o.prompt_file);
+  const std::string text = o.prompt ? *o.prompt : o.prompt_file ? read_prompt_file(*o.prompt_file) : chat_prompt(o, file);
   std::vector<int32_t> ids = vocab->encode(text, !o.plain_prompt);
   if (ids.empty()) throw Error(option + ": the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
   if (ids.size() >= 2 && ids[0] == vocab->bos() && ids[1] == vocab->bos()) {
@@ -190,7 +213,7 @@ void run(const RunOptions& o) {
   const model::LlamaConfig c = file ? model::llama_config_from_gguf(*file) : model::llama_preset(kDefaultPreset);
   std::string no_vocab;
   const std::optional<model::Vocab> vocab = load_vocab(file ? &*file : nullptr, c, no_vocab);
-  const std::vector<int32_t> prompt = prompt_tokens(o, vocab ? &*vocab : nullptr, no_vocab);
+  const std::vector<int32_t> prompt = prompt_tokens(o, file ? &*file : nullptr, vocab ? &*vocab : nullptr, no_vocab);
   const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
   if (needed > c.n_ctx_train) {
     const int64_t most = c.n_ctx_train - int64_t(prompt.size()) + 1;
@@ -199,7 +222,7 @@ void run(const RunOptions& o) {
                 (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
   }
   if (o.stream && !vocab) throw Error("--stream: " + *o.model + " has no vocabulary to print text with: " + no_vocab);
-  if (!o.prompt && !o.prompt_file && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
+  if (!o.prompt && !o.prompt_file && !o.chat && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
     throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
                 std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
   }
@@ -324,10 +347,20 @@ void add_run_command(CLI::App& app) {
   auto* prompt = cmd->add_option("--prompt", o->prompt,
                   "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's or llama 3's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
-  cmd->add_option("--prompt-file", o->prompt_file,
+  auto* prompt_file = cmd->add_option("--prompt-file", o->prompt_file,
                                       "File whose text is the prompt, as --prompt (less one final newline)")
                           ->excludes(ids)
                           ->excludes(prompt);
+  auto* chat = cmd->add_option("--chat", o->chat,
+                               "A user message, put in the model's chat template (tokenizer.chat_template: ChatML, llama 3 "
+                               "or llama 2 style) as one turn ending where the assistant's reply starts")
+                   ->excludes(ids)
+                   ->excludes(prompt)
+                   ->excludes(prompt_file);
+  cmd->add_option("--system", o->system, "With --chat: the system message")->needs(chat);
+  cmd->add_option("--chat-template", o->chat_template, "With --chat: chatml, llama3 or llama2 instead of the file's template")
+      ->check(CLI::IsMember({"chatml", "llama3", "llama2"}))
+      ->needs(chat);
   cmd->add_flag("--plain-prompt", o->plain_prompt,
                 "Encode control tokens written in --prompt or --prompt-file (such as <s> or <|eot_id|>) as text; by default they are their ids, as in llama.cpp (user-defined tokens are ids either way)");
   cmd->add_option("--tokens", o->tokens, "Tokens to generate (fewer if the model ends the sequence first)")->check(tg::cli::integer_in<int64_t>(0, int64_t(1) << 24))->capture_default_str();

@@ -1,7 +1,8 @@
 // Vocab: SentencePiece encoding (merge order, ties, byte fallback), GPT-2 byte-level BPE
 // encoding (merges, pre-tokenizers, BOS, missing bytes, round trips, a llama session driven by
 // such a vocabulary), special tokens written in the text, decoding of both, the tokenizer keys' validation, and the text shown on a
-// terminal. The byte-level pieces on their own are tested in test_bpe.cpp.
+// terminal, and a chat turn's markers. The byte-level pieces on their own are tested in
+// test_bpe.cpp.
 #include "tilegraph/model/vocab.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "model/bpe_bytes.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/utf8.h"
+#include "tilegraph/model/chat_template.h"
 #include "tilegraph/model/llama_config.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
@@ -653,6 +655,20 @@ TEST(Vocab, TerminalTextKeepsUtf8AndEscapesTheRest) {
   EXPECT_EQ(terminal_text("\xc0\xaf"), fffd + fffd);          // overlong
   EXPECT_EQ(terminal_text("\xed\xa0\x80"), fffd + fffd + fffd);  // a surrogate
   EXPECT_EQ(terminal_text("\xe2\x82"), fffd + fffd);          // cut short
+}
+
+// `tilegraph run --chat`: the template's markers, written as text, encode to their control tokens.
+TEST(Vocab, AChatTurnsMarkersAreTheirControlTokens) {
+  std::vector<Piece> pieces = byte_level_pieces();
+  pieces.push_back({"<|im_start|>", 0, kControl});
+  pieces.push_back({"<|im_end|>", 0, kControl});
+  const int32_t start = int32_t(pieces.size()) - 2, end = start + 1;
+  const Vocab v = gpt2_vocab(pieces, {}, "qwen2");
+  const std::vector<int32_t> ids = v.encode(format_chat(ChatTemplate::kChatml, "hi"), true);
+  EXPECT_EQ(ids.front(), start);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), start), 2);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), end), 1);
+  EXPECT_EQ(pieces_of(v, ids).back(), "\xc4\x8a") << "the assistant's turn starts after its newline (Ċ)";
 }
 
 }  // namespace
