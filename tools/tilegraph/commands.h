@@ -9,5 +9,6 @@ void add_demo_command(CLI::App& app);
 void add_jit_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_gguf_gen_command(CLI::App& app);
+void add_perplexity_command(CLI::App& app);
 
 }  // namespace tg::cli

@@ -18,6 +18,7 @@
 
 #include "common/cli_checks.h"
 #include "commands.h"
+#include "model_source.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/chat_template.h"
@@ -32,10 +33,6 @@ namespace tg::cli {
 
 namespace {
 
-// The model `run` uses without --model.
-constexpr const char* kDefaultPreset = "small";
-constexpr DType kDefaultWeightType = DType::F16;
-constexpr uint64_t kDefaultSeed = 42;
 constexpr const char* kDefaultPromptIds = "1,17,42,101,7,256,73,5";  // inside every preset's vocabulary
 
 struct RunOptions {
@@ -132,39 +129,6 @@ std::vector<std::string> type_names(const model::LlamaModel& llama) {
   return names;
 }
 
-// "f16 weights", or for a mix "q4_K and q6_K weights" (the nominal type first).
-std::string weights_description(const model::LlamaModel& llama) {
-  const std::vector<std::string> names = type_names(llama);
-  std::string text = names.front();
-  for (size_t i = 1; i < names.size(); ++i) text += (i + 1 == names.size() ? " and " : ", ") + names[i];
-  return text + " weights";
-}
-
-std::optional<model::Vocab> load_vocab(const model::GgufFile* file, const model::LlamaConfig& c, std::string& missing) {
-  if (!file) return model::Vocab::minimal_sentencepiece(c.n_vocab);
-  std::string unsupported;
-  std::optional<model::Vocab> vocab = model::Vocab::from_gguf(*file, &unsupported);
-  if (!vocab) {
-    missing = unsupported.empty() ? "it has no tokenizer.ggml.tokens" : "its tokenizer.ggml.model " + unsupported + " is not supported";
-  }
-  return vocab;
-}
-
-// The file's bytes, less one final newline (as llama.cpp's -f: editors end files with one).
-std::string read_prompt_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error("--prompt-file: cannot open '" + path + "': " + std::strerror(errno));
-  std::string text;
-  char buffer[1 << 16];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) throw Error("--prompt-file: cannot read '" + path + "': " + std::strerror(err));
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
-}
-
 // --chat's message in the chat template (--chat-template's, else the file's).
 std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
   std::optional<model::ChatTemplate> t;
@@ -188,7 +152,8 @@ std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::GgufFile* f
   if (!o.prompt && !o.prompt_file && !o.chat) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
   const std::string option = o.prompt ? "--prompt" : o.prompt_file ? "--prompt-file" : "--chat";
   if (!vocab) throw Error(option + ": cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
-  const std::string text = o.prompt ? *o.prompt : o.prompt_file ? read_prompt_file(*o.prompt_file) : chat_prompt(o, file);
+  const std::string text =
+      o.prompt ? *o.prompt : o.prompt_file ? read_text_file("--prompt-file", *o.prompt_file) : chat_prompt(o, file);
   std::vector<int32_t> ids = vocab->encode(text, !o.plain_prompt);
   if (ids.empty()) throw Error(option + ": the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
   if (ids.size() >= 2 && ids[0] == vocab->bos() && ids[1] == vocab->bos()) {
@@ -205,15 +170,12 @@ void run(const RunOptions& o) {
   // A random seed is reported, so that the run can be repeated.
   sampling.seed = o.seed ? *o.seed : sampling.greedy() ? 0 : std::random_device{}();
   sampling.validate();
-  if (o.model && o.model->empty()) throw Error("--model: the path is empty (leave --model out to run the embedded default)");
   // The prompt and the context it needs are checked against the model's configuration before
   // its weights are generated or bound, so a bad flag costs no load.
-  std::optional<model::GgufFile> file;  // stays mapped while the model's tensors point into it
-  if (o.model) file.emplace(model::GgufFile::open(*o.model, o.no_mmap ? model::GgufFile::Access::kRead : model::GgufFile::Access::kMap));
-  const model::LlamaConfig c = file ? model::llama_config_from_gguf(*file) : model::llama_preset(kDefaultPreset);
-  std::string no_vocab;
-  const std::optional<model::Vocab> vocab = load_vocab(file ? &*file : nullptr, c, no_vocab);
-  const std::vector<int32_t> prompt = prompt_tokens(o, file ? &*file : nullptr, vocab ? &*vocab : nullptr, no_vocab);
+  const ModelSource m = ModelSource::open(o.model, !o.no_mmap);
+  const model::LlamaConfig& c = m.config;
+  const std::optional<model::Vocab>& vocab = m.vocab;
+  const std::vector<int32_t> prompt = prompt_tokens(o, m.file ? &*m.file : nullptr, vocab ? &*vocab : nullptr, m.no_vocab);
   const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
   if (needed > c.n_ctx_train) {
     const int64_t most = c.n_ctx_train - int64_t(prompt.size()) + 1;
@@ -221,23 +183,15 @@ void run(const RunOptions& o) {
                 " generated tokens exceed the model's context length " + std::to_string(c.n_ctx_train) +
                 (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
   }
-  if (o.stream && !vocab) throw Error("--stream: " + *o.model + " has no vocabulary to print text with: " + no_vocab);
+  if (o.stream && !vocab) throw Error("--stream: " + *o.model + " has no vocabulary to print text with: " + m.no_vocab);
   if (!o.prompt && !o.prompt_file && !o.chat && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
     throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
                 std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
   }
   const int64_t n_ctx = std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
 
-  std::string source;
-  model::LlamaModel llama = [&] {
-    if (!file) {
-      source = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
-               std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
-      return model::LlamaModel::generate(c, kDefaultWeightType, kDefaultSeed);
-    }
-    source = *o.model;
-    return model::LlamaModel::from_gguf(*file);
-  }();
+  const std::string& source = m.description;
+  const model::LlamaModel llama = m.load();
 
   const BackendOptions options{.num_threads = o.threads};
   std::unique_ptr<Backend> backend = make_backend(o.backend, options);
@@ -255,7 +209,7 @@ void run(const RunOptions& o) {
     std::printf("tilegraph run: %s\n", source.c_str());
     std::printf("  %s: n_vocab %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s (%.1f MiB read per token)\n",
                 std::string(model::architecture_name(c.arch)).c_str(), (long long)c.n_vocab, (long long)c.n_embd, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_head_kv,
-                (long long)c.n_ff, weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
+                (long long)c.n_ff, ModelSource::weights_description(llama).c_str(), double(llama.decode_weight_bytes()) / (1 << 20));
     std::printf("  backend %s, threads %d, n_ctx %lld, %s KV cache\n", o.backend.c_str(), threads, (long long)n_ctx,
                 o.cache_type.c_str());
     std::printf("  sampling: %s\n", sampling.describe().c_str());

@@ -71,6 +71,7 @@ class Vocab {
   const std::string& piece(int32_t id) const { return pieces_->list.at(size_t(id)); }
   TokenType type(int32_t id) const { return types_.at(size_t(id)); }
   int32_t bos() const { return bos_; }  // -1: none
+  bool adds_bos() const { return add_bos_ && bos_ >= 0; }  // whether encode() starts with bos()
   int32_t eos() const { return eos_; }  // -1: none
   // The tokens that end generation, as llama.cpp's end-of-generation set: the end of sequence,
   // `tokenizer.ggml.eot_token_id` and `eom_token_id`, and the tokens written as one of the end

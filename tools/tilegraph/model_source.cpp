@@ -1,0 +1,67 @@
+#include "model_source.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "tilegraph/core/error.h"
+
+namespace tg::cli {
+
+namespace {
+
+constexpr const char* kDefaultPreset = "small";
+constexpr DType kDefaultWeightType = DType::F16;
+constexpr uint64_t kDefaultSeed = 42;
+
+}  // namespace
+
+ModelSource ModelSource::open(const std::optional<std::string>& path, bool map) {
+  if (path && path->empty()) throw Error("--model: the path is empty (leave --model out to run the embedded default)");
+  ModelSource m;
+  if (!path) {
+    m.config = model::llama_preset(kDefaultPreset);
+    m.vocab = model::Vocab::minimal_sentencepiece(m.config.n_vocab);
+    m.description = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
+                    std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
+    return m;
+  }
+  m.file.emplace(model::GgufFile::open(*path, map ? model::GgufFile::Access::kMap : model::GgufFile::Access::kRead));
+  m.config = model::llama_config_from_gguf(*m.file);
+  std::string unsupported;
+  m.vocab = model::Vocab::from_gguf(*m.file, &unsupported);
+  if (!m.vocab) {
+    m.no_vocab = unsupported.empty() ? "it has no tokenizer.ggml.tokens"
+                                     : "its tokenizer.ggml.model " + unsupported + " is not supported";
+  }
+  m.description = *path;
+  return m;
+}
+
+model::LlamaModel ModelSource::load() const {
+  if (!file) return model::LlamaModel::generate(config, kDefaultWeightType, kDefaultSeed);
+  return model::LlamaModel::from_gguf(*file);
+}
+
+std::string ModelSource::weights_description(const model::LlamaModel& llama) {
+  const std::vector<DType> types = llama.matrix_types();
+  std::string text(dtype_name(types.front()));
+  for (size_t i = 1; i < types.size(); ++i) text += (i + 1 == types.size() ? " and " : ", ") + std::string(dtype_name(types[i]));
+  return text + " weights";
+}
+
+std::string read_text_file(const std::string& option, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(option + ": cannot open '" + path + "': " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) throw Error(option + ": cannot read '" + path + "': " + std::strerror(err));
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+}  // namespace tg::cli

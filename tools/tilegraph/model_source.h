@@ -1,0 +1,34 @@
+#pragma once
+// The model a command runs (`run`, `perplexity`): a GGUF file, or the embedded default (the small
+// preset with generated f16 weights), with its vocabulary when it has one this build reads. The
+// configuration and vocabulary come first, so that a command can check its flags against them
+// before the weights are generated or bound.
+#include <optional>
+#include <string>
+
+#include "tilegraph/model/gguf.h"
+#include "tilegraph/model/llama_config.h"
+#include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/vocab.h"
+
+namespace tg::cli {
+
+struct ModelSource {
+  std::optional<model::GgufFile> file;  // stays mapped while the model's tensors point into it
+  model::LlamaConfig config;
+  std::optional<model::Vocab> vocab;
+  std::string no_vocab;     // why `vocab` is empty
+  std::string description;  // the path, or what the embedded default is
+
+  // `path` empty: the embedded default. `map`: use the file in place, else read it into memory.
+  static ModelSource open(const std::optional<std::string>& path, bool map);
+  model::LlamaModel load() const;
+  // "f16 weights", or for a mix "q4_K and q6_K weights" (the nominal type first).
+  static std::string weights_description(const model::LlamaModel& llama);
+};
+
+// The bytes of the file at `path`, less one final newline (as llama.cpp's -f: editors end files
+// with one); errors name `option`.
+std::string read_text_file(const std::string& option, const std::string& path);
+
+}  // namespace tg::cli
