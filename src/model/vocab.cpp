@@ -199,6 +199,17 @@ Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
 }
 
 Vocab Vocab::minimal_byte_level(int64_t n_vocab) {
+  static constexpr std::string_view kSpecials[] = {"<|begin_of_text|>", "<|end_of_text|>"};
+  return minimal_bpe(n_vocab, "llama-bpe", kSpecials, 0, 1);
+}
+
+Vocab Vocab::minimal_qwen2(int64_t n_vocab) {
+  static constexpr std::string_view kSpecials[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+  return minimal_bpe(n_vocab, "qwen2", kSpecials, 0, 2);
+}
+
+Vocab Vocab::minimal_bpe(int64_t n_vocab, std::string_view pre, std::span<const std::string_view> specials, int bos,
+                         int eos) {
   if (n_vocab < kMinimalByteLevelSize) {
     throw Error("llama: the byte-level vocabulary needs at least " + std::to_string(kMinimalByteLevelSize) +
                 " tokens, n_vocab is " + std::to_string(n_vocab));
@@ -221,14 +232,14 @@ Vocab Vocab::minimal_byte_level(int64_t n_vocab) {
     add(std::string(rule.substr(0, space)) + std::string(rule.substr(space + 1)), TokenType::kNormal);
   }
   const std::string space = gpt2_byte_level(" ");
-  while (int64_t(pieces.size()) < n_vocab - 2) add(space + "t" + std::to_string(pieces.size()), TokenType::kNormal);
-  v.bos_ = int32_t(pieces.size());
-  add("<|begin_of_text|>", TokenType::kControl);
-  v.eos_ = int32_t(pieces.size());
-  add("<|end_of_text|>", TokenType::kControl);
+  while (int64_t(pieces.size() + specials.size()) < n_vocab) add(space + "t" + std::to_string(pieces.size()), TokenType::kNormal);
+  const int32_t first_special = int32_t(pieces.size());
+  for (std::string_view special : specials) add(std::string(special), TokenType::kControl);
+  v.bos_ = first_special + bos;
+  v.eos_ = first_special + eos;
   v.scores_.assign(pieces.size(), 0.0f);
   v.set_pieces(std::move(pieces));
-  v.pretokenizer_name_ = "llama-bpe";
+  v.pretokenizer_name_ = std::string(pre);
   const PretokenizerKind* kind = pretokenizer_kind(v.pretokenizer_name_);
   v.pretokenizer_ = std::make_shared<const Pretokenizer>(kind->pattern);
   v.whole_words_first_ = kind->whole_words_first;

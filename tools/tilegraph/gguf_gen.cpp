@@ -33,6 +33,11 @@ struct GenOptions {
   int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0, n_ctx = 0;
 };
 
+// The ChatML template (Jinja, as Hugging Face writes it) that --vocab qwen2 files carry.
+constexpr std::string_view kChatmlTemplate =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+    "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
 uint64_t parse_seed(const std::string& text) {
   uint64_t seed = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
@@ -63,11 +68,14 @@ void generate(const GenOptions& o) {
   const model::WeightTypes types = q4_k_m ? model::WeightTypes::q4_k_m() : model::WeightTypes::all(parse_dtype(type));
   const std::string type_name = q4_k_m ? "q4_K_M" : std::string(dtype_name(types.matrices));
   const model::LlamaModel llama = model::LlamaModel::generate(c, types, seed);
-  const model::Vocab vocab = o.vocab == "llama3" ? model::Vocab::minimal_byte_level(c.n_vocab)
+  const model::Vocab vocab = o.vocab == "llama3"  ? model::Vocab::minimal_byte_level(c.n_vocab)
+                            : o.vocab == "qwen2" ? model::Vocab::minimal_qwen2(c.n_vocab)
                                                  : model::Vocab::minimal_sentencepiece(c.n_vocab);
+  model::GgufWriter w = llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab);
+  if (o.vocab == "qwen2") w.set("tokenizer.chat_template", std::string(kChatmlTemplate));
   // Interrupted, the run leaves neither a half-written file nor its hidden temporary.
   model::GgufWriter::remove_temporaries_on_signals();
-  llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab).write_file(o.output);
+  w.write_file(o.output);
   std::printf("wrote %s (%.1f MiB): %s, n_vocab %lld, n_ctx %lld, n_embd %lld, %lld layers, %lld heads / %lld kv heads, n_ff %lld, %s weights\n",
               o.output.c_str(), double(std::filesystem::file_size(o.output)) / (1 << 20), o.arch.c_str(), (long long)c.n_vocab, (long long)c.n_ctx_train, (long long)c.n_embd, (long long)c.n_layer,
               (long long)c.n_head, (long long)c.n_head_kv, (long long)c.n_ff, type_name.c_str());
@@ -90,9 +98,11 @@ void add_gguf_gen_command(CLI::App& app) {
                             CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--vocab", o->vocab,
-                  "Tokenizer written: spm (SentencePiece, llama 2 style) or llama3 (byte-level BPE with merges, "
-                  "llama 3 style; needs --n-vocab of at least " + std::to_string(model::Vocab::kMinimalByteLevelSize) + ")")
-      ->check(CLI::IsMember({"spm", "llama3"}))->capture_default_str();
+                  "Tokenizer written: spm (SentencePiece, llama 2 style), llama3 (byte-level BPE with merges, "
+                  "llama 3 style) or qwen2 (the same with Qwen2's pre-tokenizer, ChatML's tokens and a ChatML "
+                  "tokenizer.chat_template); the byte-level ones need --n-vocab of at least " +
+                      std::to_string(model::Vocab::kMinimalByteLevelSize))
+      ->check(CLI::IsMember({"spm", "llama3", "qwen2"}))->capture_default_str();
   cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
   cmd->add_option("--seed", o->seed, "Seed of the weights (0..2^64-1)")->capture_default_str();
   // The config's own checks give the real bounds; this only keeps the flags to sane integers.

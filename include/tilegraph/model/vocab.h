@@ -62,6 +62,10 @@ class Vocab {
   // kMinimalByteLevelSize: the 256 byte characters, a few English merges and their pieces,
   // filler pieces "Ġt<id>", then <|begin_of_text|> (BOS) and <|end_of_text|> (EOS) last.
   static Vocab minimal_byte_level(int64_t n_vocab);
+  // Its Qwen2 counterpart: the same pieces and merges with pre-tokenizer "qwen2", then
+  // <|endoftext|> (BOS, not added to the text), <|im_start|> and <|im_end|> (EOS) last: the
+  // tokens of a ChatML turn.
+  static Vocab minimal_qwen2(int64_t n_vocab);
   static constexpr int64_t kMinimalByteLevelSize = 300;
   // The `tokenizer.ggml.*` keys of this vocabulary.
   void write_to(GgufWriter& writer) const;
@@ -122,6 +126,11 @@ class Vocab {
   std::vector<int32_t> end_of_generation_;
   bool add_bos_ = false, add_eos_ = false;
   bool add_space_prefix_ = false;
+  // minimal_byte_level's pieces and merges with pre-tokenizer `pre`, then `specials` (control
+  // tokens) last; bos and eos index `specials`.
+  static Vocab minimal_bpe(int64_t n_vocab, std::string_view pre, std::span<const std::string_view> specials, int bos,
+                           int eos);
+
   // Byte-level BPE; immutable, so copies of a Vocab share them.
   std::string pretokenizer_name_;
   std::shared_ptr<const Pretokenizer> pretokenizer_;  // null: a name this build does not know

@@ -222,6 +222,28 @@ TEST(Vocab, MinimalByteLevelVocabularyEncodesWithItsMerges) {
   expect_error([] { Vocab::minimal_byte_level(299); }, "at least 300 tokens");
 }
 
+TEST(Vocab, MinimalQwen2VocabularyHasChatmlsTokens) {
+  const Vocab v = Vocab::minimal_qwen2(300);
+  ASSERT_EQ(v.size(), 300);
+  EXPECT_EQ(v.pretokenizer_name(), "qwen2");
+  EXPECT_EQ(v.piece(v.bos()), "<|endoftext|>");
+  EXPECT_EQ(v.piece(v.eos()), "<|im_end|>");
+  EXPECT_FALSE(v.adds_bos());
+  const std::string nl = "\xc4\x8a";  // the alphabet's newline
+  EXPECT_EQ(pieces_of(v, v.encode(format_chat(ChatTemplate::kChatml, "12"), true)),
+            (std::vector<std::string>{"<|im_start|>", "u", "s", "er", nl, "1", "2", "<|im_end|>", nl, "<|im_start|>", "a",
+                                      "s", "s", "i", "s", "t", "a", "n", "t", nl}));
+  std::vector<int32_t> stops = v.end_of_generation();
+  std::sort(stops.begin(), stops.end());
+  EXPECT_EQ(stops, (std::vector<int32_t>{297, 299})) << "<|endoftext|> and <|im_end|>";
+  GgufWriter w;
+  v.write_to(w);
+  const Vocab read = *Vocab::from_gguf(GgufFile::parse(w.to_bytes()));
+  EXPECT_EQ(read.encode("Hi 2024"), v.encode("Hi 2024"));
+  EXPECT_EQ(read.pretokenizer_name(), "qwen2");
+  expect_error([] { Vocab::minimal_qwen2(299); }, "at least 300 tokens");
+}
+
 TEST(Vocab, AddEosTokenAppendsTheEndOfSequence) {
   std::vector<Piece> pieces = specials();
   for (const char* c : {"h", "i"}) pieces.push_back({c, -2, kNormal});
