@@ -38,33 +38,24 @@ std::optional<ChatTemplate> chat_template_of(const GgufFile& file) {
 }
 
 std::string format_chat(ChatTemplate t, std::string_view user, std::string_view system) {
-  std::string out;
-  switch (t) {
-    case ChatTemplate::kChatml: {
-      const auto turn = [&](std::string_view role, std::string_view text) {
-        out.append("<|im_start|>").append(role).append("\n").append(text).append("<|im_end|>\n");
-      };
-      if (!system.empty()) turn("system", system);
-      turn("user", user);
-      out += "<|im_start|>assistant\n";
-      return out;
-    }
-    case ChatTemplate::kLlama3: {
-      const auto turn = [&](std::string_view role, std::string_view text) {
-        out.append("<|start_header_id|>").append(role).append("<|end_header_id|>\n\n").append(text).append("<|eot_id|>");
-      };
-      if (!system.empty()) turn("system", system);
-      turn("user", user);
-      out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-      return out;
-    }
-    case ChatTemplate::kLlama2:
-      out = "[INST] ";
-      if (!system.empty()) out.append("<<SYS>>\n").append(system).append("\n<</SYS>>\n\n");
-      out.append(user).append(" [/INST]");
-      return out;
+  if (t == ChatTemplate::kLlama2) {
+    std::string out = "[INST] ";
+    if (!system.empty()) out.append("<<SYS>>\n").append(system).append("\n<</SYS>>\n\n");
+    return out.append(user).append(" [/INST]");
   }
-  return out;
+  // ChatML and llama 3 wrap each turn's role and text in their own markers.
+  struct Markers {
+    std::string_view before_role, after_role, after_text;
+  };
+  const Markers m = t == ChatTemplate::kChatml ? Markers{"<|im_start|>", "\n", "<|im_end|>\n"}
+                                               : Markers{"<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>"};
+  std::string out;
+  const auto turn = [&](std::string_view role, std::string_view text) {
+    out.append(m.before_role).append(role).append(m.after_role).append(text).append(m.after_text);
+  };
+  if (!system.empty()) turn("system", system);
+  turn("user", user);
+  return out.append(m.before_role).append("assistant").append(m.after_role);
 }
 
 }  // namespace tg::model

@@ -50,22 +50,20 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
     fill_uniform(*t, next_seed++, 1.0f / std::sqrt(float(in)));
     return t;
   };
-  auto norm_weight = [&](const char* name) {
-    Tensor* t = ctx.new_tensor(DType::F32, {c.n_embd});
+  auto vector = [&](const char* name, int64_t n, float scale) {
+    Tensor* t = ctx.new_tensor(DType::F32, {n});
     t->set_name(name);
     t->flags |= kFlagParam;
-    fill_uniform(*t, next_seed++, 0.1f);
+    fill_uniform(*t, next_seed++, scale);
+    return t;
+  };
+  auto norm_weight = [&](const char* name) {
+    Tensor* t = vector(name, c.n_embd, 0.1f);
     float* w = static_cast<float*>(t->data);
     for (int64_t i = 0; i < c.n_embd; ++i) w[i] += 1.0f;  // near 1, like trained norm gains
     return t;
   };
-  auto bias = [&](const char* name, int64_t n) {
-    Tensor* t = ctx.new_tensor(DType::F32, {n});
-    t->set_name(name);
-    t->flags |= kFlagParam;
-    fill_uniform(*t, next_seed++, 0.5f);
-    return t;
-  };
+  auto bias = [&](const char* name, int64_t n) { return vector(name, n, 0.5f); };
   BlockWeights w;
   w.attn_norm = norm_weight("attn_norm");
   w.wq = matrix("wq", c.n_embd, c.n_embd, c.weight_type);
