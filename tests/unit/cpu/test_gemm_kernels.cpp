@@ -166,10 +166,11 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
   std::mt19937 rng(9);
   for (Isa isa : runnable_isas()) {
     const GemmKernels& kernels = gemm_kernels(isa);
-    for (ElementType bt : {ElementType::F32, ElementType::F16}) {
+    for (ElementType bt : {ElementType::F32, ElementType::F16, ElementType::BF16}) {
       for (int64_t k : {16, 64, 129, 1031}) {
         const int64_t n = 64;
-        const TestMatrix a(rng, ElementType::F32, 1, k, false, 0);
+        // bf16 against bf16: the pairs of AVX512_BF16's GEMV.
+        const TestMatrix a(rng, bt == ElementType::BF16 ? ElementType::BF16 : ElementType::F32, 1, k, false, 0);
         const TestMatrix b(rng, bt, k, n, true, 3);
         auto run = [&](int64_t first, int64_t cols) {
           evg::MatrixOperand bo = b.operand();
@@ -198,13 +199,15 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
 
 // bf16 activations (A row-major) against bf16 weights (B column-major), the layout whose K pairs
 // AVX512_BF16 multiplies with vdpbf16ps: partial tiles, K across several blocks of pairs (512
-// values each), even padding (pairs) and odd padding or K (the f32 path on the same table), and
-// M down to the first row count that is packed instead of streamed.
+// values each), even padding (pairs) and odd padding or K (the f32 path on the same table), M
+// from the streamed GEMV's 1 and 8 rows (any K: its vectors hold 32 values, odd K a partial one)
+// to the first row count that is packed.
 TEST(Gemm, Bf16ActivationsAgainstBf16WeightsInPairs) {
   std::mt19937 rng(7);
   for (const evg::GemmShape& shape :
        {evg::GemmShape{9, 37, 2}, evg::GemmShape{13, 31, 30}, evg::GemmShape{25, 65, 514}, evg::GemmShape{40, 130, 300},
-        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41}}) {
+        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41}, evg::GemmShape{1, 37, 1},
+        evg::GemmShape{1, 70, 97}, evg::GemmShape{3, 45, 64}, evg::GemmShape{8, 33, 1031}, evg::GemmShape{5, 9, 2048}}) {
     for (int64_t pad : {0, 2, 1}) {
       for (int threads : {1, 2}) {
         run_case_on_every_isa({shape, ElementType::BF16, ElementType::BF16, false, true, pad, threads}, rng);

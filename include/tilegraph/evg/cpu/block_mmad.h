@@ -18,7 +18,7 @@
 // streaming path of gemv.h instead: nothing is packed but the rows of A, converted to f32.
 // bf16 x bf16 on a target with a bf16 dot product packs pairs of K instead of f32 values
 // (multiplies_bf16_pairs below): the same panels, half as deep, and twice the multiply-adds per
-// instruction.
+// instruction; streamed, the rows of A stay bf16 and the GEMV multiplies in pairs too.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +68,14 @@ class BlockMmad {
     if (s.streams_b) {
       float* x = s.a(shared);
       const MatrixOperand& a = g.a;
+      if (streams_bf16_pairs(g)) {  // the rows as they are: the GEMV multiplies them in pairs
+        auto* bits = reinterpret_cast<uint16_t*>(x);
+        for (int64_t i = 0; i < g.problem.m; ++i) {
+          std::memcpy(bits + i * g.problem.k, static_cast<const uint16_t*>(a.data) + i * a.ld,
+                      size_t(g.problem.k) * sizeof(uint16_t));
+        }
+        return;
+      }
       constexpr int kL = Vec::kLanes;
       for (int64_t i = 0; i < g.problem.m; ++i) {
         float* row = x + i * g.problem.k;
@@ -135,6 +143,14 @@ class BlockMmad {
       return;
     }
     if (s.streams_b) {
+#if defined(TG_EVG_TARGET_BF16_DOT)
+      if (streams_bf16_pairs(g)) {
+        gemv_bf16_pairs(reinterpret_cast<const uint16_t*>(s.a(shared)) + block.row0 * p.k, int(block.rows), b, p.k,
+                        block.col0, block.cols, acc, ld);
+        rows_done(0, block.rows);
+        return;
+      }
+#endif
       gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld);
       rows_done(0, block.rows);
       return;
@@ -184,6 +200,14 @@ class BlockMmad {
   // A problem with few rows reads B once: streamed, not packed (gemv.h).
   static bool streams_b(const GemmOperands& g) {
     return g.problem.m == 1 || (g.b.transposed && g.problem.m <= kGemvMaxRows);
+  }
+
+  // A streamed problem of row-major bf16 A rows against a column-major bf16 B, where the target has
+  // a bf16 dot product: the GEMV keeps the rows as bf16 and multiplies in pairs (gemv.h).
+  static bool streams_bf16_pairs(const GemmOperands& g) {
+    if constexpr (!kHasBf16Dot) return false;
+    return g.a.type == ElementType::BF16 && g.b.type == ElementType::BF16 && !g.a.transposed && g.b.transposed &&
+           streams_b(g);
   }
 
   // bf16 x bf16 where the target has a bf16 dot product, with each K pair adjacent in memory and

@@ -13,6 +13,7 @@
 // ~7% of a decode step.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "tilegraph/evg/cpu/vector.h"
 
@@ -43,15 +44,39 @@ inline constexpr int64_t kGemvPrefetchColumnBytes = 2048;
 // split K so that the FMA chains overlap. kPrefetch: also prefetch the same part of the next
 // tile's columns into L2. The type is a template argument because a run-time one leaves a
 // branch on it beside every load: on a B resident in cache (a small model's weights) that cost
-// an f32 GEMV ~40% of its time.
-template <int kRows, int kColumns, bool kPrefetch, ElementType kType>
-TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out,
-                            int64_t ld) {
-  constexpr int kL = Vec::kLanes;
+// an f32 GEMV ~40% of its time. X is float, or with a bf16 dot product (kHasBf16Dot) uint16_t:
+// bf16 rows of A against a bf16 B, multiplied in pairs, a vector holding 2 * kLanes of K.
+template <int kRows, int kColumns, bool kPrefetch, ElementType kType, class X>
+TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out, int64_t ld) {
+  constexpr bool kPairs = std::is_same_v<X, uint16_t>;
+  static_assert(!kPairs || (kHasBf16Dot && kType == ElementType::BF16));
+  constexpr int kL = kPairs ? 2 * Vec::kLanes : Vec::kLanes;  // K per vector
   constexpr int kSets = 2 * kRows * kColumns <= kGemvAccumulators ? 2 : 1;
   const void* column[kColumns];
   for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, kType, (c0 + c) * b.ld);
   const int64_t next_tile = kColumns * b.ld;
+  // K elements [k, k + n) of a column and of a row of A, and their products added to acc.
+  const auto load_b = [](const void* p, int n) {
+#if defined(TG_EVG_TARGET_BF16_DOT)
+    if constexpr (kPairs) {
+      const auto* bits = static_cast<const uint16_t*>(p);
+      return n == kL ? Vec::load_bf16(bits) : Vec::load_bf16_n(bits, n);
+    }
+#endif
+    return n == kL ? Vec::load(p, kType) : Vec::load_n(p, kType, n);
+  };
+  const auto load_x = [](const X* p, int n) {
+#if defined(TG_EVG_TARGET_BF16_DOT)
+    if constexpr (kPairs) return n == kL ? Vec::load_bf16(p) : Vec::load_bf16_n(p, n);
+#endif
+    if constexpr (!kPairs) return n == kL ? Vec::load(p) : Vec::load_n(p, ElementType::F32, n);
+  };
+  const auto multiply_add = [](Vec::F xr, Vec::F bv, Vec::F acc) {
+#if defined(TG_EVG_TARGET_BF16_DOT)
+    if constexpr (kPairs) return Vec::dot_bf16_pairs(xr, bv, acc);
+#endif
+    return Vec::fmadd(xr, bv, acc);
+  };
   Vec::F acc[kSets][kRows][kColumns];
   for (int s = 0; s < kSets; ++s) {
     for (int r = 0; r < kRows; ++r) {
@@ -66,23 +91,23 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
 #pragma GCC unroll 8
       for (int c = 0; c < kColumns; ++c) {
         if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], kType, next_tile + k + s * kL), 0, 2);
-        bv[c] = Vec::load(element_address(column[c], kType, k + s * kL), kType);
+        bv[c] = load_b(element_address(column[c], kType, k + s * kL), kL);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
-        const Vec::F xr = Vec::load(x + r * k_len + k + s * kL);
+        const Vec::F xr = load_x(x + r * k_len + k + s * kL, kL);
 #pragma GCC unroll 8
-        for (int c = 0; c < kColumns; ++c) acc[s][r][c] = Vec::fmadd(xr, bv[c], acc[s][r][c]);
+        for (int c = 0; c < kColumns; ++c) acc[s][r][c] = multiply_add(xr, bv[c], acc[s][r][c]);
       }
     }
   }
   for (; k < k_len; k += kL) {
     const int n = int(std::min<int64_t>(kL, k_len - k));
     Vec::F bv[kColumns];
-    for (int c = 0; c < kColumns; ++c) bv[c] = Vec::load_n(element_address(column[c], kType, k), kType, n);
+    for (int c = 0; c < kColumns; ++c) bv[c] = load_b(element_address(column[c], kType, k), n);
     for (int r = 0; r < kRows; ++r) {
-      const Vec::F xr = Vec::load_n(x + r * k_len + k, ElementType::F32, n);
-      for (int c = 0; c < kColumns; ++c) acc[0][r][c] = Vec::fmadd(xr, bv[c], acc[0][r][c]);
+      const Vec::F xr = load_x(x + r * k_len + k, n);
+      for (int c = 0; c < kColumns; ++c) acc[0][r][c] = multiply_add(xr, bv[c], acc[0][r][c]);
     }
   }
   for (int r = 0; r < kRows; ++r) {
@@ -99,21 +124,21 @@ TG_EVG_INLINE void dot_tile(const float* x, const MatrixOperand& b, int64_t k_le
   }
 }
 
-template <int kRows, ElementType kType>
-void dot_rows_of(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
+template <int kRows, ElementType kType, class X>
+void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
                  int64_t ld) {
   constexpr int kColumns = gemv_columns(kRows);
   int64_t c = 0;
   if (k_len * element_bytes(kType) >= kGemvPrefetchColumnBytes) {
     for (; c + kColumns <= cols; c += kColumns) {
-      dot_tile<kRows, kColumns, true, kType>(x, b, k_len, c0 + c, out + c, ld);
+      dot_tile<kRows, kColumns, true, kType, X>(x, b, k_len, c0 + c, out + c, ld);
     }
   } else {
     for (; c + kColumns <= cols; c += kColumns) {
-      dot_tile<kRows, kColumns, false, kType>(x, b, k_len, c0 + c, out + c, ld);
+      dot_tile<kRows, kColumns, false, kType, X>(x, b, k_len, c0 + c, out + c, ld);
     }
   }
-  for (; c < cols; ++c) dot_tile<kRows, 1, false, kType>(x, b, k_len, c0 + c, out + c, ld);
+  for (; c < cols; ++c) dot_tile<kRows, 1, false, kType, X>(x, b, k_len, c0 + c, out + c, ld);
 }
 
 template <int kRows>
@@ -149,6 +174,26 @@ TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0,
 }
 
 }  // namespace detail
+
+#if defined(TG_EVG_TARGET_BF16_DOT)
+// As gemv below, for `rows` rows of A as contiguous bf16 against a column-major bf16 B, multiplied
+// in pairs.
+inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0,
+                            int64_t cols, float* out, int64_t ld) {
+  using detail::dot_rows_of;
+  constexpr ElementType kBf16 = ElementType::BF16;
+  switch (rows) {
+    case 1: return dot_rows_of<1, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 2: return dot_rows_of<2, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 3: return dot_rows_of<3, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 4: return dot_rows_of<4, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 5: return dot_rows_of<5, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 6: return dot_rows_of<6, kBf16>(x, b, k_len, c0, cols, out, ld);
+    case 7: return dot_rows_of<7, kBf16>(x, b, k_len, c0, cols, out, ld);
+    default: return dot_rows_of<kGemvMaxRows, kBf16>(x, b, k_len, c0, cols, out, ld);
+  }
+}
+#endif
 
 // out[r * ld + c] = sum_k x[r * k_len + k] * B(k, c0 + c) for r < rows, c < cols: `rows` rows of
 // A as contiguous f32. A row-major B is only streamed for one row (rows == 1).

@@ -98,12 +98,6 @@ void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict
   }
 }
 
-#if defined(TG_EVG_TARGET_BF16_DOT)
-inline constexpr bool kHasBf16Dot = true;
-#else
-inline constexpr bool kHasBf16Dot = false;
-#endif
-
 template <bool kBf16Pairs, size_t... kIndex>
 constexpr std::array<MicroKernel, sizeof...(kIndex)> micro_kernel_table(std::index_sequence<kIndex...>) {
   return {micro_kernel<int(kIndex) + 1, kBf16Pairs>...};

@@ -23,6 +23,13 @@
 namespace tg::evg::cpu {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
+// Whether Vec has dot_bf16_pairs (AVX512_BF16's vdpbf16ps).
+#if defined(TG_EVG_TARGET_BF16_DOT)
+inline constexpr bool kHasBf16Dot = true;
+#else
+inline constexpr bool kHasBf16Dot = false;
+#endif
+
 // IEEE binary16 to binary32, exact for every input (subnormals, infinities, NaN payloads).
 TG_EVG_INLINE float half_to_float(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -96,6 +103,11 @@ struct Vec {
   // low half first in memory). Products are exact; the instruction treats subnormal inputs and
   // results as zero.
   static TG_EVG_INLINE F dot_bf16_pairs(F a, F b, F acc) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+  // 2 * kLanes bf16 at p as they are (pairs for dot_bf16_pairs); the first n only, the rest 0.
+  static TG_EVG_INLINE F load_bf16(const uint16_t* p) { return _mm512_castsi512_ps(_mm512_loadu_si512(p)); }
+  static TG_EVG_INLINE F load_bf16_n(const uint16_t* p, int n) {
+    return _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(__mmask32(n >= 32 ? ~0u : (1u << n) - 1), p));
+  }
 #endif
 
   // The first n (0 < n <= kLanes) elements of `type` at p as f32, the other lanes 0.
