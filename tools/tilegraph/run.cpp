@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -299,7 +298,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, comma-separated")->capture_default_str();
   auto* prompt = cmd->add_option("--prompt", o->prompt,
-                  "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's or llama 3's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
+                  "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's, llama 3's or Qwen2's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
   auto* prompt_file = cmd->add_option("--prompt-file", o->prompt_file,
                                       "File whose text is the prompt, as --prompt (less one final newline)")
