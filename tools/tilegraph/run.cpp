@@ -333,7 +333,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--min-p", o->sampling.min_p,
                   "With --temp > 0: then keep the tokens at least p times as likely as the most likely one (0: all)")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "With --temp > 0: the random seed (default: a random one, printed with the results)");
+  cmd->add_option("--seed", o->seed, "With --temp > 0: the random seed (default: a random one, printed with the results)")
+      ->check(integer_in<uint64_t>(0, UINT64_MAX));
   cmd->add_flag("--ignore-eos", o->ignore_eos,
                 "Generate --tokens tokens even past an end-of-generation token (end of sequence, end of turn, ...)");
   auto* json = cmd->add_flag("--json", o->json, std::string("Print one JSON object instead of text"));
