@@ -146,7 +146,7 @@ void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_32* y, const
 const float* read_activation_row(const VecKernels& vec, DType weight_type, const Tensor& b, int64_t i1, int64_t i2,
                                  int64_t i3, float* buf, uint16_t* bits) {
   if (activation_type(weight_type) != ActivationType::BF16) return read_row_f32(vec, b, i1, i2, i3, buf);
-  read_row_bf16(vec, b, i1, i2, i3, buf, bits);
+  vec.f32_to_bf16(b.ne[0], bits, read_row_f32(vec, b, i1, i2, i3, buf));
   vec.bf16_to_f32(b.ne[0], buf, bits);
   return buf;
 }
@@ -192,16 +192,8 @@ class FloatRows {
 // weights, in the matrix-vector path's format (Int8Rows) or the GEMM's (QuantActivationRows).
 template <class Quantize>
 uint8_t* quantize_rows(const Tensor& b, size_t row_bytes, ExecContext& exec, Quantize quantize) {
-  const int64_t k = b.ne[0];
   auto* data = static_cast<uint8_t*>(exec.shared_scratch(size_t(b.nrows()) * row_bytes));
-  const VecKernels& vec = exec.vec();
-  exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-    float* buf = tc.scratch.floats(size_t(k));
-    int64_t r = begin;
-    for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-      quantize(k, read_row_f32(vec, b, i1, i2, i3, buf), data + size_t(r++) * row_bytes);
-    });
-  });
+  convert_rows(b, data, row_bytes, exec, quantize);
   return data;
 }
 

@@ -127,15 +127,9 @@ std::optional<OperandLayouts> operand_layouts(const Tensor& node) {
 
 // b's rows rounded to bf16 into `out`, [B3, B2, N, K].
 void round_activations_to_bf16(const Tensor& b, uint16_t* out, ExecContext& exec) {
-  const int64_t k = b.ne[0];
   const VecKernels& vec = exec.vec();
-  exec.parallel_range(b.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-    float* buf = tc.scratch.floats(size_t(k));
-    int64_t r = begin;
-    for_each_row(b, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-      read_row_bf16(vec, b, i1, i2, i3, buf, out + r++ * k);
-    });
-  });
+  convert_rows(b, reinterpret_cast<uint8_t*>(out), size_t(b.ne[0]) * sizeof(uint16_t), exec,
+               [&](int64_t k, const float* x, uint8_t* row) { vec.f32_to_bf16(k, reinterpret_cast<uint16_t*>(row), x); });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/kernels.h"
 #include "cpu/vec.h"
 #include "tilegraph/core/tensor.h"
 
@@ -35,13 +36,6 @@ inline const float* read_row_f32(const VecKernels& vec, const Tensor& t, int64_t
   if (is_f32_row_contiguous(t)) return reinterpret_cast<const float*>(row);
   load_f32(vec, t.type, row, t.nb[0], t.ne[0], buf);
   return buf;
-}
-
-// Row (i1, i2, i3) of t rounded to bf16 (nearest even) into `bits`: what MUL_MAT multiplies
-// bf16 weights by (quant.h, activation_type). buf holds t.ne[0] floats on the way.
-inline void read_row_bf16(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2, int64_t i3, float* buf,
-                          uint16_t* bits) {
-  vec.f32_to_bf16(t.ne[0], bits, read_row_f32(vec, t, i1, i2, i3, buf));
 }
 
 // Where a kernel should compute f32 row (i1, i2, i3) of t: the row itself when it is contiguous
@@ -85,5 +79,21 @@ inline void for_each_row(const Tensor& t, int64_t begin, int64_t end, Fn&& fn) {
 // locations, bit-exactly.
 void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units,
                 size_t unit_bytes);
+
+// Every row of t read as f32 and handed to convert(k, x, out) with its own `row_bytes` of `out`,
+// rows in logical order ([B3, B2, N]), over exec's threads: the activations of a MUL_MAT turned
+// into the format its weights multiply them in (8-bit blocks, bf16).
+template <class Convert>
+void convert_rows(const Tensor& t, uint8_t* out, size_t row_bytes, ExecContext& exec, Convert convert) {
+  const int64_t k = t.ne[0];
+  const VecKernels& vec = exec.vec();
+  exec.parallel_range(t.nrows(), k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(k));
+    int64_t r = begin;
+    for_each_row(t, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      convert(k, read_row_f32(vec, t, i1, i2, i3, buf), out + size_t(r++) * row_bytes);
+    });
+  });
+}
 
 }  // namespace tg::cpu
