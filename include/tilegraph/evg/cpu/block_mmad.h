@@ -83,7 +83,7 @@ class BlockMmad {
           std::memcpy(row, static_cast<const float*>(a.data) + i * a.ld, size_t(g.problem.k) * sizeof(float));
           continue;
         }
-        if (!a.transposed) {  // f16, or the bf16 activations of bf16 weights
+        if (!a.transposed) {  // f16, or the bf16 activations of bf16 weights on other targets
           for (int64_t k = 0; k < g.problem.k; k += kL) {
             const int n = int(std::min<int64_t>(kL, g.problem.k - k));
             const void* p = element_address(a.data, a.type, i * a.ld + k);
@@ -91,9 +91,7 @@ class BlockMmad {
           }
           continue;
         }
-        for (int64_t k = 0; k < g.problem.k; ++k) {
-          row[k] = load_element(a.data, a.type, a.transposed ? k * a.ld + i : i * a.ld + k);
-        }
+        for (int64_t k = 0; k < g.problem.k; ++k) row[k] = load_element(a.data, a.type, k * a.ld + i);
       }
       return;
     }
@@ -202,22 +200,22 @@ class BlockMmad {
     return g.problem.m == 1 || (g.b.transposed && g.problem.m <= kGemvMaxRows);
   }
 
-  // A streamed problem of row-major bf16 A rows against a column-major bf16 B, where the target has
-  // a bf16 dot product: the GEMV keeps the rows as bf16 and multiplies in pairs (gemv.h).
-  static bool streams_bf16_pairs(const GemmOperands& g) {
+  // Row-major bf16 A against column-major bf16 B (activations against a model's weights), where
+  // the target has a bf16 dot product: K runs along both operands' storage, so it can be taken
+  // in pairs.
+  static bool bf16_pair_operands(const GemmOperands& g) {
     if constexpr (!kHasBf16Dot) return false;
-    return g.a.type == ElementType::BF16 && g.b.type == ElementType::BF16 && !g.a.transposed && g.b.transposed &&
-           streams_b(g);
+    return g.a.type == ElementType::BF16 && g.b.type == ElementType::BF16 && !g.a.transposed && g.b.transposed;
   }
 
-  // bf16 x bf16 where the target has a bf16 dot product, with each K pair adjacent in memory and
-  // starting on an even element (A row-major and B column-major, activations against a model's
-  // weights; K and both strides even): packing then moves pairs as 32-bit words and the
-  // micro-kernel adds two products per instruction, twice the multiply-adds of f32 FMAs.
+  // Streamed, the GEMV keeps the rows of A as bf16 and multiplies in pairs (gemv.h).
+  static bool streams_bf16_pairs(const GemmOperands& g) { return bf16_pair_operands(g) && streams_b(g); }
+
+  // Packed, with each K pair starting on an even element (K and both strides even): packing moves
+  // pairs as 32-bit words and the micro-kernel adds two products per instruction, twice the
+  // multiply-adds of f32 FMAs.
   static bool multiplies_bf16_pairs(const GemmOperands& g) {
-    if constexpr (!kHasBf16Dot) return false;
-    return g.a.type == ElementType::BF16 && g.b.type == ElementType::BF16 && !g.a.transposed && g.b.transposed &&
-           g.problem.k % 2 == 0 && g.a.ld % 2 == 0 && g.b.ld % 2 == 0 && !streams_b(g);
+    return bf16_pair_operands(g) && g.problem.k % 2 == 0 && g.a.ld % 2 == 0 && g.b.ld % 2 == 0 && !streams_b(g);
   }
 
   // The operands as packing and the micro-kernel see them. For bf16 pairs: K halved and each

@@ -55,21 +55,16 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
   const void* column[kColumns];
   for (int c = 0; c < kColumns; ++c) column[c] = element_address(b.data, kType, (c0 + c) * b.ld);
   const int64_t next_tile = kColumns * b.ld;
-  // K elements [k, k + n) of a column and of a row of A, and their products added to acc.
-  const auto load_b = [](const void* p, int n) {
+  // n values of K (kL: a whole vector) at p, of a column of B or a row of A (`type`), and their
+  // products added to acc. Pairs are loaded as the bf16 they are.
+  const auto load = [](const void* p, ElementType type, int n) {
 #if defined(TG_EVG_TARGET_BF16_DOT)
     if constexpr (kPairs) {
       const auto* bits = static_cast<const uint16_t*>(p);
       return n == kL ? Vec::load_bf16(bits) : Vec::load_bf16_n(bits, n);
     }
 #endif
-    return n == kL ? Vec::load(p, kType) : Vec::load_n(p, kType, n);
-  };
-  const auto load_x = [](const X* p, int n) {
-#if defined(TG_EVG_TARGET_BF16_DOT)
-    if constexpr (kPairs) return n == kL ? Vec::load_bf16(p) : Vec::load_bf16_n(p, n);
-#endif
-    if constexpr (!kPairs) return n == kL ? Vec::load(p) : Vec::load_n(p, ElementType::F32, n);
+    return n == kL ? Vec::load(p, type) : Vec::load_n(p, type, n);
   };
   const auto multiply_add = [](Vec::F xr, Vec::F bv, Vec::F acc) {
 #if defined(TG_EVG_TARGET_BF16_DOT)
@@ -91,11 +86,11 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
 #pragma GCC unroll 8
       for (int c = 0; c < kColumns; ++c) {
         if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], kType, next_tile + k + s * kL), 0, 2);
-        bv[c] = load_b(element_address(column[c], kType, k + s * kL), kL);
+        bv[c] = load(element_address(column[c], kType, k + s * kL), kType, kL);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
-        const Vec::F xr = load_x(x + r * k_len + k + s * kL, kL);
+        const Vec::F xr = load(x + r * k_len + k + s * kL, ElementType::F32, kL);
 #pragma GCC unroll 8
         for (int c = 0; c < kColumns; ++c) acc[s][r][c] = multiply_add(xr, bv[c], acc[s][r][c]);
       }
@@ -104,9 +99,9 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
   for (; k < k_len; k += kL) {
     const int n = int(std::min<int64_t>(kL, k_len - k));
     Vec::F bv[kColumns];
-    for (int c = 0; c < kColumns; ++c) bv[c] = load_b(element_address(column[c], kType, k), n);
+    for (int c = 0; c < kColumns; ++c) bv[c] = load(element_address(column[c], kType, k), kType, n);
     for (int r = 0; r < kRows; ++r) {
-      const Vec::F xr = load_x(x + r * k_len + k, n);
+      const Vec::F xr = load(x + r * k_len + k, ElementType::F32, n);
       for (int c = 0; c < kColumns; ++c) acc[0][r][c] = multiply_add(xr, bv[c], acc[0][r][c]);
     }
   }
@@ -151,6 +146,21 @@ void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0,
   }
 }
 
+// fn(std::integral_constant<int, rows>) for rows in 1 .. kGemvMaxRows (more: kGemvMaxRows).
+template <class Fn>
+void with_row_count(int rows, Fn&& fn) {
+  switch (rows) {
+    case 1: return fn(std::integral_constant<int, 1>());
+    case 2: return fn(std::integral_constant<int, 2>());
+    case 3: return fn(std::integral_constant<int, 3>());
+    case 4: return fn(std::integral_constant<int, 4>());
+    case 5: return fn(std::integral_constant<int, 5>());
+    case 6: return fn(std::integral_constant<int, 6>());
+    case 7: return fn(std::integral_constant<int, 7>());
+    default: return fn(std::integral_constant<int, kGemvMaxRows>());
+  }
+}
+
 // out[0, cols) += sum over k in [k0, k0 + kRows) of x[k] * row k of a row-major B.
 template <int kRows>
 TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0, int64_t c0,
@@ -180,18 +190,9 @@ TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0,
 // in pairs.
 inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0,
                             int64_t cols, float* out, int64_t ld) {
-  using detail::dot_rows_of;
-  constexpr ElementType kBf16 = ElementType::BF16;
-  switch (rows) {
-    case 1: return dot_rows_of<1, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 2: return dot_rows_of<2, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 3: return dot_rows_of<3, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 4: return dot_rows_of<4, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 5: return dot_rows_of<5, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 6: return dot_rows_of<6, kBf16>(x, b, k_len, c0, cols, out, ld);
-    case 7: return dot_rows_of<7, kBf16>(x, b, k_len, c0, cols, out, ld);
-    default: return dot_rows_of<kGemvMaxRows, kBf16>(x, b, k_len, c0, cols, out, ld);
-  }
+  detail::with_row_count(rows, [&](auto kRows) {
+    detail::dot_rows_of<decltype(kRows)::value, ElementType::BF16>(x, b, k_len, c0, cols, out, ld);
+  });
 }
 #endif
 
@@ -200,16 +201,8 @@ inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b,
 inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols,
                  float* out, int64_t ld) {
   if (b.transposed) {
-    switch (rows) {
-      case 1: return detail::dot_rows<1>(x, b, k_len, c0, cols, out, ld);
-      case 2: return detail::dot_rows<2>(x, b, k_len, c0, cols, out, ld);
-      case 3: return detail::dot_rows<3>(x, b, k_len, c0, cols, out, ld);
-      case 4: return detail::dot_rows<4>(x, b, k_len, c0, cols, out, ld);
-      case 5: return detail::dot_rows<5>(x, b, k_len, c0, cols, out, ld);
-      case 6: return detail::dot_rows<6>(x, b, k_len, c0, cols, out, ld);
-      case 7: return detail::dot_rows<7>(x, b, k_len, c0, cols, out, ld);
-      default: return detail::dot_rows<kGemvMaxRows>(x, b, k_len, c0, cols, out, ld);
-    }
+    return detail::with_row_count(
+        rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld); });
   }
   std::fill_n(out, cols, 0.0f);
   constexpr int kRows = 4;
