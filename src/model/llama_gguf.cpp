@@ -79,7 +79,7 @@ GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) cons
   if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());
   w.add_tensor(token_embd_->name, *token_embd_);
   for (const BlockWeights& l : layers_) {
-    for (const Tensor* t : {l.attn_norm, l.wq, l.bq, l.wk, l.bk, l.wv, l.bv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down}) {
+    for (const Tensor* t : l.tensors()) {
       if (t) w.add_tensor(t->name, *t);
     }
   }

@@ -199,7 +199,7 @@ std::vector<DType> LlamaModel::matrix_types() const {
 size_t LlamaModel::decode_weight_bytes() const {
   size_t bytes = output_norm_->nbytes() + output_->nbytes() + token_embd_->row_bytes();
   for (const BlockWeights& w : layers_) {
-    for (const Tensor* t : {w.attn_norm, w.wq, w.bq, w.wk, w.bk, w.wv, w.bv, w.wo, w.ffn_norm, w.w_gate, w.w_up, w.w_down}) {
+    for (const Tensor* t : w.tensors()) {
       if (t) bytes += t->nbytes();
     }
   }

@@ -41,7 +41,7 @@ int32_t Sampler::next(std::span<const float> logits) {
   candidates_.clear();
   for (size_t i = 0; i < logits.size(); ++i) {
     if (std::isnan(logits[i])) throw Error("sampler: logit " + std::to_string(i) + " is NaN");
-    if (logits[i] != -INFINITY) candidates_.push_back({logits[i], int32_t(i)});
+    if (logits[i] != -INFINITY) candidates_.push_back({logits[i], int32_t(i), 0.0});
   }
   if (candidates_.empty()) throw Error("sampler: every logit is -inf");
 
@@ -62,13 +62,12 @@ int32_t Sampler::next(std::span<const float> logits) {
     sorted = true;
   }
   // top-p and min-p on the softmax of the kept logits as they are.
-  const auto weight = [&](const Candidate& c) { return std::exp(double(c.logit) - top); };  // p / p of the top
   double total = 0;
-  for (size_t i = 0; i < kept; ++i) total += weight(candidates_[i]);
+  for (size_t i = 0; i < kept; ++i) total += candidates_[i].weight = std::exp(double(candidates_[i].logit) - top);
   if (options_.min_p > 0) {
     size_t survivors = 0;
     for (size_t i = 0; i < kept; ++i) {
-      if (weight(candidates_[i]) >= options_.min_p) candidates_[survivors++] = candidates_[i];
+      if (candidates_[i].weight >= options_.min_p) candidates_[survivors++] = candidates_[i];
     }
     kept = survivors;  // the top survives: its weight is 1
   }
@@ -82,7 +81,7 @@ int32_t Sampler::next(std::span<const float> logits) {
         std::partial_sort(candidates_.begin() + std::ptrdiff_t(done), candidates_.begin() + std::ptrdiff_t(end),
                           candidates_.begin() + std::ptrdiff_t(kept), larger);
       }
-      for (; done < end && mass < options_.top_p; ++done) mass += weight(candidates_[done]) / total;
+      for (; done < end && mass < options_.top_p; ++done) mass += candidates_[done].weight / total;
       if (mass >= options_.top_p) {
         kept = done;
         break;
@@ -90,16 +89,18 @@ int32_t Sampler::next(std::span<const float> logits) {
     }
   }
 
-  // Draw from the softmax of logit / temperature over what is left.
-  weights_.resize(kept);
+  // Draw from the softmax of logit / temperature over what is left (at temperature 1, the
+  // weights above).
   total = 0;
   for (size_t i = 0; i < kept; ++i) {
-    total += weights_[i] = std::exp((double(candidates_[i].logit) - top) / options_.temperature);
+    Candidate& c = candidates_[i];
+    if (options_.temperature != 1.0) c.weight = std::exp((double(c.logit) - top) / options_.temperature);
+    total += c.weight;
   }
   const double u = double(rng_() >> 11) * 0x1p-53 * total;  // 53 random bits: [0, total)
   double sum = 0;
   for (size_t i = 0; i + 1 < kept; ++i) {
-    sum += weights_[i];
+    sum += candidates_[i].weight;
     if (u < sum) return candidates_[i].id;
   }
   return candidates_[kept - 1].id;

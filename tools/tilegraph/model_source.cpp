@@ -43,10 +43,16 @@ model::LlamaModel ModelSource::load() const {
   return model::LlamaModel::from_gguf(*file);
 }
 
+std::vector<std::string> ModelSource::type_names(const model::LlamaModel& llama) {
+  std::vector<std::string> names;
+  for (DType type : llama.matrix_types()) names.emplace_back(dtype_name(type));
+  return names;
+}
+
 std::string ModelSource::weights_description(const model::LlamaModel& llama) {
-  const std::vector<DType> types = llama.matrix_types();
-  std::string text(dtype_name(types.front()));
-  for (size_t i = 1; i < types.size(); ++i) text += (i + 1 == types.size() ? " and " : ", ") + std::string(dtype_name(types[i]));
+  const std::vector<std::string> names = type_names(llama);
+  std::string text = names.front();
+  for (size_t i = 1; i < names.size(); ++i) text += (i + 1 == names.size() ? " and " : ", ") + names[i];
   return text + " weights";
 }
 

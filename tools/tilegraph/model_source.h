@@ -5,6 +5,7 @@
 // before the weights are generated or bound.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_config.h"
@@ -23,7 +24,9 @@ struct ModelSource {
   // `path` empty: the embedded default. `map`: use the file in place, else read it into memory.
   static ModelSource open(const std::optional<std::string>& path, bool map);
   model::LlamaModel load() const;
-  // "f16 weights", or for a mix "q4_K and q6_K weights" (the nominal type first).
+  // The names of the matrices' types, the nominal one first.
+  static std::vector<std::string> type_names(const model::LlamaModel& llama);
+  // "f16 weights", or for a mix "q4_K and q6_K weights".
   static std::string weights_description(const model::LlamaModel& llama);
 };
 

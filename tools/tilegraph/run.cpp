@@ -120,13 +120,6 @@ nlohmann::json stats_json(const GraphModeStats& s) {
           {"capture_seconds", s.capture_seconds}, {"replay_seconds", s.replay_seconds}, {"eager_seconds", s.eager_seconds}};
 }
 
-// The model's vocabulary (the embedded model's is gguf-gen's minimal one); null, with the reason
-// in `missing`, when the file has none this build reads.
-std::vector<std::string> type_names(const model::LlamaModel& llama) {
-  std::vector<std::string> names;
-  for (DType type : llama.matrix_types()) names.emplace_back(dtype_name(type));
-  return names;
-}
 
 // --chat's message in the chat template (--chat-template's, else the file's).
 std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
@@ -250,7 +243,7 @@ void run(const RunOptions& o) {
         {"model",
          {{"source", source}, {"architecture", std::string(model::architecture_name(c.arch))}, {"n_vocab", c.n_vocab}, {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},
           {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_head_kv", c.n_head_kv}, {"n_ff", c.n_ff},
-          {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"weight_types", type_names(llama)},
+          {"weight_type", std::string(dtype_name(llama.weight_type()))}, {"weight_types", ModelSource::type_names(llama)},
           {"tied_output", llama.tied_output()},
           {"decode_weight_bytes", llama.decode_weight_bytes()}}},
         {"backend", o.backend},

@@ -43,12 +43,12 @@ class Sampler {
   struct Candidate {
     float logit;
     int32_t id;
+    double weight;  // exp(logit - the largest): p / p of the most likely, then the draw's weight
   };
 
   SamplerOptions options_;
   std::mt19937_64 rng_;
   std::vector<Candidate> candidates_;  // kept between steps: a step allocates nothing
-  std::vector<double> weights_;
 };
 
 // The index of the largest logit (the first one on ties).

@@ -3,6 +3,7 @@
 // for qwen2), RoPE, grouped-query attention over a KV cache written with SET_ROWS, output
 // projection, RMSNorm and a SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
 // graph benchmark use them on their own.
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -54,6 +55,11 @@ struct BlockWeights {
   // Optional f32 [head_dim / 2]: divides RoPE's per-pair frequencies (llama 3's long-context
   // scaling); every block of a model shares one.
   Tensor* rope_freqs = nullptr;
+
+  // The block's own tensors (not rope_freqs) in llama.cpp's file order, absent biases null.
+  std::array<Tensor*, 12> tensors() const {
+    return {attn_norm, wq, bq, wk, bk, wv, bv, wo, ffn_norm, w_gate, w_up, w_down};
+  }
 };
 
 // A block's KV cache: one row of head_dim * n_head_kv per position. Kept apart from the weights
