@@ -469,7 +469,7 @@ std::vector<LookupRow> run_lookup(bool quiet) {
 // 64, ..., 32k) on one thread, graph mode with capacity c; default guard settings.
 
 constexpr int kCacheKs[] = {1, 2, 4, 8, 16};
-constexpr size_t kCapacities[] = {1, 2, 4, 8, 12, 16};
+constexpr size_t kCapacities[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
 struct CacheCell {
   bool guard;      // the consecutive-update guard at its default (else disabled)
@@ -531,22 +531,27 @@ std::vector<CacheCell> run_cache() {
 }
 
 void print_cache(const std::vector<CacheCell>& cells) {
+  const auto cell = [&](bool guard, int k, size_t capacity) -> const CacheCell& {
+    for (const CacheCell& c : cells) {
+      if (c.k == k && c.capacity == capacity && (capacity == 0 || c.guard == guard)) return c;
+    }
+    throw std::runtime_error("graph bench: no cache cell for k " + std::to_string(k));
+  };
   for (const bool guard : {true, false}) {
     std::printf("\ncache effect, %s: steps cycle through k graphs (d_model 64 model, n_kv 32..32k), 1 thread;\n"
                 "us per step / hit rate for cache capacity c (medians of 3 rounds)\n",
-                guard ? "default update guard (off after 4 captures in a row)" : "update guard disabled");
-    std::printf("%4s %9s", "k", "eager");
-    for (size_t c : kCapacities) std::printf(" %13s", ("c=" + std::to_string(c)).c_str());
+                guard ? "default update guard (capturing off after 4 evicting captures in a row)"
+                      : "update guard disabled");
+    std::printf("%6s", "");
+    for (int k : kCacheKs) std::printf(" %13s", ("k=" + std::to_string(k)).c_str());
+    std::printf("\n%6s", "eager");
+    for (int k : kCacheKs) std::printf(" %13.1f", cell(guard, k, 0).step_s * 1e6);
     std::printf("\n");
-    for (int k : kCacheKs) {
-      std::printf("%4d", k);
-      for (const CacheCell& c : cells) {
-        if (c.k != k) continue;
-        if (c.capacity == 0) {
-          std::printf(" %9.1f", c.step_s * 1e6);
-        } else if (c.guard == guard) {
-          std::printf(" %8.1f/%3.0f%%", c.step_s * 1e6, c.hit_rate * 100);
-        }
+    for (size_t capacity : kCapacities) {
+      std::printf("%6s", ("c=" + std::to_string(capacity)).c_str());
+      for (int k : kCacheKs) {
+        const CacheCell& c = cell(guard, k, capacity);
+        std::printf(" %8.1f/%3.0f%%", c.step_s * 1e6, c.hit_rate * 100);
       }
       std::printf("\n");
     }

@@ -35,8 +35,8 @@ Config Config::from_env() {
   config.cache_dir = dir && !dir->empty() ? std::filesystem::path(*dir)
                                           : home_dir() / ".cache" / "tilegraph" / "jit";
   config.max_cache_bytes =
-      uint64_t(config::env_positive_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes),
-                                         std::numeric_limits<long>::max()));
+      uint64_t(config::env_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes), 1,
+                                std::numeric_limits<long>::max()));
   const auto cxx = config::env("TG_JIT_CXX");
   config.cxx = cxx && !cxx->empty() ? *cxx : TG_JIT_DEFAULT_CXX;
   const auto nvcc = config::env("TG_JIT_NVCC");
@@ -44,8 +44,8 @@ Config Config::from_env() {
   if (const auto arch = config::env("TG_JIT_CUDA_ARCH"); arch && !arch->empty()) {
     config.cuda_arch = *arch;
   }
-  config.compile_timeout = std::chrono::seconds(config::env_positive_int(
-      "TG_JIT_COMPILE_TIMEOUT", long(config.compile_timeout.count()), std::numeric_limits<int>::max()));
+  config.compile_timeout = std::chrono::seconds(config::env_int(
+      "TG_JIT_COMPILE_TIMEOUT", long(config.compile_timeout.count()), 1, std::numeric_limits<int>::max()));
   return config;
 }
 

@@ -28,22 +28,23 @@ bool env_bool(const char* name, bool fallback) {
   throw Error(std::string(name) + "='" + *raw + "': expected on/off, true/false, yes/no or 1/0");
 }
 
-long env_positive_int(const char* name, long fallback, long max) {
+long env_int(const char* name, long fallback, long min, long max) {
   const std::optional<std::string> raw = env(name);
   if (!raw || raw->empty()) return fallback;
   char* end = nullptr;
   errno = 0;
   // strtol alone would also take leading blanks and a sign.
-  const long value = std::isdigit(static_cast<unsigned char>((*raw)[0])) ? std::strtol(raw->c_str(), &end, 10) : 0;
-  if (errno != 0 || end == nullptr || *end != '\0' || value < 1 || value > max) {
-    throw Error(std::string(name) + "='" + *raw + "': expected an integer from 1 to " + std::to_string(max));
+  const long value = std::isdigit(static_cast<unsigned char>((*raw)[0])) ? std::strtol(raw->c_str(), &end, 10) : -1;
+  if (errno != 0 || end == nullptr || *end != '\0' || value < min || value > max) {
+    throw Error(std::string(name) + "='" + *raw + "': expected an integer from " + std::to_string(min) + " to " +
+                std::to_string(max));
   }
   return value;
 }
 
 int default_num_threads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return int(env_positive_int("TG_NUM_THREADS", long(cores), kMaxThreads));
+  return int(env_int("TG_NUM_THREADS", long(cores), 1, kMaxThreads));
 }
 
 }  // namespace tg::config

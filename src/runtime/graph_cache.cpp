@@ -46,11 +46,9 @@ size_t GraphCache::insert(std::unique_ptr<CachedGraph> entry) {
 }
 
 void GraphCache::erase(CachedGraph* entry) {
-  for (Iterator it = lru_.begin(); it != lru_.end(); ++it) {
-    if (it->get() == entry) {
-      unlink(it);
-      return;
-    }
+  auto [begin, end] = index_.equal_range(entry->signature.recorded_key().structure);
+  for (auto i = begin; i != end; ++i) {
+    if (i->second->get() == entry) return unlink(i->second);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "tilegraph/runtime/graph_mode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -16,8 +17,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Remembered graph keys for admission; beyond this many the counts start over, so a workload of
-// endless distinct graphs cannot grow the map.
+// Remembered graph keys for admission and for the update guard; beyond this many the admission
+// counts start over and the guard forgets its oldest, so endless distinct graphs cannot grow them.
 constexpr size_t kMaxSightings = 1024;
 
 }  // namespace
@@ -40,11 +41,12 @@ GraphModeConfig GraphModeConfig::from_env() {
   c.enabled = config::env_bool("TG_GRAPH_MODE", c.enabled);
   c.prefill_use_graph = config::env_bool("TG_PREFILL_USE_GRAPH", c.prefill_use_graph);
   constexpr long kMaxInt = std::numeric_limits<int>::max(), kMaxLong = std::numeric_limits<long>::max();
-  c.capacity = size_t(config::env_positive_int("TG_GRAPH_CACHE_CAPACITY", long(c.capacity), kMaxInt));
+  c.capacity = size_t(config::env_int("TG_GRAPH_CACHE_CAPACITY", long(c.capacity), 1, kMaxInt));
   c.max_consecutive_updates =
-      int(config::env_positive_int("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", c.max_consecutive_updates, kMaxInt));
-  c.admit_after = int(config::env_positive_int("TG_GRAPH_ADMIT_AFTER", c.admit_after, kMaxInt));
-  c.max_bytes = size_t(config::env_positive_int("TG_GRAPH_CACHE_MAX_BYTES", long(c.max_bytes), kMaxLong));
+      int(config::env_int("TG_GRAPH_MAX_CONSECUTIVE_UPDATES", c.max_consecutive_updates, 1, kMaxInt));
+  c.admit_after = int(config::env_int("TG_GRAPH_ADMIT_AFTER", c.admit_after, 1, kMaxInt));
+  // 0, the default, sets no byte bound.
+  c.max_bytes = size_t(config::env_int("TG_GRAPH_CACHE_MAX_BYTES", long(c.max_bytes), 0, kMaxLong));
   return c;
 }
 
@@ -122,6 +124,38 @@ bool GraphMode::admitted(uint64_t key) {
   return ++sightings_[key] >= config_.admit_after;
 }
 
+// Seed 003 switches graphs off for good. Here capturing comes back once the workload is one a
+// cache of this capacity could serve: `max_consecutive_updates` steps in a row whose graph
+// structure was among the last `capacity` distinct ones seen while suspended.
+bool GraphMode::resumes(bool stable_step) {
+  stable_steps_ = stable_step ? stable_steps_ + 1 : 0;
+  if (stable_steps_ < config_.max_consecutive_updates) return false;
+  suspended_ = false;
+  consecutive_updates_ = 0;
+  recent_structures_.clear();
+  recent_structure_index_.clear();
+  count([](GraphModeStats& s) { ++s.reenables; });
+  return true;
+}
+
+// Whether `structure` is among the last `capacity` distinct structures seen while suspended,
+// which it then joins at the front: an LRU cache of keys alone, so a cycle through more graphs
+// than the cache holds never finds its next graph in it, just as it would never hit.
+bool GraphMode::seen_recently(uint64_t structure) {
+  const auto it = recent_structure_index_.find(structure);
+  if (it != recent_structure_index_.end()) {
+    recent_structures_.splice(recent_structures_.begin(), recent_structures_, it->second);
+    return true;
+  }
+  recent_structures_.push_front(structure);
+  recent_structure_index_.emplace(structure, recent_structures_.begin());
+  if (recent_structures_.size() > std::min(config_.capacity, kMaxSightings)) {
+    recent_structure_index_.erase(recent_structures_.back());
+    recent_structures_.pop_back();
+  }
+  return false;
+}
+
 void GraphMode::compute(Backend& backend, const Graph& graph, const std::function<void()>& eager) {
   std::lock_guard<std::mutex> lock(mutex_);
   count([](GraphModeStats& s) { ++s.computes; });
@@ -139,22 +173,12 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   // which costs one pass over the graph. Everything else needs the key, which that pass already
   // has if the graph differs from the entry in addresses only.
   std::optional<GraphKey> known_key;
-  GraphCache::Lookup found = suspended_ ? GraphCache::Lookup{} : cache_.find_recent(graph, &known_key);
+  GraphCache::Lookup found = cache_.find_recent(graph, &known_key);
   GraphKey key;
-  if (!found.entry) key = known_key ? *known_key : GraphSignature::key(graph);
-  if (suspended_) {
-    if (eager_prefill(is_prefill_graph(graph))) return run_eager(EagerReason::kPrefill, eager);
-    // Seed 003 switches graphs off for good; we come back once the same graph repeats as many
-    // times in a row as it took misses to switch off.
-    stable_steps_ = key.structure == last_key_ ? stable_steps_ + 1 : 1;
-    last_key_ = key.structure;
-    if (stable_steps_ < config_.max_consecutive_updates) return run_eager(EagerReason::kTooManyUpdates, eager);
-    suspended_ = false;
-    consecutive_updates_ = 0;
-    count([](GraphModeStats& s) { ++s.reenables; });
+  if (!found.entry) {
+    key = known_key ? *known_key : GraphSignature::key(graph);
+    found = cache_.find(graph, key);
   }
-
-  if (!found.entry) found = cache_.find(graph, key);
   if (found.entry && eager_prefill(found.entry->prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
   if (found.entry && found.match == SignatureMatch::kAddressesOnly) {
     if (backend.rebind(*found.entry->captured, graph)) {
@@ -167,6 +191,8 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     }
   }
   if (found.entry) {
+    // The guard stops captures, not replays: a hit costs nothing to keep.
+    if (suspended_) resumes(seen_recently(found.entry->signature.recorded_key().structure));
     count([](GraphModeStats& s) { ++s.hits; });
     consecutive_updates_ = 0;
     const auto start = std::chrono::steady_clock::now();
@@ -184,6 +210,9 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   const bool prefill_shaped = is_prefill_graph(graph);
   if (eager_prefill(prefill_shaped)) return run_eager(EagerReason::kPrefill, eager);
   count([](GraphModeStats& s) { ++s.misses; });
+  if (suspended_ && !resumes(seen_recently(key.structure))) {
+    return run_eager(EagerReason::kTooManyUpdates, eager);
+  }
   if (!backend.can_capture(graph)) {
     consecutive_updates_ = 0;
     return run_eager(EagerReason::kIncompatible, eager);
@@ -216,9 +245,8 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
   if (evicted == 0) return;
   if (++consecutive_updates_ >= config_.max_consecutive_updates) {
     suspended_ = true;
+    stable_steps_ = 0;
     count([](GraphModeStats& s) { ++s.disables; });
-    last_key_ = key.structure;
-    stable_steps_ = 1;
   }
 }
 

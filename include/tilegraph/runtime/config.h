@@ -9,8 +9,8 @@ namespace tg::config {
 std::optional<std::string> env(const char* name);
 // "1/on/true/yes" and "0/off/false/no" (case-insensitive); unset -> fallback.
 bool env_bool(const char* name, bool fallback);
-// An integer in [1, max], digits only; unset -> fallback.
-long env_positive_int(const char* name, long fallback, long max);
+// An integer in [min, max] (min >= 0), digits only; unset -> fallback.
+long env_int(const char* name, long fallback, long min, long max);
 
 // $TG_NUM_THREADS, else the number of online cores.
 int default_num_threads();

@@ -1,10 +1,11 @@
 #pragma once
 // Graph mode (seed 000 §5.1 with seed 003's safeguards), independent of any backend: decide per
 // compute whether to run eagerly, replay a captured graph, re-bind one whose data moved, or
-// capture a new one; keep the captures in a GraphCache; switch itself off while the workload
-// changes every step and back on once it is stable.
+// capture a new one; keep the captures in a GraphCache; stop capturing while the workload
+// changes every step, and start again once it is stable.
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,7 +22,7 @@ struct GraphModeConfig {
   bool prefill_use_graph = false;   // TG_PREFILL_USE_GRAPH
   size_t capacity = 12;             // TG_GRAPH_CACHE_CAPACITY: captured graphs kept
   size_t max_bytes = 0;             // TG_GRAPH_CACHE_MAX_BYTES: 0 for no byte bound
-  int max_consecutive_updates = 4;  // TG_GRAPH_MAX_CONSECUTIVE_UPDATES: evicting captures in a row that switch graph mode off
+  int max_consecutive_updates = 4;  // TG_GRAPH_MAX_CONSECUTIVE_UPDATES: evicting captures in a row that stop capturing
   int admit_after = 1;              // TG_GRAPH_ADMIT_AFTER: sightings of a graph before it is captured
 
   // Defaults above, overridden by the environment; malformed values throw tg::Error.
@@ -36,7 +37,7 @@ enum class EagerReason {
   kDisabled,        // graph mode off by configuration
   kPrefill,         // a prefill step and TG_PREFILL_USE_GRAPH is off
   kIncompatible,    // the backend cannot capture this graph
-  kTooManyUpdates,  // switched off after too many consecutive misses
+  kTooManyUpdates,  // a miss while the update guard has capturing switched off
   kWarmup,          // not seen often enough yet to be captured
   kCaptureFailed,   // capture failed before executing anything (CaptureError)
   kEmpty,           // an empty graph: nothing to capture
@@ -54,7 +55,7 @@ struct GraphModeStats {
   uint64_t replays = 0;
   uint64_t eager_runs = 0;
   uint64_t eager_by_reason[kEagerReasonCount] = {};
-  uint64_t disables = 0;    // times the consecutive-update guard switched graph mode off
+  uint64_t disables = 0;    // times the consecutive-update guard switched capturing off
   uint64_t reenables = 0;
   double capture_seconds = 0;
   double replay_seconds = 0;
@@ -83,7 +84,8 @@ class GraphMode {
   // A snapshot: the counters of the steps finished so far.
   GraphModeStats stats() const;
   void reset_stats();
-  // Whether the consecutive-update guard has graph mode switched off right now.
+  // Whether the consecutive-update guard has capturing switched off right now (the captures
+  // already cached still replay).
   bool suspended() const;
   // Drops every capture (e.g. the backend's buffers are about to be freed).
   void clear();
@@ -98,6 +100,8 @@ class GraphMode {
  private:
   void run_eager(EagerReason reason, const std::function<void()>& eager);
   bool admitted(uint64_t key);
+  bool resumes(bool stable_step);
+  bool seen_recently(uint64_t structure);
   template <class Update>
   void count(Update update) {
     std::lock_guard<std::mutex> lock(stats_mutex_);
@@ -110,8 +114,11 @@ class GraphMode {
   GraphCache cache_;
   int consecutive_updates_ = 0;
   bool suspended_ = false;
-  uint64_t last_key_ = 0;
   int stable_steps_ = 0;
+  // While suspended: the structures of the graphs run, most recent first, at most `capacity`
+  // distinct ones: what a cache of this capacity would hold had it captured every miss.
+  std::list<uint64_t> recent_structures_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> recent_structure_index_;
   std::unordered_map<uint64_t, int> sightings_;  // for admit_after > 1; bounded
 
   mutable std::mutex stats_mutex_;

@@ -347,6 +347,9 @@ TEST(GraphMode, ConfigurationFromTheEnvironment) {
   EXPECT_EQ(c.max_bytes, 1048576u);
   // A backend made now takes them.
   EXPECT_EQ(make_backend("cpu", {.num_threads = 1})->graph_mode()->config().capacity, 5u);
+  // The byte bound's default, 0 (none), can be restored from the environment too.
+  setenv("TG_GRAPH_CACHE_MAX_BYTES", "0", 1);
+  EXPECT_EQ(GraphModeConfig::from_env().max_bytes, 0u);
 
   // Each malformed value alone is refused, naming its variable.
   const std::pair<const char*, const char*> malformed[] = {
@@ -354,7 +357,7 @@ TEST(GraphMode, ConfigurationFromTheEnvironment) {
       {"TG_GRAPH_CACHE_CAPACITY", " 3"},          {"TG_GRAPH_CACHE_CAPACITY", "+3"},
       {"TG_GRAPH_CACHE_CAPACITY", "3 "},          {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "4294967297"},
       {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "-1"}, {"TG_GRAPH_ADMIT_AFTER", "2x"},
-      {"TG_GRAPH_CACHE_MAX_BYTES", "0"},          {"TG_GRAPH_CACHE_MAX_BYTES", "99999999999999999999"},
+      {"TG_GRAPH_CACHE_MAX_BYTES", "-1"},         {"TG_GRAPH_CACHE_MAX_BYTES", "99999999999999999999"},
       {"TG_GRAPH_MODE", "maybe"},                 {"TG_PREFILL_USE_GRAPH", "2"},
   };
   for (const auto& [name, value] : malformed) {
@@ -531,11 +534,12 @@ TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
   for (int i = 7; i <= 10; ++i) r.run(i);  // still changing: eager, no capture
   EXPECT_EQ(backend.captures, 6);
   EXPECT_EQ(backend.mode.stats().eager_by_reason[int(EagerReason::kTooManyUpdates)], 4u);
-  r.run(11);  // stable from here on
+  r.run(11);  // stable from here on: seen once, then repeated
+  r.run(11);
   r.run(11);
   r.run(11);
   EXPECT_TRUE(backend.mode.suspended());
-  r.run(11);  // the fourth identical graph in a row re-enables and captures
+  r.run(11);  // the fourth repeat in a row re-enables and captures
   EXPECT_FALSE(backend.mode.suspended());
   EXPECT_EQ(backend.mode.stats().reenables, 1u);
   EXPECT_NE(format_stats(backend.mode.stats()).find("switched off 1, back on 1"), std::string::npos)
@@ -543,6 +547,56 @@ TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
   EXPECT_EQ(backend.captures, 7);
   r.run(11);
   EXPECT_EQ(backend.launches, 3);
+}
+
+// The guard stops captures, not replays: graphs the cache holds keep replaying while it is off,
+// and a workload cycling through as many graphs as the cache holds turns capturing back on.
+TEST(GraphMode, ASuspendedGuardReplaysHitsAndComesBackForACycle) {
+  GraphModeConfig config;
+  config.capacity = 3;
+  config.max_consecutive_updates = 2;
+  CountingBackend backend(config);
+  WidthRunner r(backend);
+  for (int i = 1; i <= 5; ++i) r.run(i);  // 4 and 5 each evict: switched off
+  ASSERT_TRUE(backend.mode.suspended());
+  const int launches = backend.launches;
+  r.run(5);  // cached: replays although capturing is off
+  EXPECT_EQ(backend.launches, launches + 1);
+  EXPECT_EQ(backend.captures, 5);
+  for (int i = 6; i <= 8; ++i) r.run(i);  // misses: eager, nothing captured
+  EXPECT_EQ(backend.captures, 5);
+  EXPECT_TRUE(backend.mode.suspended());
+  // A cycle of 3 (the capacity) graphs not in the cache: the first round misses, the second
+  // repeats them, and after max_consecutive_updates repeats capturing comes back.
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 10; i <= 12 && backend.mode.suspended(); ++i) r.run(i);
+  }
+  EXPECT_FALSE(backend.mode.suspended());
+  EXPECT_EQ(backend.mode.stats().reenables, 1u);
+  EXPECT_EQ(backend.captures, 6) << "the step that re-enabled is captured";
+}
+
+// A cycle of more graphs than the cache holds would only churn it if captured: it keeps capturing
+// off, whether or not some of its graphs are cached (those replay).
+TEST(GraphMode, ACycleLongerThanTheCapacityStaysSuspended) {
+  GraphModeConfig config;
+  config.capacity = 3;
+  config.max_consecutive_updates = 2;
+  CountingBackend backend(config);
+  WidthRunner r(backend);
+  for (int i = 1; i <= 5; ++i) r.run(i);  // the cache holds 3, 4 and 5
+  ASSERT_TRUE(backend.mode.suspended());
+  const int launches = backend.launches;
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 2; i <= 5; ++i) r.run(i);
+  }
+  EXPECT_EQ(backend.launches, launches + 60) << "3 of every 4 steps replay";
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 10; i <= 13; ++i) r.run(i);
+  }
+  EXPECT_TRUE(backend.mode.suspended());
+  EXPECT_EQ(backend.mode.stats().reenables, 0u);
+  EXPECT_EQ(backend.captures, 5);
 }
 
 TEST(GraphMode, HitsResetTheUpdateCount) {
