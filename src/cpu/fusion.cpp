@@ -7,25 +7,26 @@ namespace tg::cpu {
 
 namespace {
 
-// Whether `next` can take `current`'s result as its first operand inside a fused chain:
-// both f32 row ops of one shape, `current` read by nobody else, and no other operand of `next`
-// being `current`.
+// Whether `next` can take `current`'s result as an operand inside a fused chain: both f32 row
+// ops of one shape, `current` read by nobody else and by `next` once, as its first operand or as
+// the second of a binary op or split-form GLU (the residual add, swiglu(gate, up)).
 bool extends_row_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
-  if (!is_row_op(next.op) || next.type != DType::F32 || next.src[0] != &current) return false;
+  if (!is_row_op(next.op) || next.type != DType::F32) return false;
   if (consumers_of_current != 1 || (current.flags & (kFlagOutput | kFlagInput))) return false;
   if (!same_shape(current, next) || next.is_empty()) return false;
   if (next.op == Op::GLU && !next.src[1]) return false;  // the halves form needs a 2n-wide input
-  for (int j = 1; j < kMaxSrc; ++j) {
-    if (next.src[j] == &current) return false;
-  }
-  return true;
+  const bool second_operand_allowed = next.op == Op::ADD || next.op == Op::SUB || next.op == Op::MUL ||
+                                      next.op == Op::DIV || next.op == Op::GLU;
+  int reads = 0;
+  for (int j = 0; j < kMaxSrc; ++j) reads += next.src[j] == &current;
+  return reads == 1 && (next.src[0] == &current || (second_operand_allowed && next.src[1] == &current));
 }
 
 // Whether `next` can be part of a mul_mat's epilogue after `current`: a row-chain link applied
 // to each accumulator block's segment of the rows.
 bool extends_matmul_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
-  return extends_row_chain(current, next, consumers_of_current) && is_segment_op(next) &&
-         is_f32_row_contiguous(next) && next.ne[0] > 0;
+  return extends_row_chain(current, next, consumers_of_current) &&
+         is_segment_op(next, chain_value_slot(next, current)) && is_f32_row_contiguous(next) && next.ne[0] > 0;
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ evg::MatrixOperand at_batch(evg::MatrixOperand m, const Tensor& t, int64_t i2, i
 // The GEMM may sum a block in the last result's memory first (output()): the ops are elementwise
 // and the chain's operands never overlap that memory (fusion.h), so they then run in place.
 struct ChainEpilogue {
+  const Tensor* matmul;                // the chain's first value
   std::span<const Tensor* const> ops;  // row ops; the last one's result is stored
   const VecKernels* vec;
   int64_t i2, i3;
@@ -94,9 +95,11 @@ struct ChainEpilogue {
       const int64_t i1 = acc.row0 + r;
       float* out = reinterpret_cast<float*>(row_ptr(last, i1, e.i2, e.i3)) + acc.col0;
       const float* x = acc.data + r * acc.ld;
+      const Tensor* value = e.matmul;
       for (const Tensor* op : e.ops) {
-        apply_segment(*op, *e.vec, out, x, acc.col0, acc.cols, i1, e.i2, e.i3);
+        apply_segment(*op, chain_value_slot(*op, *value), *e.vec, out, x, acc.col0, acc.cols, i1, e.i2, e.i3);
         x = out;
+        value = op;
       }
     }
   }
@@ -178,7 +181,7 @@ void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tens
       kernels.gemm(call.plan, a_batch, b_batch, d, call.ldd, launcher, workspace);
       return;
     }
-    ChainEpilogue chain{epilogue_ops, &exec.vec(), i2, i3};
+    ChainEpilogue chain{&node, epilogue_ops, &exec.vec(), i2, i3};
     evg::EpilogueCallbacks callbacks;
     callbacks.context = &chain;
     callbacks.visit = ChainEpilogue::visit;

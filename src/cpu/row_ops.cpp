@@ -47,15 +47,28 @@ bool is_row_op(Op op) {
   }
 }
 
+int chain_value_slot(const Tensor& node, const Tensor& chain_value) {
+  return node.src[0] == &chain_value ? 0 : 1;
+}
+
 int64_t row_op_extra_floats(const Tensor& node) {
   if (node.op == Op::GLU) return node.src[1] ? node.ne[0] : 0;
   if (is_row_op(node.op) && node.src[1]) return node.src[1]->ne[0];
   return 0;
 }
 
-void apply_row(const Tensor& node, const VecKernels& vec, float* out, const float* x, float* extra,
-               int64_t i1, int64_t i2, int64_t i3) {
+void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
+               float* extra, int64_t i1, int64_t i2, int64_t i3) {
   const int64_t n = node.ne[0];
+  if (value_slot == 1) {  // x is the second operand, of the node's own shape: no broadcast
+    const float* a = read_row_f32(vec, *node.src[0], i1, i2, i3, extra);
+    if (node.op == Op::GLU) {
+      vec.glu(GluOp(node.op_params[0]), n, out, a, x);
+    } else {
+      vec.binary(binary_op(node.op), n, out, a, x);
+    }
+    return;
+  }
   switch (node.op) {
     case Op::ADD:
     case Op::SUB:
@@ -76,7 +89,7 @@ void apply_row(const Tensor& node, const VecKernels& vec, float* out, const floa
     }
     case Op::SCALE:
     case Op::UNARY:  // elementwise with no other operand: the whole row is one segment
-      apply_segment(node, vec, out, x, 0, n, i1, i2, i3);
+      apply_segment(node, 0, vec, out, x, 0, n, i1, i2, i3);
       return;
     case Op::GLU: {
       // As in ggml, `swapped` applies to the halves form only; the split form is act(a) * b.
@@ -101,9 +114,13 @@ void apply_row(const Tensor& node, const VecKernels& vec, float* out, const floa
   }
 }
 
-bool is_segment_op(const Tensor& node) {
+bool is_segment_op(const Tensor& node, int value_slot) {
   if (node.type != DType::F32) return false;
   auto unit_f32_rows = [](const Tensor* t) { return t && is_f32_row_contiguous(*t); };
+  if (value_slot == 1) {
+    const bool binary = node.op == Op::ADD || node.op == Op::SUB || node.op == Op::MUL || node.op == Op::DIV;
+    return (binary || node.op == Op::GLU) && unit_f32_rows(node.src[0]);
+  }
   switch (node.op) {
     case Op::ADD:
     case Op::SUB:
@@ -117,8 +134,17 @@ bool is_segment_op(const Tensor& node) {
   }
 }
 
-void apply_segment(const Tensor& node, const VecKernels& vec, float* out, const float* x, int64_t col,
-                   int64_t n, int64_t i1, int64_t i2, int64_t i3) {
+void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
+                   int64_t col, int64_t n, int64_t i1, int64_t i2, int64_t i3) {
+  if (value_slot == 1) {
+    const float* a = reinterpret_cast<const float*>(row_ptr(*node.src[0], i1, i2, i3)) + col;
+    if (node.op == Op::GLU) {
+      vec.glu(GluOp(node.op_params[0]), n, out, a, x);
+    } else {
+      vec.binary(binary_op(node.op), n, out, a, x);
+    }
+    return;
+  }
   switch (node.op) {
     case Op::ADD:
     case Op::SUB:
@@ -172,8 +198,10 @@ void run_row_op_chain(std::span<const Tensor* const> chain, ExecContext& exec) {
     for_each_row(last, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
       const float* x = read_row_f32(vec, a, i1, i2, i3, in_buf);
       float* out = output_row_f32(last, i1, i2, i3, out_buf);
-      apply_row(head, vec, out, x, extra_buf, i1, i2, i3);
-      for (size_t k = 1; k < chain.size(); ++k) apply_row(*chain[k], vec, out, out, extra_buf, i1, i2, i3);
+      apply_row(head, 0, vec, out, x, extra_buf, i1, i2, i3);
+      for (size_t k = 1; k < chain.size(); ++k) {
+        apply_row(*chain[k], chain_value_slot(*chain[k], *chain[k - 1]), vec, out, out, extra_buf, i1, i2, i3);
+      }
       finish_row_f32(vec, last, i1, i2, i3, out);
     });
   });

@@ -286,6 +286,46 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
   }
 }
 
+// A chain value may be an op's second operand: the residual add after an output projection,
+// swiglu(gate, up) after the up projection, and sub/div, whose operand order must survive. Each
+// runs as the GEMM's epilogue (or in a row chain) with the unfused bits.
+TEST(GraphReplay, FusesAChainValueThatIsTheSecondOperand) {
+  for (const int threads : {1, 2}) {
+    for (const int64_t tokens : {1, 7}) {
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << tokens << " tokens");
+      std::mt19937 rng(17);
+      Context weights;
+      Tensor* w_up = weights.new_tensor(DType::F16, {40, 24});
+      Tensor* w_out = weights.new_tensor(DType::F32, {24, 40});
+      Tensor* x = weights.new_tensor(DType::F32, {40, tokens});
+      Tensor* gate = weights.new_tensor(DType::F32, {24, tokens});
+      Tensor* y = weights.new_tensor(DType::F32, {40, tokens});
+      for (Tensor* t : {w_up, w_out, x, gate, y}) test::fill_uniform(*t, rng);
+      auto backend = graph_backend(GraphModeConfig{}, threads);
+      // Every result has memory of its own: an allocator that gave a chain's output the memory of
+      // one of its operands would rightly stop the chain short (FusesElementwiseOps... above).
+      Context ctx;
+      Tensor* gated = swiglu(ctx, gate, mul_mat(ctx, w_up, x));          // matmul chain of 2
+      Tensor* residual = add(ctx, x, mul_mat(ctx, w_out, gated));        // matmul chain of 2
+      Tensor* ordered = div(ctx, y, sub(ctx, residual, silu(ctx, y)));   // silu -> sub -> div: a row chain of 3
+      Graph g = Graph::build(ordered);
+      backend->compute(g);
+      const cpu::ReplayPlan* plan = newest_plan(*backend);
+      ASSERT_NE(plan, nullptr);
+      EXPECT_EQ(plan->step_count(), 3u);
+      EXPECT_EQ(plan->fused_node_count(), 7u);
+      test::fill_uniform(*x, rng);
+      poison(*ordered);
+      backend->compute(g);  // the replay, on new input
+      const std::vector<char> replayed = bytes_of(*ordered);
+      for (bool fused : {true, false}) {
+        (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
+        EXPECT_EQ(bytes_of(*ordered), replayed);
+      }
+    }
+  }
+}
+
 TEST(GraphReplay, IntermediateReadTwiceIsNotFused) {
   auto backend = graph_backend(GraphModeConfig{});
   Context ctx;
