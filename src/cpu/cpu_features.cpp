@@ -50,6 +50,7 @@ CpuFeatures detect() {
   f.avx512f = os_zmm && bit(leaf7.ebx, 16);
   f.avx512bw = f.avx512f && bit(leaf7.ebx, 30);
   f.avx512vl = f.avx512f && bit(leaf7.ebx, 31);
+  f.avx512dq = f.avx512f && bit(leaf7.ebx, 17);
   f.avx512_vnni = f.avx512f && bit(leaf7.ecx, 11);
   f.avx512_bf16 = f.avx512f && bit(leaf7_1.eax, 5);
   f.amx_tile = os_amx && bit(leaf7.edx, 24);
@@ -76,6 +77,7 @@ std::vector<NamedCpuFeature> named_cpu_features() {
       {"AVX-512F", "avx512f", f.avx512f},
       {"AVX-512BW", "avx512bw", f.avx512bw},
       {"AVX-512VL", "avx512vl", f.avx512vl},
+      {"AVX-512DQ", "avx512dq", f.avx512dq},
       {"AVX-512-VNNI", "avx512_vnni", f.avx512_vnni},
       {"AVX-512-BF16", "avx512_bf16", f.avx512_bf16},
       {"AMX-TILE", "amx_tile", f.amx_tile},

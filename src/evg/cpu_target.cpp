@@ -28,7 +28,10 @@ CpuTarget cpu_target_for_lanes(int lanes) {
   switch (lanes) {
     case 16:
       if (!has_avx512()) throw Error("evg: 16 lanes need AVX-512 (F, BW, VL, DQ), which this CPU lacks");
-      return {16, "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"};
+      // With AVX512_BF16 the GEMM multiplies bf16 A by bf16 B in pairs (vdpbf16ps), as the
+      // backend's own GEMM does on such a CPU.
+      return {16, __builtin_cpu_supports("avx512bf16") ? "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c"
+                                                       : "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"};
     case 8:
       if (!has_avx2()) throw Error("evg: 8 lanes need AVX2, FMA and F16C, which this CPU lacks");
       return {8, "avx2,fma,f16c"};

@@ -122,6 +122,7 @@ std::string lower_to_cpp(const EpilogueDag& dag, const LowerOptions& options) {
   if (!options.target.empty()) {
     // The ISA (kernel/target.h, arch/simd.h), which the pragma alone does not announce in C++.
     if (options.lanes == 16) out << "#define TG_EVG_JIT_TARGET_AVX512 1\n";
+    if (options.target.find("avx512bf16") != std::string::npos) out << "#define TG_EVG_JIT_TARGET_BF16_DOT 1\n";
     if (options.lanes == 8) out << "#define TG_EVG_JIT_TARGET_AVX2 1\n";
   }
   out << "#include \"tilegraph/evg/evg.h\"\n"

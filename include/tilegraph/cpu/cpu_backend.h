@@ -11,7 +11,7 @@ namespace tg::cpu {
 
 struct CpuFeatures {
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false, avx512_bf16 = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512_vnni = false, avx512_bf16 = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
 };
 // Detected once (cpuid + OS support for the register state).

@@ -141,13 +141,14 @@ TEST(CpuFeatures, StringListsDetectedFeatures) {
   // Dependent features are only reported with what they need.
   EXPECT_TRUE(!f.avx2 || f.avx);
   EXPECT_TRUE(!f.avx512bw || f.avx512f);
+  EXPECT_TRUE(!f.avx512dq || f.avx512f);
   EXPECT_TRUE(!f.amx_bf16 || f.amx_tile);
 }
 
 TEST(CpuFeatures, BestIsaMatchesFeatures) {
   const CpuFeatures& f = cpu_features();
   const Isa isa = best_isa();
-  const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx2 && f.fma && f.f16c;
+  const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx2 && f.fma && f.f16c;
   EXPECT_EQ(isa == Isa::AVX512, avx512 && !f.avx512_vnni);
   EXPECT_EQ(isa == Isa::AVX512_VNNI, avx512 && f.avx512_vnni && !f.avx512_bf16);
   EXPECT_EQ(isa == Isa::AVX512_BF16, avx512 && f.avx512_vnni && f.avx512_bf16);

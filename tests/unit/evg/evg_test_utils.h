@@ -65,8 +65,8 @@ std::vector<BlockGrid> test_grids();
 
 // Calls f.template operator()<Epilogue>(name) with EVG under the architecture policies and
 // compute lengths the tests cover: vector widths 1 to 16 (wider than the baseline target is
-// legal, just emulated), fused and node-at-a-time compute, sub-tiles from 32 elements (many per
-// block, partial ones) to 2048.
+// legal, just emulated), fused and node-at-a-time compute, double- and single-buffered loads,
+// sub-tiles from 32 elements (many per block, partial ones) to 2048.
 template <class EVG, class F>
 void for_each_policy(F&& f) {
   f.template operator()<BlockEpilogue<arch::Cpu<4>, 2048, EVG>>("Cpu<4> L2048");
@@ -74,6 +74,7 @@ void for_each_policy(F&& f) {
   f.template operator()<BlockEpilogue<arch::Cpu<16>, 64, EVG>>("Cpu<16> L64");
   f.template operator()<BlockEpilogue<arch::CpuStaged<4>, 32, EVG>>("CpuStaged<4> L32");
   f.template operator()<BlockEpilogue<arch::CpuStaged<8>, 2048, EVG>>("CpuStaged<8> L2048");
+  f.template operator()<BlockEpilogue<arch::Cpu<4, false, 1>, 32, EVG>>("CpuStaged<4> single-buffered L32");
 }
 
 // Checks that every policy produced the same bits as the first one it saw.

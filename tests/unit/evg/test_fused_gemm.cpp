@@ -130,6 +130,9 @@ std::vector<Case> cases() {
       {7, 131, 59, f16, bf16, false, true},  {97, 131, 259, f32, f32, false, false},
       {61, 401, 64, f32, bf16, true, true},  {731, 41, 17, f16, f32, false, false},
       {24, 64, 512, f32, f32, false, false},
+      // bf16 by bf16 with even K, A row-major and B column-major: multiplied in pairs where the
+      // CPU has AVX512_BF16 (block_mmad.h), packed and streamed.
+      {37, 61, 114, bf16, bf16, false, true}, {1, 67, 300, bf16, bf16, false, true},
   };
 }
 

@@ -5,8 +5,11 @@
 //   kLanes         f32 lanes per vector: 16 for AVX-512, 8 for AVX2, 4 for SSE; 1 is scalar.
 //                  Must match what the including file is compiled for to run fast (JIT kernels
 //                  are compiled under the matching `#pragma GCC target`).
-//   kLoadStages    2: the LOAD phase of the next sub-tile runs before the COMPUTE phase of this
-//                  one, into the other set of load buffers (double buffering).
+//   kLoadStages    2 (the default): the LOAD phase of the next sub-tile runs before the COMPUTE
+//                  phase of this one, into the other set of load buffers (double buffering: on
+//                  a CPU it only issues the next tile's loads early; on a unit with a DMA engine
+//                  they overlap compute); 1: load, compute, store one sub-tile at a time in one
+//                  set of buffers.
 //   kFuseCompute   true: the tile-extent compute nodes of a sub-tile run as one loop with their
 //                  values in registers (what a CPU wants: one pass over L1-resident data);
 //                  false: node at a time over scratch buffers, as a vector unit with a scratchpad
@@ -68,12 +71,13 @@ class CpuScratch {
   std::byte* data_;
 };
 
-template <int Lanes = TG_EVG_NATIVE_LANES, bool FuseCompute = true>
+template <int Lanes = TG_EVG_NATIVE_LANES, bool FuseCompute = true, int LoadStages = 2>
 struct Cpu {
   static_assert(Lanes >= 1 && Lanes <= 16 && (Lanes & (Lanes - 1)) == 0,
                 "CPU lanes: 1, 2, 4, 8 or 16");
+  static_assert(LoadStages == 1 || LoadStages == 2, "CPU load stages: 1 or 2");
   static constexpr int kLanes = Lanes;
-  static constexpr int kLoadStages = 2;
+  static constexpr int kLoadStages = LoadStages;
   static constexpr bool kFuseCompute = FuseCompute;
   using Scratch = CpuScratch;
 };
