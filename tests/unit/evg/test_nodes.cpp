@@ -280,7 +280,7 @@ TEST(EvgNodes, CastOutputsInEveryType) {
   check_cast_output<int32_t, RoundMode::kTowardNegInf>("i32", 3.0f);
 }
 
-// D written column-major, strided, and as f16 into padded rows.
+// D written column-major with padded columns, and strided with gaps (f16 outputs: CastOutputsInEveryType).
 TEST(EvgNodes, AuxStoreWritesEveryLayout) {
   using ColumnMajorStore = TreeVisitor<VisitorAuxStore<float, layout::ColumnMajor>, Acc>;
   using StridedStore = TreeVisitor<VisitorAuxStore<float, layout::Strided>, Acc>;
