@@ -1,5 +1,6 @@
-// A graph-mode hit on the CPU backend — key, cache lookup and verification, replay of the
-// captured plan, all through Backend::compute — allocates no heap memory.
+// A graph-mode hit on the CPU backend — key, cache lookup and verification, re-binding a capture
+// whose addresses moved, replay of the captured plan, all through Backend::compute — allocates no
+// heap memory.
 //
 // The counter replaces the global operator new/delete of the whole test_cpu program. It forwards
 // to malloc/free (posix_memalign for the aligned forms) and counts only on a thread that has
@@ -160,11 +161,11 @@ TEST_P(GraphNoAllocOnHit, TransformerBlockHitAllocatesNothing) {
   backend->graph_mode()->set_config(mode);
   GraphAllocator allocator;
 
-  auto build = [&](int64_t n_past) {
+  auto build = [&](int64_t n_past, GraphAllocator* placed_by = nullptr) {
     auto s = std::make_unique<Step>();
     s->inputs = model::make_step_inputs(s->ctx, config, 1, kKv);
     s->graph = Graph::build(model::build_block(s->ctx, config, weights, cache, s->inputs, kKv));
-    allocator.allocate(s->graph, *backend);
+    (placed_by ? *placed_by : allocator).allocate(s->graph, *backend);
     model::fill_uniform(*s->inputs.x, 100 + uint64_t(n_past), 1.0f);
     model::fill_step_inputs(s->inputs, n_past);
     return s;
@@ -199,10 +200,25 @@ TEST_P(GraphNoAllocOnHit, TransformerBlockHitAllocatesNothing) {
     EXPECT_EQ(count.allocations(), 0u) << "step " << n_past;
     EXPECT_EQ(count.deallocations(), 0u) << "step " << n_past;
   }
-  const GraphModeStats& stats = backend->graph_mode()->stats();
+  GraphModeStats stats = backend->graph_mode()->stats();
   EXPECT_EQ(stats.captures, 1u);
   EXPECT_EQ(stats.rebinds, 0u);
   EXPECT_EQ(stats.hits, 7u);
+
+  // Steps placed alternately in another allocator's buffer and back: the same graph with other
+  // addresses, so every one re-binds the capture — without allocating either.
+  GraphAllocator elsewhere;
+  for (int64_t n_past = 8; n_past < 14; ++n_past) {
+    auto moved = build(n_past, n_past % 2 ? &allocator : &elsewhere);
+    CountAllocations count;
+    backend->compute(moved->graph);
+    count.stop();
+    EXPECT_EQ(count.allocations(), 0u) << "step " << n_past;
+    EXPECT_EQ(count.deallocations(), 0u) << "step " << n_past;
+  }
+  stats = backend->graph_mode()->stats();
+  EXPECT_EQ(stats.captures, 1u);
+  EXPECT_EQ(stats.rebinds, 6u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, GraphNoAllocOnHit, ::testing::Values(1, 2),
