@@ -608,7 +608,7 @@ TEST(GgufMalformed, TensorDescriptors) {
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 62) + 1}, kGgmlF32), "tensor 't': size overflows");
   // 2^64 - 2 bytes of f16 still fit the size: it is the bounds check that refuses them.
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 63) - 1}, kGgmlF16),
-                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file");
+                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file (the data section holds 256 bytes) (at byte 49)");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 62, 4}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
   expect_parse_error(one_tensor("t", {256}, kGgmlQ2_K), "tensor 't': unsupported ggml tensor type 10 (q2_K)");
@@ -626,14 +626,18 @@ TEST(GgufMalformed, TensorData) {
   auto file = [](uint64_t offset_a, uint64_t offset_b, size_t data_bytes, std::vector<uint64_t> ne_b = {4}) {
     return Raw().header(2, 0).tensor("a", {4}, kGgmlF32, offset_a).tensor("b", std::move(ne_b), kGgmlF16, offset_b).pad_to(32).zeros(data_bytes).bytes;
   };
+  // Errors point at the offending tensor's offset field: after the 24-byte header, a's name
+  // (8 + 1), n_dims (4), ne[0] (8) and type (4); b's as many bytes after a's offset.
+  const std::string at_a = " (at byte 49)", at_b = " (at byte 82)";
   EXPECT_NO_THROW(GgufFile::parse(file(0, 32, 40)));
-  expect_parse_error(file(0, 32, 39), "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)");
-  expect_parse_error(file(0, uint64_t(1) << 62, 64), "tensor 'b': data [4611686018427387904");
-  expect_parse_error(file(~uint64_t(31), 0, 64), "tensor 'a': data [18446744073709551584");
-  expect_parse_error(file(32, 0, 64, {32}), "tensors 'b' [0, 64) and 'a' [32, 48) overlap");
-  expect_parse_error(file(0, 0, 64), "tensors 'a' [0, 16) and 'b' [0, 8) overlap");
+  expect_parse_error(file(0, 32, 39), "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)" + at_b);
+  expect_parse_error(file(0, uint64_t(1) << 62, 64), "tensor 'b': data [4611686018427387904, 4611686018427387904 + 8) extends past the end of the file (the data section holds 64 bytes)" + at_b);
+  expect_parse_error(file(~uint64_t(31), 0, 64), "tensor 'a': data [18446744073709551584, 18446744073709551584 + 16) extends past the end of the file (the data section holds 64 bytes)" + at_a);
+  // An overlap is the fault of the tensor that starts inside the other.
+  expect_parse_error(file(32, 0, 64, {32}), "tensors 'b' [0, 64) and 'a' [32, 48) overlap" + at_a);
+  expect_parse_error(file(0, 0, 64), "tensors 'a' [0, 16) and 'b' [0, 8) overlap" + at_b);
   // No data section at all.
-  expect_parse_error(Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes, "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)");
+  expect_parse_error(Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes, "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)" + at_a);
   // Empty tensors occupy nothing and may share an offset.
   EXPECT_NO_THROW(GgufFile::parse(file(0, 0, 64, {0})));
 }
