@@ -42,7 +42,8 @@ long env_positive_int(const char* name, long fallback, long max) {
 }
 
 int default_num_threads() {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // A machine with more cores than that gets the most a backend runs, not an error.
+  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, unsigned(kMaxThreads));
   return int(env_positive_int("TG_NUM_THREADS", long(cores), kMaxThreads));
 }
 
