@@ -95,8 +95,10 @@ class Progress {
     const auto now = std::chrono::steady_clock::now();
     if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
-    std::fprintf(stderr, "\r  %lld/%lld tokens, %.1f tok/s decode", (long long)done, (long long)total_,
-                 per_second(double(r.decode_steps), r.decode_seconds));
+    std::fprintf(stderr, "\r  %lld/%lld tokens", (long long)done, (long long)total_);
+    // The prefill gives the first token: until a decode step has been timed there is no rate.
+    if (r.decode_steps > 0) std::fprintf(stderr, ", %.1f tok/s decode", per_second(double(r.decode_steps), r.decode_seconds));
+    std::fputs("\x1b[K", stderr);  // a shorter line than the last must not leave its end behind
     std::fflush(stderr);
     shown_ = true;
   }
