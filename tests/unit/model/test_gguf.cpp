@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common/expect_error.h"
 #include "common/tensor_utils.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/error.h"
@@ -492,6 +493,52 @@ TEST(Gguf, WritesTensorsFromContextTensors) {
 
   Tensor* view = transpose(ctx, ctx.new_tensor(DType::F32, {4, 3}));
   EXPECT_THROW(writer.add_tensor("t", *view), Error);
+}
+
+// A source gives a tensor's bytes in pieces as the file is written, and only then; the file is
+// the one its data would make. file_size() is the size written, at any alignment.
+TEST(GgufWriter, WritesTensorsFromSourcesAsTheFileIsWritten) {
+  Context ctx;
+  Tensor* w = ctx.new_tensor(DType::Q8_0, {64, 5});
+  test::Rng rng(3);
+  test::fill_uniform(*w, rng);
+  Context headers{ContextOptions{.no_alloc = true}};
+  const Tensor* shape = headers.new_tensor(DType::Q8_0, {64, 5});
+  for (uint32_t alignment : {1u, 32u}) {
+    int calls = 0;
+    GgufWriter with_data, with_source;
+    for (GgufWriter* writer : {&with_data, &with_source}) {
+      writer->set(std::string(kGgufAlignmentKey), alignment);
+      writer->set("x", "odd");
+    }
+    with_data.add_tensor("w", *w);
+    with_source.add_tensor("w", *shape, [&](const GgufWriter::ByteSink& sink) {
+      ++calls;
+      const auto* bytes = static_cast<const uint8_t*>(w->data);
+      for (size_t at = 0; at < w->nbytes(); at += 7) sink(bytes + at, std::min<size_t>(7, w->nbytes() - at));
+    });
+    EXPECT_EQ(calls, 0);
+    const std::vector<uint8_t> bytes = with_source.to_bytes();
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(bytes, with_data.to_bytes());
+    EXPECT_EQ(with_source.file_size(), bytes.size());
+    EXPECT_EQ(GgufFile::parse(bytes).tensors().at(0).ne[1], 5);
+  }
+}
+
+// A source that gives more or fewer bytes than its tensor holds would shift every tensor after it.
+TEST(GgufWriter, RefusesASourceThatMiscounts) {
+  Context headers{ContextOptions{.no_alloc = true}};
+  const Tensor* shape = headers.new_tensor(DType::F32, {4});
+  const float data[5] = {};
+  for (size_t given : {12u, 20u}) {
+    GgufWriter w;
+    w.add_tensor("t", *shape, [&](const GgufWriter::ByteSink& sink) {
+      sink(data, 8);
+      sink(data, given - 8);
+    });
+    test::expect_error([&] { w.to_bytes(); }, "gguf writer: tensor 't': its source gave " + std::to_string(given) + " bytes, expected 16");
+  }
 }
 
 TEST(GgufWriter, RejectsBadInput) {
