@@ -71,8 +71,10 @@ class Cursor {
   uint64_t position() const { return pos_; }
   uint64_t remaining() const { return size_ - pos_; }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error("gguf: " + source_ + ": " + what + " (at byte " + std::to_string(pos_) + ")");
+  [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
+  // For a problem found after the field that causes it was read.
+  [[noreturn]] void fail_at(uint64_t position, const std::string& what) const {
+    throw Error("gguf: " + source_ + ": " + what + " (at byte " + std::to_string(position) + ")");
   }
 
   // `what` names the field in errors: a string, or a function making one, for labels that cost
@@ -320,6 +322,10 @@ void GgufFile::parse_contents() {
   // Tensor descriptors.
   in.check_count(n_tensors, kMinTensorInfoBytes, "tensor");
   tensors_.reserve(size_t(n_tensors));
+  // Where each tensor's offset field is: its data is checked once the data section's start is
+  // known, and an error points there.
+  std::vector<uint64_t> offset_fields;
+  offset_fields.reserve(size_t(n_tensors));
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
     t.name = in.read_string("tensor " + std::to_string(i) + " name");
@@ -355,6 +361,7 @@ void GgufFile::parse_contents() {
               std::string(dtype_name(t.type)) + " block size " + std::to_string(block));
     }
     if (!tensor_bytes(t.type, t.ne, &t.size)) in.fail(what + ": size overflows");
+    offset_fields.push_back(in.position());
     t.offset = in.read<uint64_t>(what + " data offset");
     if (t.offset % alignment_ != 0) {
       in.fail(what + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
@@ -368,9 +375,10 @@ void GgufFile::parse_contents() {
   const uint64_t end_of_infos = in.position();
   data_offset_ = (end_of_infos + alignment_ - 1) / alignment_ * alignment_;
   const uint64_t data_bytes = data_offset_ <= size_ ? size_ - data_offset_ : 0;
-  for (const GgufTensorInfo& t : tensors_) {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const GgufTensorInfo& t = tensors_[i];
     if (t.offset > data_bytes || t.size > data_bytes - t.offset) {
-      in.fail("tensor " + quoted(t.name) + ": data [" + std::to_string(t.offset) + ", " +
+      in.fail_at(offset_fields[i], "tensor " + quoted(t.name) + ": data [" + std::to_string(t.offset) + ", " +
               std::to_string(t.offset) + " + " + std::to_string(t.size) + ") extends past the end of the file (the data section holds " +
               std::to_string(data_bytes) + " bytes)");
     }
@@ -388,7 +396,7 @@ void GgufFile::parse_contents() {
     const GgufTensorInfo& t = tensors_[index];
     if (t.size == 0) continue;
     if (previous && previous->offset + previous->size > t.offset) {
-      in.fail("tensors " + quoted(previous->name) + " [" + std::to_string(previous->offset) + ", " +
+      in.fail_at(offset_fields[index], "tensors " + quoted(previous->name) + " [" + std::to_string(previous->offset) + ", " +
               std::to_string(previous->offset + previous->size) + ") and " + quoted(t.name) + " [" +
               std::to_string(t.offset) + ", " + std::to_string(t.offset + t.size) + ") overlap");
     }

@@ -1,6 +1,7 @@
 // GgufWriter: header, metadata, tensor descriptors, then each tensor's data at an aligned offset.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
@@ -147,6 +149,33 @@ void GgufWriter::set(std::string key, GgufValue value) {
 }
 
 void GgufWriter::add_tensor(std::string name, DType type, std::span<const int64_t> ne, const void* data) {
+  add_pending(std::move(name), type, ne, data, {});
+}
+
+namespace {
+
+// A tensor's dimensions up to its last one above 1.
+std::span<const int64_t> trimmed_shape(const Tensor& tensor) {
+  int n_dims = kMaxDims;
+  while (n_dims > 1 && tensor.ne[n_dims - 1] == 1) --n_dims;
+  return std::span<const int64_t>(tensor.ne, size_t(n_dims));
+}
+
+}  // namespace
+
+void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
+  if (!tensor.is_contiguous() || (!tensor.data && !tensor.is_empty())) {
+    throw Error("gguf writer: tensor '" + name + "' must be contiguous and have data: " + describe(tensor));
+  }
+  add_pending(std::move(name), tensor.type, trimmed_shape(tensor), tensor.data, {});
+}
+
+void GgufWriter::add_tensor(std::string name, const Tensor& shape, TensorSource source) {
+  if (!source) throw Error("gguf writer: tensor '" + name + "' has no source");
+  add_pending(std::move(name), shape.type, trimmed_shape(shape), nullptr, std::move(source));
+}
+
+void GgufWriter::add_pending(std::string name, DType type, std::span<const int64_t> ne, const void* data, TensorSource source) {
   const std::string what = "gguf writer: tensor '" + name + "'";
   if (name.empty() || name.size() > kGgufMaxTensorName) {
     throw Error(what + ": a name must have 1.." + std::to_string(kGgufMaxTensorName) + " bytes");
@@ -164,18 +193,9 @@ void GgufWriter::add_tensor(std::string name, DType type, std::span<const int64_
     info.ne[d] = ne[d];
   }
   info.size = row_size(type, info.ne[0]) * uint64_t(info.ne[1] * info.ne[2] * info.ne[3]);
-  if (info.size && !data) throw Error(what + ": no data");
+  if (info.size && !data && !source) throw Error(what + ": no data");
   tensor_index_.emplace(info.name, tensors_.size());
-  tensors_.push_back({std::move(info), data});
-}
-
-void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
-  if (!tensor.is_contiguous() || (!tensor.data && !tensor.is_empty())) {
-    throw Error("gguf writer: tensor '" + name + "' must be contiguous and have data: " + describe(tensor));
-  }
-  int n_dims = kMaxDims;
-  while (n_dims > 1 && tensor.ne[n_dims - 1] == 1) --n_dims;
-  add_tensor(std::move(name), tensor.type, std::span<const int64_t>(tensor.ne, size_t(n_dims)), tensor.data);
+  tensors_.push_back({std::move(info), data, std::move(source)});
 }
 
 template <class Sink>
@@ -191,24 +211,32 @@ void GgufWriter::write_metadata(Sink& sink) const {
   }
 }
 
-template <class Sink>
-void GgufWriter::write(Sink& sink) const {
-  // Where the data section starts: after the metadata and the tensor descriptors, aligned.
+GgufWriter::Layout GgufWriter::layout() const {
+  // The data section starts after the metadata and the tensor descriptors, aligned.
   CountingSink counter;
   write_metadata(counter);
   uint64_t descriptors_end = counter.written;
   for (const PendingTensor& t : tensors_) descriptors_end += 8 + t.info.name.size() + 4 + 8 * uint64_t(t.info.n_dims) + 4 + 8;
-  const uint64_t data_start = align_up(descriptors_end, alignment_);
+  Layout layout;
+  layout.data_start = align_up(descriptors_end, alignment_);
   // Each tensor at the next multiple of the alignment where its data is aligned in the file too
-  // (only an alignment below 4 needs more than one step).
-  std::vector<uint64_t> offsets;
+  // (only an alignment below 4 needs more than one step); the file ends at the alignment after
+  // the last one, as ggml writes it.
   uint64_t offset = 0;
   for (const PendingTensor& t : tensors_) {
-    while ((data_start + offset) % tensor_data_alignment(t.info.type) != 0) offset += alignment_;
-    offsets.push_back(offset);
+    while ((layout.data_start + offset) % tensor_data_alignment(t.info.type) != 0) offset += alignment_;
+    layout.offsets.push_back(offset);
     offset = align_up(offset + t.info.size, alignment_);
   }
+  layout.file_size = layout.data_start + offset;
+  return layout;
+}
 
+uint64_t GgufWriter::file_size() const { return layout().file_size; }
+
+template <class Sink>
+void GgufWriter::write(Sink& sink) const {
+  const Layout layout = this->layout();
   write_metadata(sink);
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const GgufTensorInfo& info = tensors_[i].info;
@@ -216,16 +244,29 @@ void GgufWriter::write(Sink& sink) const {
     put_scalar(sink, uint32_t(info.n_dims));
     for (int d = 0; d < info.n_dims; ++d) put_scalar(sink, uint64_t(info.ne[size_t(d)]));
     put_scalar(sink, ggml_type_id(info.type));
-    put_scalar(sink, offsets[i]);
+    put_scalar(sink, layout.offsets[i]);
   }
-  // Data: each tensor at its offset from the aligned start of the data section, and the file
-  // padded to the alignment after the last one, as ggml writes it.
-  put_zeros(sink, data_start - sink.written);
+  put_zeros(sink, layout.data_start - sink.written);
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    put_zeros(sink, data_start + offsets[i] - sink.written);
-    sink.put(tensors_[i].data, size_t(tensors_[i].info.size));
+    const PendingTensor& t = tensors_[i];
+    put_zeros(sink, layout.data_start + layout.offsets[i] - sink.written);
+    if (!t.source) {
+      sink.put(t.data, size_t(t.info.size));
+      continue;
+    }
+    // A source's miscount would shift every later tensor: it is refused as it happens.
+    const uint64_t start = sink.written;
+    const auto miscount = [&](uint64_t given) {
+      return Error("gguf writer: tensor '" + t.info.name + "': its source gave " + std::to_string(given) +
+                   " bytes, expected " + std::to_string(t.info.size));
+    };
+    t.source([&](const void* data, size_t n) {
+      if (n > t.info.size - (sink.written - start)) throw miscount(sink.written - start + n);
+      sink.put(data, n);
+    });
+    if (sink.written - start != t.info.size) throw miscount(sink.written - start);
   }
-  put_zeros(sink, align_up(sink.written, alignment_) - sink.written);
+  put_zeros(sink, layout.file_size - sink.written);
 }
 
 std::vector<uint8_t> GgufWriter::to_bytes() const {
@@ -321,8 +362,41 @@ void GgufWriter::check_destination(const std::string& path) {
 
 void GgufWriter::remove_temporaries_on_signals() { install_temporary_cleanup(); }
 
+namespace {
+
+// "25769803776 bytes (24.0 GiB)".
+std::string bytes_text(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double scaled = double(bytes) / 1024;
+  size_t unit = 0;
+  while (scaled >= 1024 && unit + 1 < std::size(kUnits)) {
+    scaled /= 1024;
+    ++unit;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%llu bytes (%.1f %s)", (unsigned long long)bytes, scaled, kUnits[unit]);
+  return text;
+}
+
+// Refuses, before anything is written, a file larger than the space its file system has left: a
+// large one would otherwise fill the disk first and fail only then. The whole size is needed, as
+// a file being replaced keeps its space until the rename.
+void check_free_space(const std::string& path, uint64_t bytes) {
+  struct statvfs fs {};
+  // Where the question has no answer, the write itself still reports a full disk.
+  if (::statvfs(directory_of(path).c_str(), &fs) != 0) return;
+  const uint64_t available = uint64_t(fs.f_bavail) * uint64_t(fs.f_frsize);
+  if (bytes > available) {
+    throw Error("gguf: cannot write '" + path + "': it needs " + bytes_text(bytes) + " and its file system has " +
+                bytes_text(available) + " available");
+  }
+}
+
+}  // namespace
+
 void GgufWriter::write_file(const std::string& path) const {
   check_destination(path);
+  check_free_space(path, file_size());
   // However this function leaves, the temporary is closed, and removed unless it was published;
   // once named, it stays registered for the signal handlers until then (members outlive the
   // body).

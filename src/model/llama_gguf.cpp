@@ -1,7 +1,9 @@
-// LlamaModel::to_gguf: the metadata and tensor layout llama.cpp writes for a llama (or qwen2)
-// model, with a minimal SentencePiece-style vocabulary unless given one, so that GGUF tools and
-// llama.cpp can open the file.
+// LlamaModel::to_gguf and generate_gguf: the metadata and tensor layout llama.cpp writes for a
+// llama (or qwen2) model, with a minimal SentencePiece-style vocabulary unless given one, so that
+// GGUF tools and llama.cpp can open the file.
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/llama_model.h"
@@ -47,6 +49,28 @@ GgufWriter LlamaModel::to_gguf(const std::string& name) const {
 }
 
 GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) const {
+  return gguf_writer(name, vocab, [](GgufWriter& w, const Tensor& t) { w.add_tensor(t.name, t); });
+}
+
+GgufWriter LlamaModel::generate_gguf(const LlamaConfig& config, const WeightTypes& types, uint64_t seed,
+                                     const std::string& name, const Vocab& vocab) {
+  std::vector<GeneratedTensor> generated;
+  const LlamaModel headers = declare_generated(config, types, seed, false, generated);
+  std::unordered_map<const Tensor*, UniformWeights> contents;
+  for (const GeneratedTensor& g : generated) contents.emplace(g.tensor, g.contents);
+  return headers.gguf_writer(name, vocab, [&contents](GgufWriter& w, const Tensor& t) {
+    // The source outlives `headers`: it keeps what it needs by value.
+    const UniformWeights weights = contents.at(&t);
+    const DType type = t.type;
+    const int64_t ne0 = t.ne[0], rows = t.nrows();
+    w.add_tensor(t.name, t, [weights, type, ne0, rows](const GgufWriter::ByteSink& sink) {
+      weights.generate(type, ne0, rows, sink);
+    });
+  });
+}
+
+GgufWriter LlamaModel::gguf_writer(const std::string& name, const Vocab& vocab,
+                                   const std::function<void(GgufWriter&, const Tensor&)>& add) const {
   const LlamaConfig& c = config_;
   if (vocab.size() != c.n_vocab) {
     throw Error("llama: the vocabulary has " + std::to_string(vocab.size()) + " tokens, the model n_vocab " +
@@ -76,15 +100,15 @@ GgufWriter LlamaModel::to_gguf(const std::string& name, const Vocab& vocab) cons
   vocab.write_to(w);
 
   // llama.cpp's order: RoPE factors, embedding, the blocks, the final norm and head.
-  if (rope_freqs()) w.add_tensor(rope_freqs()->name, *rope_freqs());
-  w.add_tensor(token_embd_->name, *token_embd_);
+  if (rope_freqs()) add(w, *rope_freqs());
+  add(w, *token_embd_);
   for (const BlockWeights& l : layers_) {
     for (const Tensor* t : l.tensors()) {
-      if (t) w.add_tensor(t->name, *t);
+      if (t) add(w, *t);
     }
   }
-  w.add_tensor(output_norm_->name, *output_norm_);
-  if (!tied_output()) w.add_tensor(output_->name, *output_);
+  add(w, *output_norm_);
+  if (!tied_output()) add(w, *output_);
   return w;
 }
 

@@ -120,6 +120,14 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
 }
 
 LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& types, uint64_t seed) {
+  std::vector<GeneratedTensor> generated;
+  LlamaModel m = declare_generated(config, types, seed, true, generated);
+  for (const GeneratedTensor& g : generated) g.contents.fill(*g.tensor);
+  return m;
+}
+
+LlamaModel LlamaModel::declare_generated(const LlamaConfig& config, const WeightTypes& types, uint64_t seed, bool allocate,
+                                         std::vector<GeneratedTensor>& generated) {
   config.validate();
   // Every matrix row is n_embd long except ffn_down's (n_ff); name the first that cannot be whole
   // blocks, as a user choosing a type for a model's sizes needs to know which one.
@@ -142,22 +150,24 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& ty
   }
   LlamaModel m;
   m.config_ = config;
-  m.ctx_ = std::make_unique<Context>();
+  m.ctx_ = std::make_unique<Context>(ContextOptions{.no_alloc = !allocate});
   Context& ctx = *m.ctx_;
   BlockConfig block = config.block_config(1, types.matrices, DType::F16);
   block.wv_type = types.attn_v;
   block.w_down_type = types.ffn_down;
 
-  auto named = [](Tensor* t, const std::string& name) {
+  auto tensor = [&](DType type, std::initializer_list<int64_t> ne, const std::string& name, UniformWeights contents) {
+    Tensor* t = ctx.new_tensor(type, ne);
     t->set_name(name);
     t->flags |= kFlagParam;
+    generated.push_back({t, contents});
     return t;
   };
-  m.token_embd_ = named(ctx.new_tensor(types.matrices, {config.n_embd, config.n_vocab}), "token_embd.weight");
-  fill_uniform(*m.token_embd_, seed, 1.0f);
+  auto named = [](Tensor* t, const std::string& name) { t->set_name(name); };
+  m.token_embd_ = tensor(types.matrices, {config.n_embd, config.n_vocab}, "token_embd.weight", {seed, 1.0f});
   for (int64_t l = 0; l < config.n_layer; ++l) {
-    // make_block_weights draws one seed per tensor from its seed: 100 apart keeps layers distinct.
-    BlockWeights w = make_block_weights(ctx, block, seed + 100 * uint64_t(l + 1));
+    // declare_block_weights draws one seed per tensor from its seed: 100 apart keeps layers distinct.
+    BlockWeights w = declare_block_weights(ctx, block, seed + 100 * uint64_t(l + 1), generated);
     named(w.attn_norm, layer_name(l, "attn_norm"));
     named(w.wq, layer_name(l, "attn_q"));
     named(w.wk, layer_name(l, "attn_k"));
@@ -174,12 +184,9 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& ty
     named(w.w_down, layer_name(l, "ffn_down"));
     m.layers_.push_back(w);
   }
-  m.output_norm_ = named(ctx.new_tensor(DType::F32, {config.n_embd}), "output_norm.weight");
-  fill_uniform(*m.output_norm_, seed + 1, 0.1f);
-  auto* gain = static_cast<float*>(m.output_norm_->data);
-  for (int64_t i = 0; i < config.n_embd; ++i) gain[i] += 1.0f;
-  m.output_ = named(ctx.new_tensor(types.output, {config.n_embd, config.n_vocab}), "output.weight");
-  fill_uniform(*m.output_, seed + 2, 1.0f / std::sqrt(float(config.n_embd)));
+  m.output_norm_ = tensor(DType::F32, {config.n_embd}, "output_norm.weight", {seed + 1, 0.1f, 1.0f});
+  m.output_ = tensor(types.output, {config.n_embd, config.n_vocab}, "output.weight",
+                     {seed + 2, 1.0f / std::sqrt(float(config.n_embd))});
   return m;
 }
 

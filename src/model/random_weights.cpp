@@ -1,6 +1,6 @@
 #include "tilegraph/model/random_weights.h"
 
-#include <vector>
+#include <cstring>
 
 #include "tilegraph/core/error.h"
 
@@ -17,24 +17,52 @@ uint64_t splitmix64(uint64_t& state) {
 
 }  // namespace
 
+UniformRows::UniformRows(DType type, int64_t ne0, uint64_t seed, float scale, float offset)
+    : type_(type), state_(seed), scale_(scale), offset_(offset), values_(size_t(ne0)) {
+  if (type == DType::I32) throw Error("uniform weights: needs a float or quantized type, not i32");
+}
+
+void UniformRows::next(void* out) {
+  for (float& v : values_) {
+    // 24 random bits -> [-1, 1)
+    v = scale_ * (float(splitmix64(state_) >> 40) * (2.0f / 16777216.0f) - 1.0f);
+  }
+  if (offset_ != 0.0f) {
+    for (float& v : values_) v += offset_;
+  }
+  row_from_f32(type_, values_.data(), out, int64_t(values_.size()));
+}
+
 void fill_uniform(Tensor& t, uint64_t seed, float scale) {
   if (!t.data) throw Error("fill_uniform: tensor has no data");
   if (!t.has_contiguous_rows() || t.type == DType::I32) {
     throw Error("fill_uniform: needs a float or quantized tensor with contiguous rows: " + describe(t));
   }
-  uint64_t state = seed;
-  std::vector<float> row(size_t(t.ne[0]));
+  UniformRows rows(t.type, t.ne[0], seed, scale);
   for (int64_t i3 = 0; i3 < t.ne[3]; ++i3) {
     for (int64_t i2 = 0; i2 < t.ne[2]; ++i2) {
-      for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) {
-        for (float& v : row) {
-          // 24 random bits -> [-1, 1)
-          v = scale * (float(splitmix64(state) >> 40) * (2.0f / 16777216.0f) - 1.0f);
-        }
-        row_from_f32(t.type, row.data(), t.element_ptr(0, i1, i2, i3), t.ne[0]);
-      }
+      for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) rows.next(t.element_ptr(0, i1, i2, i3));
     }
   }
+}
+
+void UniformWeights::generate(DType type, int64_t ne0, int64_t rows,
+                              const std::function<void(const void*, size_t)>& put) const {
+  UniformRows generator(type, ne0, seed, scale, offset);
+  std::vector<uint8_t> row(row_size(type, ne0));
+  for (int64_t r = 0; r < rows; ++r) {
+    generator.next(row.data());
+    put(row.data(), row.size());
+  }
+}
+
+void UniformWeights::fill(Tensor& t) const {
+  if (!t.data || !t.is_contiguous()) throw Error("uniform weights: needs a contiguous tensor with data: " + describe(t));
+  auto* out = static_cast<uint8_t*>(t.data);
+  generate(t.type, t.ne[0], t.nrows(), [&out](const void* row, size_t bytes) {
+    std::memcpy(out, row, bytes);
+    out += bytes;
+  });
 }
 
 }  // namespace tg::model

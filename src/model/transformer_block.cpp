@@ -38,32 +38,23 @@ void BlockConfig::validate() const {
   if (!dtype_traits(cache_type).is_float) fail("the KV cache must be f32, f16 or bf16");
 }
 
-BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed) {
+BlockWeights declare_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed, std::vector<GeneratedTensor>& generated) {
   c.validate();
-  if (ctx.no_alloc()) throw Error("make_block_weights: the context must allocate");
   const int64_t kv_dim = c.head_dim() * c.n_head_kv;
   uint64_t next_seed = seed;
+  auto tensor = [&](const char* name, DType type, std::initializer_list<int64_t> ne, float scale, float offset = 0.0f) {
+    Tensor* t = ctx.new_tensor(type, ne);
+    t->set_name(name);
+    t->flags |= kFlagParam;
+    generated.push_back({t, {next_seed++, scale, offset}});
+    return t;
+  };
   auto matrix = [&](const char* name, int64_t in, int64_t out, DType type) {
-    Tensor* t = ctx.new_tensor(type, {in, out});
-    t->set_name(name);
-    t->flags |= kFlagParam;
-    fill_uniform(*t, next_seed++, 1.0f / std::sqrt(float(in)));
-    return t;
+    return tensor(name, type, {in, out}, 1.0f / std::sqrt(float(in)));
   };
-  auto vector = [&](const char* name, int64_t n, float scale) {
-    Tensor* t = ctx.new_tensor(DType::F32, {n});
-    t->set_name(name);
-    t->flags |= kFlagParam;
-    fill_uniform(*t, next_seed++, scale);
-    return t;
-  };
-  auto norm_weight = [&](const char* name) {
-    Tensor* t = vector(name, c.n_embd, 0.1f);
-    float* w = static_cast<float*>(t->data);
-    for (int64_t i = 0; i < c.n_embd; ++i) w[i] += 1.0f;  // near 1, like trained norm gains
-    return t;
-  };
-  auto bias = [&](const char* name, int64_t n) { return vector(name, n, 0.5f); };
+  // Near 1, like trained norm gains.
+  auto norm_weight = [&](const char* name) { return tensor(name, DType::F32, {c.n_embd}, 0.1f, 1.0f); };
+  auto bias = [&](const char* name, int64_t n) { return tensor(name, DType::F32, {n}, 0.5f); };
   BlockWeights w;
   w.attn_norm = norm_weight("attn_norm");
   w.wq = matrix("wq", c.n_embd, c.n_embd, c.weight_type);
@@ -79,6 +70,14 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
   w.w_gate = matrix("w_gate", c.n_embd, c.n_ff, c.weight_type);
   w.w_up = matrix("w_up", c.n_embd, c.n_ff, c.weight_type);
   w.w_down = matrix("w_down", c.n_ff, c.n_embd, c.w_down_weight_type());
+  return w;
+}
+
+BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed) {
+  if (ctx.no_alloc()) throw Error("make_block_weights: the context must allocate");
+  std::vector<GeneratedTensor> generated;
+  const BlockWeights w = declare_block_weights(ctx, c, seed, generated);
+  for (const GeneratedTensor& g : generated) g.contents.fill(*g.tensor);
   return w;
 }
 

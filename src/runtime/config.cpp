@@ -43,7 +43,8 @@ long env_int(const char* name, long fallback, long min, long max) {
 }
 
 int default_num_threads() {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // A machine with more cores than that gets the most a backend runs, not an error.
+  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, unsigned(kMaxThreads));
   return int(env_int("TG_NUM_THREADS", long(cores), 1, kMaxThreads));
 }
 

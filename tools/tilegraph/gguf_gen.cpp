@@ -67,11 +67,13 @@ void generate(const GenOptions& o) {
   const bool q4_k_m = type == "q4_k_m";
   const model::WeightTypes types = q4_k_m ? model::WeightTypes::q4_k_m() : model::WeightTypes::all(parse_dtype(type));
   const std::string type_name = q4_k_m ? "q4_K_M" : std::string(dtype_name(types.matrices));
-  const model::LlamaModel llama = model::LlamaModel::generate(c, types, seed);
   const model::Vocab vocab = o.vocab == "llama3"  ? model::Vocab::minimal_byte_level(c.n_vocab)
                             : o.vocab == "qwen2" ? model::Vocab::minimal_qwen2(c.n_vocab)
                                                  : model::Vocab::minimal_sentencepiece(c.n_vocab);
-  model::GgufWriter w = llama.to_gguf("tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab);
+  // The weights are generated as they are written, a row at a time: a model may be larger than
+  // memory, and one larger than the disk's free space is refused before any is generated.
+  model::GgufWriter w = model::LlamaModel::generate_gguf(
+      c, types, seed, "tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab);
   if (o.vocab == "qwen2") w.set("tokenizer.chat_template", std::string(kChatmlTemplate));
   // Interrupted, the run leaves neither a half-written file nor its hidden temporary.
   model::GgufWriter::remove_temporaries_on_signals();

@@ -95,8 +95,10 @@ class Progress {
     const auto now = std::chrono::steady_clock::now();
     if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
-    std::fprintf(stderr, "\r  %lld/%lld tokens, %.1f tok/s decode", (long long)done, (long long)total_,
-                 per_second(double(r.decode_steps), r.decode_seconds));
+    std::fprintf(stderr, "\r  %lld/%lld tokens", (long long)done, (long long)total_);
+    // The prefill gives the first token: until a decode step has been timed there is no rate.
+    if (r.decode_steps > 0) std::fprintf(stderr, ", %.1f tok/s decode", per_second(double(r.decode_steps), r.decode_seconds));
+    std::fputs("\x1b[K", stderr);  // a shorter line than the last must not leave its end behind
     std::fflush(stderr);
     shown_ = true;
   }
@@ -139,10 +141,15 @@ std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
   return model::format_chat(*t, *o.chat, o.system);
 }
 
+// The option the prompt comes from, for messages.
+std::string prompt_option(const RunOptions& o) {
+  return o.prompt ? "--prompt" : o.prompt_file ? "--prompt-file" : o.chat ? "--chat" : "--prompt-ids";
+}
+
 std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::GgufFile* file, const model::Vocab* vocab,
                                    const std::string& missing) {
-  if (!o.prompt && !o.prompt_file && !o.chat) return parse_ids(o.prompt_ids);  // the session checks them against the vocabulary
-  const std::string option = o.prompt ? "--prompt" : o.prompt_file ? "--prompt-file" : "--chat";
+  if (!o.prompt && !o.prompt_file && !o.chat) return parse_ids(o.prompt_ids);
+  const std::string option = prompt_option(o);
   if (!vocab) throw Error(option + ": cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
   const std::string text =
       o.prompt ? *o.prompt : o.prompt_file ? read_text_file("--prompt-file", *o.prompt_file) : chat_prompt(o, file);
@@ -154,6 +161,19 @@ std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::GgufFile* f
                          "has two (leave it out of %s)\n", option.c_str());
   }
   return ids;
+}
+
+// The session refuses an id outside the vocabulary too, but only once the weights are loaded and
+// the header printed.
+void check_prompt_ids(const RunOptions& o, const std::vector<int32_t>& prompt, int64_t n_vocab) {
+  const auto bad = std::ranges::find_if(prompt, [n_vocab](int32_t id) { return id < 0 || id >= n_vocab; });
+  if (bad == prompt.end()) return;
+  if (prompt_option(o) == "--prompt-ids" && o.prompt_ids == kDefaultPromptIds) {
+    throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
+                std::to_string(n_vocab) + " tokens: pass --prompt-ids or --prompt");
+  }
+  throw Error(prompt_option(o) + ": token " + std::to_string(bad - prompt.begin()) + " has id " + std::to_string(*bad) +
+              ", outside the model's vocabulary [0, " + std::to_string(n_vocab) + ")");
 }
 
 void run(const RunOptions& o) {
@@ -168,6 +188,7 @@ void run(const RunOptions& o) {
   const model::LlamaConfig& c = m.config;
   const std::optional<model::Vocab>& vocab = m.vocab;
   const std::vector<int32_t> prompt = prompt_tokens(o, m.file ? &*m.file : nullptr, vocab ? &*vocab : nullptr, m.no_vocab);
+  check_prompt_ids(o, prompt, c.n_vocab);
   const int64_t needed = int64_t(prompt.size()) + std::max<int64_t>(o.tokens - 1, 0);
   if (needed > c.n_ctx_train) {
     const int64_t most = c.n_ctx_train - int64_t(prompt.size()) + 1;
@@ -176,10 +197,6 @@ void run(const RunOptions& o) {
                 (most > 0 ? " (--tokens " + std::to_string(most) + " at most)" : ""));
   }
   if (o.stream && !vocab) throw Error("--stream: " + *o.model + " has no vocabulary to print text with: " + m.no_vocab);
-  if (!o.prompt && !o.prompt_file && !o.chat && o.prompt_ids == kDefaultPromptIds && *std::max_element(prompt.begin(), prompt.end()) >= c.n_vocab) {
-    throw Error(std::string("the default prompt (--prompt-ids ") + kDefaultPromptIds + ") does not fit the model's vocabulary of " +
-                std::to_string(c.n_vocab) + " tokens: pass --prompt-ids or --prompt");
-  }
   const int64_t n_ctx = std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
 
   const std::string& source = m.description;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -179,6 +180,11 @@ class GgufFile {
 // data aligned to `general.alignment` (32 unless that key is set).
 class GgufWriter {
  public:
+  // Takes a tensor's bytes in order, in pieces of any size.
+  using ByteSink = std::function<void(const void* data, size_t bytes)>;
+  // Gives a tensor's bytes to the sink, called when the file is written.
+  using TensorSource = std::function<void(const ByteSink& sink)>;
+
   // A duplicate key throws; general.alignment must be a u32 power of two.
   void set(std::string key, GgufValue value);
   // `data` holds the tensor's bytes in ggml order (row_size(type, ne[0]) * ne[1] * ...) and must
@@ -186,13 +192,20 @@ class GgufWriter {
   void add_tensor(std::string name, DType type, std::span<const int64_t> ne, const void* data);
   // A tensor with contiguous data, its shape trimmed to its last dimension above 1.
   void add_tensor(std::string name, const Tensor& tensor);
+  // A tensor of `shape`'s type and dimensions (trimmed as above; its data is not used) whose
+  // bytes `source` gives as the file is written, so that it never has to be in memory whole. A
+  // source that gives more or fewer bytes than the tensor's size makes the write throw.
+  void add_tensor(std::string name, const Tensor& shape, TensorSource source);
 
+  // The size of the file to_bytes() and write_file() produce.
+  uint64_t file_size() const;
   std::vector<uint8_t> to_bytes() const;
   // Writes to `path`, replacing a regular file there (it keeps its permissions): the bytes go to
   // a new file beside it (unnamed until complete where the file system allows, so not even
   // SIGKILL leaves it behind), synced and then renamed into place, so a failed write or a crash
   // leaves the old file or the whole new one, and concurrent writers each publish a whole file.
-  // check_destination() runs first.
+  // check_destination() runs first, then a file system without file_size() bytes available (the
+  // old file, if any, still holding its own) is refused before anything is written.
   void write_file(const std::string& path) const;
   // Throws tg::Error unless `path` is writable by write_file: absent or a regular file (not a
   // symbolic link, directory or device), in an existing directory this process may write. For
@@ -206,10 +219,19 @@ class GgufWriter {
  private:
   struct PendingTensor {
     GgufTensorInfo info;
-    const void* data;
+    const void* data;     // the bytes, or null for a source's
+    TensorSource source;  // empty for data held in memory
   };
+  // Where the data section starts, each tensor's offset in it, and the file's size.
+  struct Layout {
+    uint64_t data_start = 0;
+    std::vector<uint64_t> offsets;
+    uint64_t file_size = 0;
+  };
+  void add_pending(std::string name, DType type, std::span<const int64_t> ne, const void* data, TensorSource source);
   template <class Sink>
   void write_metadata(Sink& sink) const;  // the header and the key-value pairs
+  Layout layout() const;
   template <class Sink>
   void write(Sink& sink) const;
 

@@ -14,6 +14,7 @@
 // Matrices may be f32, f16, bf16 or quantized: q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K
 // (each its own type, as llama.cpp's files mix them: Q4_K_M files hold q4_K and q6_K matrices).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "tilegraph/core/tensor.h"
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_config.h"
+#include "tilegraph/model/random_weights.h"
 #include "tilegraph/model/transformer_block.h"
 
 namespace tg::model {
@@ -54,6 +56,11 @@ class LlamaModel {
   static LlamaModel generate(const LlamaConfig& config, DType weight_type, uint64_t seed) {
     return generate(config, WeightTypes::all(weight_type), seed);
   }
+  // generate(config, types, seed).to_gguf(name, vocab) without the model in memory: the writer
+  // generates each tensor a row at a time as it writes it, so the file (the same bytes) may be
+  // larger than memory.
+  static GgufWriter generate_gguf(const LlamaConfig& config, const WeightTypes& types, uint64_t seed,
+                                  const std::string& name, const Vocab& vocab);
 
   LlamaModel(LlamaModel&&) noexcept;
   LlamaModel& operator=(LlamaModel&&) noexcept;
@@ -85,6 +92,13 @@ class LlamaModel {
 
  private:
   LlamaModel();
+  // generate()'s model, its tensors unfilled (headers only unless `allocate`): each is appended to
+  // `generated` with its contents.
+  static LlamaModel declare_generated(const LlamaConfig& config, const WeightTypes& types, uint64_t seed, bool allocate,
+                                      std::vector<GeneratedTensor>& generated);
+  // The writer of to_gguf, each tensor given to it by add(writer, tensor).
+  GgufWriter gguf_writer(const std::string& name, const Vocab& vocab,
+                         const std::function<void(GgufWriter&, const Tensor&)>& add) const;
 
   LlamaConfig config_;
   std::unique_ptr<Context> ctx_;  // tensor headers, and their data for generated models

@@ -6,10 +6,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/tensor.h"
+#include "tilegraph/model/random_weights.h"
 
 namespace tg::model {
 
@@ -72,6 +74,10 @@ struct KvCache {
 // Weights (allocated in `ctx`, which must allocate) filled with deterministic pseudo-random
 // values scaled like a trained model's (1/sqrt(fan_in)).
 BlockWeights make_block_weights(Context& ctx, const BlockConfig& config, uint64_t seed);
+// make_block_weights' tensors without their contents (`ctx` may be no-alloc): each is appended to
+// `generated` with the contents make_block_weights would give it.
+BlockWeights declare_block_weights(Context& ctx, const BlockConfig& config, uint64_t seed,
+                                   std::vector<GeneratedTensor>& generated);
 // A zeroed cache of n_ctx rows in `ctx`, which must allocate.
 KvCache make_kv_cache(Context& ctx, const BlockConfig& config);
 

@@ -35,8 +35,9 @@ class CapturedGraph {
   virtual size_t bytes() const = 0;  // host memory held, for the cache's byte bound
 };
 
-// The most threads a backend runs (the CPU pool counts tasks in 16 bits).
-inline constexpr int kMaxThreads = 65535;
+// The most threads a backend runs: ggml's GGML_MAX_N_THREADS. Beyond that a count is a mistake
+// that would spend seconds starting threads (thousands of them) before anything fails.
+inline constexpr int kMaxThreads = 512;
 
 struct BackendOptions {
   int num_threads = 0;  // 0: $TG_NUM_THREADS, else the number of cores; at most kMaxThreads

@@ -12,7 +12,7 @@ bool env_bool(const char* name, bool fallback);
 // An integer in [min, max] (min >= 0), digits only; unset -> fallback.
 long env_int(const char* name, long fallback, long min, long max);
 
-// $TG_NUM_THREADS, else the number of online cores.
+// $TG_NUM_THREADS, else the number of online cores (at most kMaxThreads).
 int default_num_threads();
 
 }  // namespace tg::config

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/expect_error.h"
 #include "common/tensor_utils.h"
 #include "cpu/cpu_backend_internal.h"
 #include "cpu/thread_pool.h"
@@ -128,6 +129,13 @@ TEST(CpuBackend, ReportsItsThreadCount) {
   EXPECT_EQ(make_cpu_backend(BackendOptions{3})->threads(), 3);
   EXPECT_EQ(make_cpu_backend(BackendOptions{1})->threads(), 1);
   EXPECT_EQ(make_reference_backend()->threads(), 1);
+}
+
+// ggml's limit (GGML_MAX_N_THREADS): more threads only cost the seconds it takes to start them.
+TEST(CpuBackend, RefusesMoreThreadsThanGgml) {
+  EXPECT_EQ(kMaxThreads, 512);
+  EXPECT_EQ(make_cpu_backend(BackendOptions{512})->threads(), 512);
+  test::expect_error([] { make_cpu_backend(BackendOptions{513}); }, "cpu: thread count must be in [1, 512], got 513");
 }
 
 // ---- features and ISA selection ----

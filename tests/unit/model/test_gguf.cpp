@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common/expect_error.h"
 #include "common/tensor_utils.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/error.h"
@@ -494,6 +495,52 @@ TEST(Gguf, WritesTensorsFromContextTensors) {
   EXPECT_THROW(writer.add_tensor("t", *view), Error);
 }
 
+// A source gives a tensor's bytes in pieces as the file is written, and only then; the file is
+// the one its data would make. file_size() is the size written, at any alignment.
+TEST(GgufWriter, WritesTensorsFromSourcesAsTheFileIsWritten) {
+  Context ctx;
+  Tensor* w = ctx.new_tensor(DType::Q8_0, {64, 5});
+  test::Rng rng(3);
+  test::fill_uniform(*w, rng);
+  Context headers{ContextOptions{.no_alloc = true}};
+  const Tensor* shape = headers.new_tensor(DType::Q8_0, {64, 5});
+  for (uint32_t alignment : {1u, 32u}) {
+    int calls = 0;
+    GgufWriter with_data, with_source;
+    for (GgufWriter* writer : {&with_data, &with_source}) {
+      writer->set(std::string(kGgufAlignmentKey), alignment);
+      writer->set("x", "odd");
+    }
+    with_data.add_tensor("w", *w);
+    with_source.add_tensor("w", *shape, [&](const GgufWriter::ByteSink& sink) {
+      ++calls;
+      const auto* bytes = static_cast<const uint8_t*>(w->data);
+      for (size_t at = 0; at < w->nbytes(); at += 7) sink(bytes + at, std::min<size_t>(7, w->nbytes() - at));
+    });
+    EXPECT_EQ(calls, 0);
+    const std::vector<uint8_t> bytes = with_source.to_bytes();
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(bytes, with_data.to_bytes());
+    EXPECT_EQ(with_source.file_size(), bytes.size());
+    EXPECT_EQ(GgufFile::parse(bytes).tensors().at(0).ne[1], 5);
+  }
+}
+
+// A source that gives more or fewer bytes than its tensor holds would shift every tensor after it.
+TEST(GgufWriter, RefusesASourceThatMiscounts) {
+  Context headers{ContextOptions{.no_alloc = true}};
+  const Tensor* shape = headers.new_tensor(DType::F32, {4});
+  const float data[5] = {};
+  for (size_t given : {12u, 20u}) {
+    GgufWriter w;
+    w.add_tensor("t", *shape, [&](const GgufWriter::ByteSink& sink) {
+      sink(data, 8);
+      sink(data, given - 8);
+    });
+    test::expect_error([&] { w.to_bytes(); }, "gguf writer: tensor 't': its source gave " + std::to_string(given) + " bytes, expected 16");
+  }
+}
+
 TEST(GgufWriter, RejectsBadInput) {
   GgufWriter w;
   w.set("a", uint32_t(1));
@@ -608,7 +655,7 @@ TEST(GgufMalformed, TensorDescriptors) {
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 62) + 1}, kGgmlF32), "tensor 't': size overflows");
   // 2^64 - 2 bytes of f16 still fit the size: it is the bounds check that refuses them.
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 63) - 1}, kGgmlF16),
-                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file");
+                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file (the data section holds 256 bytes) (at byte 49)");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 62, 4}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
   expect_parse_error(one_tensor("t", {256}, kGgmlQ2_K), "tensor 't': unsupported ggml tensor type 10 (q2_K)");
@@ -626,14 +673,18 @@ TEST(GgufMalformed, TensorData) {
   auto file = [](uint64_t offset_a, uint64_t offset_b, size_t data_bytes, std::vector<uint64_t> ne_b = {4}) {
     return Raw().header(2, 0).tensor("a", {4}, kGgmlF32, offset_a).tensor("b", std::move(ne_b), kGgmlF16, offset_b).pad_to(32).zeros(data_bytes).bytes;
   };
+  // Errors point at the offending tensor's offset field: after the 24-byte header, a's name
+  // (8 + 1), n_dims (4), ne[0] (8) and type (4); b's as many bytes after a's offset.
+  const std::string at_a = " (at byte 49)", at_b = " (at byte 82)";
   EXPECT_NO_THROW(GgufFile::parse(file(0, 32, 40)));
-  expect_parse_error(file(0, 32, 39), "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)");
-  expect_parse_error(file(0, uint64_t(1) << 62, 64), "tensor 'b': data [4611686018427387904");
-  expect_parse_error(file(~uint64_t(31), 0, 64), "tensor 'a': data [18446744073709551584");
-  expect_parse_error(file(32, 0, 64, {32}), "tensors 'b' [0, 64) and 'a' [32, 48) overlap");
-  expect_parse_error(file(0, 0, 64), "tensors 'a' [0, 16) and 'b' [0, 8) overlap");
+  expect_parse_error(file(0, 32, 39), "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)" + at_b);
+  expect_parse_error(file(0, uint64_t(1) << 62, 64), "tensor 'b': data [4611686018427387904, 4611686018427387904 + 8) extends past the end of the file (the data section holds 64 bytes)" + at_b);
+  expect_parse_error(file(~uint64_t(31), 0, 64), "tensor 'a': data [18446744073709551584, 18446744073709551584 + 16) extends past the end of the file (the data section holds 64 bytes)" + at_a);
+  // An overlap is the fault of the tensor that starts inside the other.
+  expect_parse_error(file(32, 0, 64, {32}), "tensors 'b' [0, 64) and 'a' [32, 48) overlap" + at_a);
+  expect_parse_error(file(0, 0, 64), "tensors 'a' [0, 16) and 'b' [0, 8) overlap" + at_b);
   // No data section at all.
-  expect_parse_error(Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes, "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)");
+  expect_parse_error(Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes, "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)" + at_a);
   // Empty tensors occupy nothing and may share an offset.
   EXPECT_NO_THROW(GgufFile::parse(file(0, 0, 64, {0})));
 }

@@ -20,6 +20,7 @@
 #include "tilegraph/model/llama_config.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/llama_session.h"
+#include "tilegraph/model/vocab.h"
 #include "tilegraph/runtime/graph_mode.h"
 
 namespace tg::model {
@@ -692,6 +693,35 @@ TEST(LlamaModel, GenerateNamesTheTensorWhoseRowsCannotBeWholeBlocks) {
   EXPECT_NO_THROW(LlamaModel::generate(config, mix, kSeed));
 }
 
+LlamaConfig qwen2_config() {
+  LlamaConfig config = llama_preset("tiny");
+  config.arch = Architecture::kQwen2;
+  return config;
+}
+
+// gguf-gen streams the weights into the file instead of generating the model first: the same
+// bytes, for every kind of tensor (quantized, mixed, biases, norms, another vocabulary).
+TEST(LlamaModel, GenerateGgufWritesTheFileOfTheGeneratedModel) {
+  LlamaConfig small = llama_preset("small");
+  small.n_ff = 768;
+  LlamaConfig three_layers = llama_preset("tiny");
+  three_layers.n_layer = 3;
+  const struct {
+    LlamaConfig config;
+    WeightTypes types;
+    uint64_t seed;
+  } cases[] = {{llama_preset("tiny"), WeightTypes::all(DType::F16), kSeed},
+               {three_layers, WeightTypes::all(DType::Q8_0), 42},
+               {small, WeightTypes::q4_k_m(), 7},
+               {qwen2_config(), WeightTypes::all(DType::F32), UINT64_MAX}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(architecture_name(c.config.arch)) + " " + std::string(dtype_name(c.types.matrices)));
+    const Vocab vocab = Vocab::minimal_byte_level(c.config.n_vocab);
+    const std::vector<uint8_t> streamed = LlamaModel::generate_gguf(c.config, c.types, c.seed, "m", vocab).to_bytes();
+    EXPECT_EQ(streamed, LlamaModel::generate(c.config, c.types, c.seed).to_gguf("m", vocab).to_bytes());
+  }
+}
+
 TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
   const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::Q8_0, kSeed);
   const std::string path = (std::filesystem::temp_directory_path() / ("tg_llama_" + std::to_string(getpid()) + ".gguf")).string();
@@ -710,12 +740,6 @@ TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
     EXPECT_EQ(b.n_past(), 4 + 11);
   }
   std::filesystem::remove(path);
-}
-
-LlamaConfig qwen2_config() {
-  LlamaConfig config = llama_preset("tiny");
-  config.arch = Architecture::kQwen2;
-  return config;
 }
 
 TEST(LlamaModel, Qwen2BlocksAddTheirBiasesAndRotateNeoxStyle) {
