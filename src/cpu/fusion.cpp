@@ -9,14 +9,18 @@ namespace {
 
 // Whether `next` can take `current`'s result as an operand inside a fused chain: both f32 row
 // ops of one shape, `current` read by nobody else and by `next` once, as its first operand or as
-// the second of a binary op or split-form GLU (the residual add, swiglu(gate, up)).
+// the second of a binary op (the residual add(x, mul_mat(...))).
+//
+// Not as GLU's second operand: in swiglu(mul_mat(w_gate, h), mul_mat(w_up, h)) that would make
+// the up projection's step wait for the gate's, which replay otherwise runs side by side with it
+// on two threads; decode steps at d_model 256 went from 1.1x to 0.9x eager (bench/RESULTS.md).
 bool extends_row_chain(const Tensor& current, const Tensor& next, int consumers_of_current) {
   if (!is_row_op(next.op) || next.type != DType::F32) return false;
   if (consumers_of_current != 1 || (current.flags & (kFlagOutput | kFlagInput))) return false;
   if (!same_shape(current, next) || next.is_empty()) return false;
   if (next.op == Op::GLU && !next.src[1]) return false;  // the halves form needs a 2n-wide input
   const bool second_operand_allowed = next.op == Op::ADD || next.op == Op::SUB || next.op == Op::MUL ||
-                                      next.op == Op::DIV || next.op == Op::GLU;
+                                      next.op == Op::DIV;
   int reads = 0;
   for (int j = 0; j < kMaxSrc; ++j) reads += next.src[j] == &current;
   return reads == 1 && (next.src[0] == &current || (second_operand_allowed && next.src[1] == &current));

@@ -60,13 +60,8 @@ int64_t row_op_extra_floats(const Tensor& node) {
 void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
                float* extra, int64_t i1, int64_t i2, int64_t i3) {
   const int64_t n = node.ne[0];
-  if (value_slot == 1) {  // x is the second operand, of the node's own shape: no broadcast
-    const float* a = read_row_f32(vec, *node.src[0], i1, i2, i3, extra);
-    if (node.op == Op::GLU) {
-      vec.glu(GluOp(node.op_params[0]), n, out, a, x);
-    } else {
-      vec.binary(binary_op(node.op), n, out, a, x);
-    }
+  if (value_slot == 1) {  // x is a binary op's second operand, of the node's own shape: no broadcast
+    vec.binary(binary_op(node.op), n, out, read_row_f32(vec, *node.src[0], i1, i2, i3, extra), x);
     return;
   }
   switch (node.op) {
@@ -119,7 +114,7 @@ bool is_segment_op(const Tensor& node, int value_slot) {
   auto unit_f32_rows = [](const Tensor* t) { return t && is_f32_row_contiguous(*t); };
   if (value_slot == 1) {
     const bool binary = node.op == Op::ADD || node.op == Op::SUB || node.op == Op::MUL || node.op == Op::DIV;
-    return (binary || node.op == Op::GLU) && unit_f32_rows(node.src[0]);
+    return binary && unit_f32_rows(node.src[0]);
   }
   switch (node.op) {
     case Op::ADD:
@@ -138,11 +133,7 @@ void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, fl
                    int64_t col, int64_t n, int64_t i1, int64_t i2, int64_t i3) {
   if (value_slot == 1) {
     const float* a = reinterpret_cast<const float*>(row_ptr(*node.src[0], i1, i2, i3)) + col;
-    if (node.op == Op::GLU) {
-      vec.glu(GluOp(node.op_params[0]), n, out, a, x);
-    } else {
-      vec.binary(binary_op(node.op), n, out, a, x);
-    }
+    vec.binary(binary_op(node.op), n, out, a, x);
     return;
   }
   switch (node.op) {

@@ -13,9 +13,8 @@ namespace tg::cpu {
 bool is_row_op(Op op);
 
 // Which source of `node` a fused chain's value stands for: 0, or 1 when the previous link is the
-// second operand of a binary op or split-form GLU (add(residual, mul_mat(...)), swiglu(gate, up)).
-// The op then reads its first operand from memory and keeps its operand order, so the fused
-// result has the unfused bits.
+// second operand of a binary op (add(residual, mul_mat(...))). The op then reads its first
+// operand from memory and keeps its operand order, so the fused result has the unfused bits.
 int chain_value_slot(const Tensor& node, const Tensor& chain_value);
 
 // out = op(x, the node's other operands at row (i1, i2, i3)). x is the row of the node's source
