@@ -549,16 +549,26 @@ TEST(GraphMode, TooManyConsecutiveUpdatesSwitchOffThenBackOn) {
   EXPECT_EQ(backend.launches, 3);
 }
 
+// A cache of 3 whose guard switches capturing off after 2 evicting captures, brought there by
+// graphs 1..5 (4 and 5 each evict): it holds 3, 4 and 5.
+struct SuspendedGuard : ::testing::Test {
+  static GraphModeConfig config() {
+    GraphModeConfig c;
+    c.capacity = 3;
+    c.max_consecutive_updates = 2;
+    return c;
+  }
+  void SetUp() override {
+    for (int i = 1; i <= 5; ++i) r.run(i);
+    ASSERT_TRUE(backend.mode.suspended());
+  }
+  CountingBackend backend{config()};
+  WidthRunner r{backend};
+};
+
 // The guard stops captures, not replays: graphs the cache holds keep replaying while it is off,
 // and a workload cycling through as many graphs as the cache holds turns capturing back on.
-TEST(GraphMode, ASuspendedGuardReplaysHitsAndComesBackForACycle) {
-  GraphModeConfig config;
-  config.capacity = 3;
-  config.max_consecutive_updates = 2;
-  CountingBackend backend(config);
-  WidthRunner r(backend);
-  for (int i = 1; i <= 5; ++i) r.run(i);  // 4 and 5 each evict: switched off
-  ASSERT_TRUE(backend.mode.suspended());
+TEST_F(SuspendedGuard, ReplaysHitsAndComesBackForACycle) {
   const int launches = backend.launches;
   r.run(5);  // cached: replays although capturing is off
   EXPECT_EQ(backend.launches, launches + 1);
@@ -578,14 +588,7 @@ TEST(GraphMode, ASuspendedGuardReplaysHitsAndComesBackForACycle) {
 
 // A cycle of more graphs than the cache holds would only churn it if captured: it keeps capturing
 // off, whether or not some of its graphs are cached (those replay).
-TEST(GraphMode, ACycleLongerThanTheCapacityStaysSuspended) {
-  GraphModeConfig config;
-  config.capacity = 3;
-  config.max_consecutive_updates = 2;
-  CountingBackend backend(config);
-  WidthRunner r(backend);
-  for (int i = 1; i <= 5; ++i) r.run(i);  // the cache holds 3, 4 and 5
-  ASSERT_TRUE(backend.mode.suspended());
+TEST_F(SuspendedGuard, ACycleLongerThanTheCapacityStaysSuspended) {
   const int launches = backend.launches;
   for (int round = 0; round < 20; ++round) {
     for (int i = 2; i <= 5; ++i) r.run(i);
