@@ -149,7 +149,7 @@ bool GraphMode::seen_recently(uint64_t structure) {
   }
   recent_structures_.push_front(structure);
   recent_structure_index_.emplace(structure, recent_structures_.begin());
-  if (recent_structures_.size() > std::min(config_.capacity, kMaxSightings)) {
+  while (recent_structures_.size() > std::min(config_.capacity, kMaxSightings)) {  // the capacity may have shrunk
     recent_structure_index_.erase(recent_structures_.back());
     recent_structures_.pop_back();
   }
