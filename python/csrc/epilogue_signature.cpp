@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "tilegraph/evg/frontend/ast.h"
+#include "tilegraph/evg/frontend/dag.h"
 
 namespace tg::python {
 
@@ -25,14 +27,12 @@ void note_uses(const Expr& e, std::map<std::string, OperandKind, std::less<>>& u
 }
 
 OperandKind output_kind(const Expr& value) {
-  if (value.kind != Expr::Kind::kCall) return OperandKind::kMatrix;
-  for (const char* fn : {"row_sum", "row_max", "row_min"}) {
-    if (value.name == fn) return OperandKind::kRowVector;
+  bool over_rows = false;
+  std::string fn;
+  if (value.kind != Expr::Kind::kCall || !evg::frontend::parse_reduction(value.name, over_rows, fn)) {
+    return OperandKind::kMatrix;
   }
-  for (const char* fn : {"col_sum", "col_max", "col_min"}) {
-    if (value.name == fn) return OperandKind::kColVector;
-  }
-  return OperandKind::kMatrix;
+  return over_rows ? OperandKind::kRowVector : OperandKind::kColVector;
 }
 
 }  // namespace

@@ -36,20 +36,6 @@ const FunctionInfo* find_function(std::string_view name) {
   return nullptr;
 }
 
-// row_sum -> (true, "sum"); col_max -> (false, "max").
-bool parse_reduction(std::string_view name, bool& over_rows, std::string& fn) {
-  for (const char* prefix : {"row_", "col_"}) {
-    if (name.substr(0, 4) != prefix) continue;
-    const std::string_view rest = name.substr(4);
-    if (rest == "sum" || rest == "max" || rest == "min") {
-      over_rows = prefix[0] == 'r';
-      fn = std::string(rest);
-      return true;
-    }
-  }
-  return false;
-}
-
 void check_signature(const Signature& sig) {
   std::set<std::string> names;
   const auto claim = [&](const OperandDecl& d, const char* what) {
@@ -450,6 +436,19 @@ class Builder {
 };
 
 }  // namespace
+
+bool parse_reduction(std::string_view name, bool& over_rows, std::string& fn) {
+  for (const char* prefix : {"row_", "col_"}) {
+    if (name.substr(0, 4) != prefix) continue;
+    const std::string_view rest = name.substr(4);
+    if (rest == "sum" || rest == "max" || rest == "min") {
+      over_rows = prefix[0] == 'r';
+      fn = std::string(rest);
+      return true;
+    }
+  }
+  return false;
+}
 
 EpilogueDag build_dag(const Program& program, const Signature& signature) {
   return Builder(program, signature).build();

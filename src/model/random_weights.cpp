@@ -1,7 +1,5 @@
 #include "tilegraph/model/random_weights.h"
 
-#include <cstring>
-
 #include "tilegraph/core/error.h"
 
 namespace tg::model {
@@ -33,12 +31,12 @@ void UniformRows::next(void* out) {
   row_from_f32(type_, values_.data(), out, int64_t(values_.size()));
 }
 
-void fill_uniform(Tensor& t, uint64_t seed, float scale) {
+void fill_uniform(Tensor& t, uint64_t seed, float scale, float offset) {
   if (!t.data) throw Error("fill_uniform: tensor has no data");
   if (!t.has_contiguous_rows() || t.type == DType::I32) {
     throw Error("fill_uniform: needs a float or quantized tensor with contiguous rows: " + describe(t));
   }
-  UniformRows rows(t.type, t.ne[0], seed, scale);
+  UniformRows rows(t.type, t.ne[0], seed, scale, offset);
   for (int64_t i3 = 0; i3 < t.ne[3]; ++i3) {
     for (int64_t i2 = 0; i2 < t.ne[2]; ++i2) {
       for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) rows.next(t.element_ptr(0, i1, i2, i3));
@@ -54,15 +52,6 @@ void UniformWeights::generate(DType type, int64_t ne0, int64_t rows,
     generator.next(row.data());
     put(row.data(), row.size());
   }
-}
-
-void UniformWeights::fill(Tensor& t) const {
-  if (!t.data || !t.is_contiguous()) throw Error("uniform weights: needs a contiguous tensor with data: " + describe(t));
-  auto* out = static_cast<uint8_t*>(t.data);
-  generate(t.type, t.ne[0], t.nrows(), [&out](const void* row, size_t bytes) {
-    std::memcpy(out, row, bytes);
-    out += bytes;
-  });
 }
 
 }  // namespace tg::model

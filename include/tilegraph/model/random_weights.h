@@ -10,9 +10,9 @@
 
 namespace tg::model {
 
-// Uniform values in [-scale, scale) written in logical order into `t` (f32/f16/bf16 or quantized,
-// with contiguous rows).
-void fill_uniform(Tensor& t, uint64_t seed, float scale);
+// Uniform values in [-scale, scale), plus `offset`, written in logical order into `t`
+// (f32/f16/bf16 or quantized, with contiguous rows).
+void fill_uniform(Tensor& t, uint64_t seed, float scale, float offset = 0.0f);
 
 // The rows fill_uniform writes, one at a time, each with `offset` added before it is converted
 // to `type`: a tensor can be generated in pieces (into a file larger than memory) with the same
@@ -41,8 +41,8 @@ struct UniformWeights {
   // The bytes of a contiguous tensor of `type` with `rows` rows of `ne0` elements, a row at a
   // time through `put`.
   void generate(DType type, int64_t ne0, int64_t rows, const std::function<void(const void*, size_t)>& put) const;
-  // The same bytes in `t`, which must be contiguous and have data.
-  void fill(Tensor& t) const;
+  // The same values in `t` (fill_uniform).
+  void fill(Tensor& t) const { fill_uniform(t, seed, scale, offset); }
 };
 
 // A tensor of a generated model and its contents. Generated models list their tensors this way

@@ -61,6 +61,9 @@ struct FunctionInfo {
 // The compute functions (not casts or reductions): relu, gelu, gelu_erf, silu, sigmoid, tanh,
 // exp, neg, abs, square, max, min, fma, clamp(x, lo, hi), leaky_relu(x, slope).
 const std::vector<FunctionInfo>& compute_functions();
+// Whether `name` is a reduction (row_sum, row_max, row_min, col_sum, col_max, col_min): then
+// over_rows says which (row_* reduce over the rows, giving a row vector) and fn is sum|max|min.
+bool parse_reduction(std::string_view name, bool& over_rows, std::string& fn);
 
 // Parses, checks and builds the DAG.
 EpilogueDag build_dag(std::string_view source, const Signature& signature);
