@@ -27,9 +27,9 @@ struct GemmPlan {
 struct GemmKernels {
   Isa isa;
   // The micro tile (rows x cols) and its kernel, for a panel of `rows` rows (1 .. tile_rows):
-  // c[i * ldc + j] (+)= sum_k a[k * rows + i] * b[k * tile_cols + j].
+  // c[i * ldc + j] (+)= sum_k a[i * lda + k] * b[k * tile_cols + j].
   int tile_rows, tile_cols;
-  void (*micro_kernel)(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+  void (*micro_kernel)(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                        bool accumulate);
 
   // The plan for `operands` (their data pointers are not read) on `num_threads` threads.

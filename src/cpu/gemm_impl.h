@@ -23,9 +23,9 @@ using StoreGemm = evg::kernel::MatmulVisitor<evg::cpu::BlockMmad, evg::kernel::S
 using CallbackGemm = evg::kernel::MatmulVisitor<evg::cpu::BlockMmad, evg::kernel::CallbackEpilogue,
                                                 evg::cpu::BlockScheduler>;
 
-void micro_kernel(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+void micro_kernel(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                   bool accumulate) {
-  evg::cpu::micro_kernel_for(rows)(kc, a, b, c, ldc, accumulate);
+  evg::cpu::micro_kernel_for(rows)(kc, a, lda, b, c, ldc, accumulate);
 }
 
 // Both GEMMs share one plan type: it does not depend on the epilogue.

@@ -38,14 +38,16 @@ TEST(GemmMicroKernel, EveryRowCountAgainstReference) {
     for (int rows = 1; rows <= kernels.tile_rows; ++rows) {
       for (int64_t kc : {0, 1, 3, 17, 256}) {
         for (bool accumulate : {false, true}) {
-          std::vector<float> a(size_t(kc * rows)), b(size_t(kc * cols));
+          // A's rows packed (lda = kc) and read in place from a wider matrix.
+          const int64_t lda = accumulate ? kc + 7 : kc;
+          std::vector<float> a(size_t(lda * rows)), b(size_t(kc * cols));
           for (float& x : a) x = dist(rng);
           for (float& x : b) x = dist(rng);
           const int64_t ldc = cols + 5;
           std::vector<float> c(size_t(rows * ldc));
           for (float& x : c) x = dist(rng);
           const std::vector<float> before = c;
-          kernels.micro_kernel(rows, kc, a.data(), b.data(), c.data(), ldc, accumulate);
+          kernels.micro_kernel(rows, kc, a.data(), lda, b.data(), c.data(), ldc, accumulate);
           for (int i = 0; i < rows; ++i) {
             for (int j = 0; j < ldc; ++j) {
               const float got = c[size_t(i * ldc + j)];
@@ -55,8 +57,8 @@ TEST(GemmMicroKernel, EveryRowCountAgainstReference) {
               }
               double want = accumulate ? before[size_t(i * ldc + j)] : 0.0, mag = std::fabs(want);
               for (int64_t k = 0; k < kc; ++k) {
-                want += double(a[size_t(k * rows + i)]) * b[size_t(k * cols + j)];
-                mag += std::fabs(double(a[size_t(k * rows + i)]) * b[size_t(k * cols + j)]);
+                want += double(a[size_t(i * lda + k)]) * b[size_t(k * cols + j)];
+                mag += std::fabs(double(a[size_t(i * lda + k)]) * b[size_t(k * cols + j)]);
               }
               ASSERT_NEAR(got, want, double(kc + 4) * std::ldexp(1.0, -23) * mag)
                   << isa_name(isa) << " rows=" << rows << " kc=" << kc << " accumulate=" << accumulate
@@ -131,7 +133,7 @@ void run_case_on_every_isa(const Case& c, std::mt19937& rng) {
 const std::vector<evg::GemmShape> kShapes = {
     {0, 5, 3},   {5, 0, 3},    {4, 6, 0},    {1, 1, 1},     {1, 37, 129},  {1, 1000, 17},
     {2, 3, 5},   {13, 31, 7},  {12, 32, 256}, {25, 65, 257}, {7, 1, 64},    {97, 389, 300},
-    {761, 23, 31}, {3, 1031, 5}, {48, 96, 513}};
+    {761, 23, 31}, {3, 1031, 5}, {48, 96, 513}, {20, 40, 1100}};
 
 TEST(Gemm, EveryStorageOrderAgainstReference) {
   std::mt19937 rng(2);
@@ -198,7 +200,7 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
 }
 
 // bf16 activations (A row-major) against bf16 weights (B column-major), the layout whose K pairs
-// AVX512_BF16 multiplies with vdpbf16ps: partial tiles, K across several blocks of pairs (512
+// AVX512_BF16 multiplies with vdpbf16ps: partial tiles, K across several blocks of pairs (1024
 // values each), even padding (pairs) and odd padding or K (the f32 path on the same table), M
 // from the streamed GEMV's 1 and 8 rows (any K: its vectors hold 32 values, odd K a partial one)
 // to the first row count that is packed.
@@ -211,6 +213,38 @@ TEST(Gemm, Bf16ActivationsAgainstBf16WeightsInPairs) {
     for (int64_t pad : {0, 2, 1}) {
       for (int threads : {1, 2}) {
         run_case_on_every_isa({shape, ElementType::BF16, ElementType::BF16, false, true, pad, threads}, rng);
+      }
+    }
+  }
+}
+
+// An f32 row-major A is read in place unless a panel's rows would crowd one L1 set: rows a
+// multiple of 4 KiB apart all share one, which more than 6 rows (AVX-512's 12, not AVX2's 6 or
+// the portable 4) may not; then A is packed. Both ways on partial panels, padded strides and
+// several K blocks; reading in place needs no workspace for A.
+TEST(Gemm, RowMajorF32AReadInPlaceOrPacked) {
+  std::mt19937 rng(10);
+  struct StrideCase {
+    int64_t k, pad;
+    bool rows_share_one_set;
+  };
+  const StrideCase strides[] = {{1024, 0, true}, {1024, 1, false}, {512, 0, false}, {600, 424, true},
+                                {1100, 948, true}, {1100, 5, false}, {300, 3, false}};
+  for (const StrideCase& s : strides) {
+    const Case c{{37, 70, s.k}, ElementType::F32, ElementType::F32, false, false, s.pad, 1};
+    const Operands ops(c, rng);
+    for (Isa isa : runnable_isas()) {
+      run_case(c, ops, isa);
+      // The same problem with a column-major A is packed: compare the workspaces.
+      const TestMatrix a_packed(rng, ElementType::F32, c.shape.m, c.shape.k, true, s.pad);
+      const GemmKernels& kernels = gemm_kernels(isa);
+      const size_t bytes = kernels.plan({c.shape, ops.a.operand(), ops.b.operand()}, 1).workspace_bytes;
+      const size_t packed_bytes = kernels.plan({c.shape, a_packed.operand(), ops.b.operand()}, 1).workspace_bytes;
+      if (!s.rows_share_one_set || kernels.tile_rows <= 6) {
+        EXPECT_LE(bytes + size_t(c.shape.m * c.shape.k) * sizeof(float), packed_bytes)
+            << describe(c, isa) << ": A should be read in place";
+      } else {
+        EXPECT_EQ(bytes, packed_bytes) << describe(c, isa) << ": A should be packed";
       }
     }
   }
@@ -335,7 +369,7 @@ TEST(GemmEpilogue, EveryElementVisitedOnceAfterTheWholeSum) {
 TEST(GemmEpilogue, SumsInTheOfferedOutput) {
   constexpr float kUntouched = -12345.5f;
   std::mt19937 rng(8);
-  for (const evg::GemmShape& p : {evg::GemmShape{50, 64, 100}, evg::GemmShape{1, 300, 70}, evg::GemmShape{40, 70, 300}}) {
+  for (const evg::GemmShape& p : {evg::GemmShape{50, 64, 100}, evg::GemmShape{1, 300, 70}, evg::GemmShape{40, 70, 600}}) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 0);
     const Reference ref(a, b, p);
@@ -363,8 +397,9 @@ TEST(GemmEpilogue, SumsInTheOfferedOutput) {
         in_output += blk.rows * blk.cols;
       }
       // 64 columns are whole tiles of every ISA; 300 columns of the streaming path are whole
-      // 4-column tiles, of which the last block gets 44; K = 300 takes two K blocks: the buffer.
-      EXPECT_EQ(in_output, p.k <= 256 ? p.m * p.n : 0) << where;
+      // 4-column tiles, of which the last block gets 44; K = 600 takes two K blocks of 512: the
+      // buffer.
+      EXPECT_EQ(in_output, p.k <= 512 ? p.m * p.n : 0) << where;
       for (int64_t i = 0; i < p.m; ++i) {
         for (int64_t j = p.n; j < ldd; ++j) EXPECT_EQ(d[size_t(i * ldd + j)], kUntouched) << where << " wrote padding";
       }

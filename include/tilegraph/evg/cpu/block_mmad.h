@@ -2,12 +2,14 @@
 // The CPU BlockMmad: computes one block of the f32 accumulator over all of K, for the kernel
 // layer (evg/kernel/matmul_visitor.h).
 //
-// Blocking for this CPU (Xeon, 32 KiB L1d and 1 MiB L2 per core, a large shared L3), in the
-// BLIS order with A as the broadcast operand, one K block of kDepth at a time:
-//   - A is packed once per problem into panels of kTileRows rows (12 KiB per K block on
-//     AVX-512), reused from L1 while the micro-kernel walks along B.
+// Blocking for these CPUs (Xeon, Zen 4: 32 KiB L1d and 1 MiB L2 per core, a large shared L3), in
+// the BLIS order with A as the broadcast operand, one K block of kDepth at a time:
+//   - The micro-kernel broadcasts A from kTileRows rows at a time (24 KiB per K block on
+//     AVX-512), reused from L2 while it walks along B. An f32 row-major A is read where it is
+//     (reads_a_in_place below); any other A is packed once per problem into panels of rows,
+//     converted to f32.
 //   - B is packed per block into panels of kTileCols columns, kDepth x block_cols floats (up to
-//     384 KiB) per K block, which stay in L2 while every A panel of the block passes by. When D
+//     512 KiB) per K block, which stay in L2 while every A panel of the block passes by. When D
 //     has several block rows, each column block of B is packed once and shared by them.
 //   - Packing happens on demand (pack_once.h): whichever thread first needs a piece packs it, so
 //     packing overlaps the other threads' arithmetic. Packing a piece of B from memory also
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <numeric>
 
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/cpu/gemv.h"
@@ -38,14 +41,16 @@ inline namespace TG_EVG_TARGET_NAMESPACE {
 
 class BlockMmad {
  public:
-  // K per packed block: a B panel (kDepth x kTileCols, 32 KiB on AVX-512) streams from L2 while
-  // the A panel (12 KiB) is reused from L1.
-  static constexpr int64_t kDepth = 256;
-  static constexpr int64_t kMaxBlockCols = 384;
+  // K per block. A B panel (kDepth x kTileCols, 64 KiB on AVX-512) streams from L2 past the A
+  // rows; each line of A serves 16 steps of K from L1. 512 makes K <= 512 one block, whose
+  // accumulator is written once and so summed straight into D (writes_accumulator_once): at
+  // 512 cubed that copy was 4% of the time, and 256 -> 512 with A read in place gained 5%.
+  static constexpr int64_t kDepth = 512;
+  static constexpr int64_t kMaxBlockCols = 256;
   static constexpr int64_t kMaxBlockRows = 60 * kTileRows;
   // Columns per block of the streaming path: 256 x K of B per work item.
   static constexpr int64_t kGemvBlockCols = 256;
-  // Panels packed as one piece (96 KiB of A, 128 KiB of B on AVX-512).
+  // Panels packed as one piece (192 KiB of A, 256 KiB of B on AVX-512).
   static constexpr int64_t kAPanelsPerPiece = 8;
   static constexpr int64_t kBPanelsPerPiece = 4;
 
@@ -95,7 +100,7 @@ class BlockMmad {
       }
       return;
     }
-    PackOnce::State* states = s.states(shared);
+    PackOnce::State* states = s.states(shared);  // the states of A's and B's pieces
     for (int64_t i = 0; i < s.state_count; ++i) new (states + i) PackOnce::State(0);
   }
 
@@ -171,19 +176,24 @@ class BlockMmad {
         pack_b_panels(b, k0, kc, block.col0, block.cols, scratch, next_kc);
         b_panels = scratch;
       }
-      ensure_pieces(s, shared, kb, first_a_panel, first_a_panel + block_panels, true, [&](int64_t panel, int64_t end) {
-        for (; panel < end; ++panel) {
-          const int rows = int(std::min<int64_t>(kTileRows, p.m - panel * kTileRows));
-          pack_a_panel(a, panel * kTileRows, rows, k0, kc, s.a(shared) + s.a_panel_offset(kb, panel), next_kc);
-        }
-      });
+      if (!s.reads_a_in_place) {
+        ensure_pieces(s, shared, kb, first_a_panel, first_a_panel + block_panels, true, [&](int64_t panel, int64_t end) {
+          for (; panel < end; ++panel) {
+            const int rows = int(std::min<int64_t>(kTileRows, p.m - panel * kTileRows));
+            pack_a_panel(a, panel * kTileRows, rows, k0, kc, s.a(shared) + s.a_panel_offset(kb, panel), next_kc);
+          }
+        });
+      }
+      const int64_t lda = s.reads_a_in_place ? a.ld : kc;
       for (int64_t ip = 0; ip < block_panels; ++ip) {
         const int rows = int(std::min<int64_t>(kTileRows, block.rows - ip * kTileRows));
         const MicroKernel micro = micro_kernel_for(rows, bf16_pairs);
-        const float* a_panel = s.a(shared) + s.a_panel_offset(kb, first_a_panel + ip);
+        const float* a_panel = s.reads_a_in_place
+                                   ? static_cast<const float*>(a.data) + (block.row0 + ip * kTileRows) * a.ld + k0
+                                   : s.a(shared) + s.a_panel_offset(kb, first_a_panel + ip);
         float* c = acc + ip * kTileRows * ld;
         for (int64_t jp = 0; jp < col_panels; ++jp) {
-          micro(kc, a_panel, b_panels + jp * kc * kTileCols, c + jp * kTileCols, ld, kb > 0);
+          micro(kc, a_panel, lda, b_panels + jp * kc * kTileCols, c + jp * kTileCols, ld, kb > 0);
         }
         if (kb + 1 == s.k_blocks) rows_done(ip * kTileRows, rows);
       }
@@ -198,6 +208,20 @@ class BlockMmad {
   // A problem with few rows reads B once: streamed, not packed (gemv.h).
   static bool streams_b(const GemmOperands& g) {
     return g.problem.m == 1 || (g.b.transposed && g.problem.m <= kGemvMaxRows);
+  }
+
+  // A row-major f32 A (as packing sees it: bf16 pairs count) is read by the micro-kernel where it
+  // is, saving the pack (4% of a 512-cubed GEMM), unless its rows fall into so few L1 sets that
+  // a panel's kTileRows rows could not stay there together: with rows 2^n bytes apart, 4 KiB or
+  // more, all of them share one set.
+  static bool reads_a_in_place(const GemmOperands& g) {
+    if (g.a.type != ElementType::F32 || g.a.transposed) return false;
+    constexpr int64_t kLineBytes = 64, kSets = 64, kMaxRowsPerSet = 6;
+    const int64_t row_bytes = g.a.ld * int64_t(sizeof(float));
+    if (row_bytes % kLineBytes != 0) return true;  // rows start at every offset within a line
+    const int64_t line_stride = (row_bytes / kLineBytes) % kSets;
+    const int64_t sets_visited = kSets / std::gcd(line_stride == 0 ? kSets : line_stride, kSets);
+    return ceil_div(kTileRows, sets_visited) <= kMaxRowsPerSet;
   }
 
   // Row-major bf16 A against column-major bf16 B (activations against a model's weights), where
@@ -233,7 +257,7 @@ class BlockMmad {
   // Where everything shared lives: [packed A | packed B (if shared) | piece states].
   struct Shared {
     int64_t k_total = 0, k_blocks = 0, a_panels = 0, b_panels = 0, a_pieces = 0, b_pieces = 0;
-    bool streams_b = false, shares_b = false;
+    bool streams_b = false, shares_b = false, reads_a_in_place = false;
     size_t b_offset = 0, states_offset = 0, bytes = 0;
     int64_t state_count = 0;
 
@@ -246,13 +270,14 @@ class BlockMmad {
       }
       k_total = p.k;
       k_blocks = ceil_div(p.k, kDepth);
+      reads_a_in_place = BlockMmad::reads_a_in_place(g);
       a_panels = ceil_div(p.m, kTileRows);
       b_panels = ceil_div(p.n, kTileCols);
-      a_pieces = ceil_div(a_panels, kAPanelsPerPiece);
+      a_pieces = reads_a_in_place ? 0 : ceil_div(a_panels, kAPanelsPerPiece);
       b_pieces = ceil_div(b_panels, kBPanelsPerPiece);
       // Packing B once pays off when more than one block row would pack it.
       shares_b = grid.row_blocks(p.m) > 1;
-      b_offset = aligned(size_t(k_blocks * a_panels * kDepth * kTileRows) * sizeof(float));
+      b_offset = reads_a_in_place ? 0 : aligned(size_t(k_blocks * a_panels * kDepth * kTileRows) * sizeof(float));
       const size_t b_bytes = shares_b ? aligned(size_t(k_blocks * b_panels * kDepth * kTileCols) * sizeof(float)) : 0;
       states_offset = b_offset + b_bytes;
       state_count = k_blocks * (a_pieces + (shares_b ? b_pieces : 0));
@@ -269,7 +294,7 @@ class BlockMmad {
     }
 
     // Panels of one K block are adjacent, so a block's panels are read in one stream. An A panel
-    // of a short last K block fills the start of its slot; the B panels of a K block follow each
+    // of a short last K block fills the start of its slot (its rows kc apart); the B panels of a K block follow each
     // other densely (as pack_b_panels writes them), kc x kTileCols apart.
     int64_t a_panel_offset(int64_t kb, int64_t panel) const {
       return (kb * a_panels + panel) * kDepth * kTileRows;

@@ -137,11 +137,13 @@ struct Vec {
   // In-place 16 x 16 transpose: r[i] lane j becomes r[j] lane i.
   static TG_EVG_INLINE void transpose(F r[kLanes]) {
     F t[16];
+#pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {
       t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
     }
     // Each 128-bit lane l of r[4i + j] now holds column 4l + j of rows 4i .. 4i+3.
+#pragma GCC unroll 16
     for (int i = 0; i < 4; ++i) {
       const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
       const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
@@ -151,6 +153,7 @@ struct Vec {
       r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
     }
     // A 4 x 4 transpose of 128-bit lanes for each j.
+#pragma GCC unroll 16
     for (int j = 0; j < 4; ++j) {
       const F u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
       const F u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
@@ -161,6 +164,7 @@ struct Vec {
       t[8 + j] = _mm512_shuffle_f32x4(u0, u2, 0xdd);
       t[12 + j] = _mm512_shuffle_f32x4(u1, u3, 0xdd);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = t[i];
   }
 };
@@ -216,10 +220,12 @@ struct Vec {
   // In-place 8 x 8 transpose.
   static TG_EVG_INLINE void transpose(F r[kLanes]) {
     F t[8];
+#pragma GCC unroll 16
     for (int i = 0; i < 4; ++i) {
       t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 2; ++i) {
       r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
       r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
@@ -227,10 +233,12 @@ struct Vec {
       r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
     }
     // 128-bit lane l of r[4i + j] holds column 4l + j of rows 4i .. 4i+3.
+#pragma GCC unroll 16
     for (int j = 0; j < 4; ++j) {
       t[j] = _mm256_permute2f128_ps(r[j], r[4 + j], 0x20);
       t[4 + j] = _mm256_permute2f128_ps(r[j], r[4 + j], 0x31);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) r[i] = t[i];
   }
 };
