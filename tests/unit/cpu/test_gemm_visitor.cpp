@@ -204,6 +204,24 @@ TEST(BlockScheduler, SmallMIsSplitByColumnsSoEveryThreadWorks) {
   EXPECT_EQ(cpu::BlockScheduler({4, 64, 8}, limits, 2).blocks(), 1);
 }
 
+// Several threads get kMinBlocksPerThread blocks each where the work allows, so that a thread
+// slowed for a moment leaves its partner more blocks instead of holding it up; where it does not,
+// the count stays a multiple of the thread count; one thread gets as few blocks as the limits
+// allow.
+TEST(BlockScheduler, EveryThreadGetsSeveralBlocksWhereTheWorkAllows) {
+  const BlockLimits limits{12, 32, 720, 256};
+  for (int threads : {2, 3, 4}) {
+    const cpu::BlockScheduler s({512, 768, 64}, limits, threads);
+    EXPECT_GE(s.blocks(), cpu::BlockScheduler::kMinBlocksPerThread * threads) << "threads=" << threads;
+    EXPECT_EQ(s.blocks() % threads, 0) << "threads=" << threads;
+  }
+  EXPECT_EQ(cpu::BlockScheduler({512, 768, 64}, limits, 1).blocks(), 3);  // the 256-column limit
+  // 512 x 256 x 4: 4 blocks keep enough work, 8 would not.
+  const cpu::BlockScheduler small({512, 256, 4}, limits, 2);
+  EXPECT_EQ(small.blocks(), 4);
+  EXPECT_EQ(small.grid().block_cols, 64);
+}
+
 // Blocks of one row are as even as whole tiles allow: no thread gets a runt block beside a
 // partner's full one (256 x 256 on 2 threads was cut into 224 + 32 columns).
 TEST(BlockScheduler, ColumnBlocksAreEven) {

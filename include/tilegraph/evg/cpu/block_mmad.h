@@ -212,8 +212,9 @@ class BlockMmad {
 
   // A row-major f32 A (as packing sees it: bf16 pairs count) is read by the micro-kernel where it
   // is, saving the pack (4% of a 512-cubed GEMM), unless its rows fall into so few L1 sets that
-  // a panel's kTileRows rows could not stay there together: with rows 2^n bytes apart, 4 KiB or
-  // more, all of them share one set.
+  // a panel's kTileRows rows could not stay there together: rows a multiple of 4 KiB apart all
+  // share one set (1024 cubed read in place: 8% slower); 2 KiB apart, two (6 of AVX-512's 12
+  // rows each, as fast as packed).
   static bool reads_a_in_place(const GemmOperands& g) {
     if (g.a.type != ElementType::F32 || g.a.transposed) return false;
     constexpr int64_t kLineBytes = 64, kSets = 64, kMaxRowsPerSet = 6;
@@ -254,7 +255,8 @@ class BlockMmad {
     return v;
   }
 
-  // Where everything shared lives: [packed A | packed B (if shared) | piece states].
+  // Where everything shared lives: [packed A (unless read in place) | packed B (if shared) |
+  // piece states].
   struct Shared {
     int64_t k_total = 0, k_blocks = 0, a_panels = 0, b_panels = 0, a_pieces = 0, b_pieces = 0;
     bool streams_b = false, shares_b = false, reads_a_in_place = false;

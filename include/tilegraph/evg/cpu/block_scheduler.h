@@ -4,7 +4,7 @@
 // shared machine simply takes fewer).
 //
 // Rows are cut as little as the limits allow (each cut repacks B), columns as much as it takes
-// to give every thread work: a small-M problem (one block row) is split 2D by columns. Splitting
+// to give every thread several blocks: a small-M problem (one block row) is split by columns. Splitting
 // stops at a minimum amount of work per block, below which waking another thread costs more than
 // it saves. Blocks are numbered along diagonals, so that blocks taken at the same time share
 // neither rows nor columns: each thread packs its own pieces of A and B (pack_once.h) instead of
@@ -26,6 +26,11 @@ class BlockScheduler {
   // With fewer blocks per thread than this, the block count is made a multiple of the thread
   // count, so that no thread is left alone with the last block.
   static constexpr int64_t kBalancedBlocksPerThread = 8;
+  // Blocks per thread a split into several aims for at least, work allowing: with one block
+  // each, a thread slowed for a moment (this VM's two cores run at different speeds) holds the
+  // other up at the end; with four, the other takes more of them (512 x 512 x 64 on 2 threads:
+  // +11% in the median call).
+  static constexpr int64_t kMinBlocksPerThread = 4;
 
   BlockScheduler(const GemmShape& p, const BlockLimits& limits, int threads) {
     if (p.m <= 0 || p.n <= 0) {
@@ -36,22 +41,28 @@ class BlockScheduler {
     grid_.block_rows = round_up(ceil_div(p.m, row_blocks), limits.tile_rows);
     row_blocks_ = ceil_div(p.m, grid_.block_rows);
 
-    // Columns in whole tiles: as few blocks as the width limit allows, more while that leaves the
-    // threads unevenly loaded and each block keeps enough work. A count is taken only with
-    // widths as even as whole tiles allow (8 tiles in 2 blocks: 4 + 4, never 7 + 1), so no
-    // thread gets a runt block beside a partner's full one.
+    // Columns in whole tiles: as few blocks as the width limit allows, more until the count is
+    // balanced (a multiple of the thread count, or many) and gives every thread
+    // kMinBlocksPerThread, as long as each block keeps enough work; where the work runs out
+    // first, the last balanced count. A count is taken only with widths as even as whole tiles
+    // allow (8 tiles in 2 blocks: 4 + 4, never 7 + 1), so no thread gets a runt block beside a
+    // partner's full one.
     const int64_t col_tiles = ceil_div(p.n, limits.tile_cols);
     const int64_t max_tiles = std::max<int64_t>(1, limits.max_cols / limits.tile_cols);
     const int64_t fewest = ceil_div(col_tiles, max_tiles);
     const int64_t work = p.m * p.n * std::max<int64_t>(p.k, 1);
+    const int64_t enough_blocks = threads == 1 ? 1 : kMinBlocksPerThread * threads;
     int64_t tiles = ceil_div(col_tiles, fewest);
+    bool found_balanced = false;
     for (int64_t count = fewest; count <= col_tiles; ++count) {
       const int64_t width = ceil_div(col_tiles, count);
       if (ceil_div(col_tiles, width) != count) continue;  // even widths give fewer blocks
       const int64_t total = row_blocks_ * count;
       if (count > fewest && work / total < kMinBlockWork) break;
-      tiles = width;
-      if (total % threads == 0 || total >= kBalancedBlocksPerThread * threads) break;
+      const bool balanced = total % threads == 0 || total >= kBalancedBlocksPerThread * threads;
+      if (balanced || !found_balanced) tiles = width;
+      found_balanced = found_balanced || balanced;
+      if (balanced && total >= enough_blocks) break;
     }
     grid_.block_cols = tiles * limits.tile_cols;
     col_blocks_ = ceil_div(col_tiles, tiles);
