@@ -10,8 +10,8 @@
 //   torch     gelu(addmm(bias, A, B), approximate="tanh") in Debian's /usr/bin/python3 (torch
 //             1.13), run by bench/peers/torch_addmm_gelu.py as a child process with
 //             torch.set_num_threads(threads); if it cannot run, the table says why
-// Each round times every peer once, in turn (the torch child included), with pauses for idle
-// workers to sleep on 2 threads; figures are medians over rounds, ratios medians of per-round
+// Each round times every peer once, in turn (the torch child included), starting with another
+// peer each round, with pauses for idle workers to sleep on 2 threads; figures are medians over rounds, ratios medians of per-round
 // ratios. Results are checked against the unfused ones.
 #include "gemm_fused.h"
 
@@ -177,16 +177,24 @@ FusedRow run_fused_problem(const FusedProblem& p, int threads, int rounds, const
   const std::vector<std::function<void()>> peers = {run_fused, run_gemm, run_unfused, run_onednn};
   std::vector<std::vector<double>> times(peers.size());
   std::vector<double> torch_times;
+  auto time_torch = [&] {
+    if (!torch.available()) return;
+    const json reply = torch.request({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"threads", threads},
+                                      {"b_transposed", p.weights_transposed}, {"min_seconds", kMinSeconds}});
+    if (reply.contains("seconds")) torch_times.push_back(reply["seconds"].get<double>());
+  };
+  // Each round starts with another peer (torch's turn is index peers.size()), so that none always
+  // follows the same one: on 2 threads whatever ran just before can still hold a core.
+  const size_t turns = peers.size() + 1;
   for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < peers.size(); ++i) {
+    for (size_t t = 0; t < turns; ++t) {
+      const size_t i = (t + size_t(r)) % turns;
       settle();
-      times[i].push_back(measure(name + "/" + std::to_string(i), peers[i], 1, kMinSeconds).median_s);
-    }
-    if (torch.available()) {
-      settle();
-      const json reply = torch.request({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"threads", threads},
-                                        {"b_transposed", p.weights_transposed}, {"min_seconds", kMinSeconds}});
-      if (reply.contains("seconds")) torch_times.push_back(reply["seconds"].get<double>());
+      if (i == peers.size()) {
+        time_torch();
+      } else {
+        times[i].push_back(measure(name + "/" + std::to_string(i), peers[i], 1, kMinSeconds).median_s);
+      }
     }
   }
   FusedRow row{p, threads, median_of(times[0]), median_of(times[1]), median_of(times[2]), median_of(times[3])};
