@@ -11,8 +11,8 @@
 //             1.13), run by bench/peers/torch_addmm_gelu.py as a child process with
 //             torch.set_num_threads(threads); if it cannot run, the table says why
 // Each round times every peer once, in turn (the torch child included), starting with another
-// peer each round, with pauses for idle workers to sleep on 2 threads; figures are medians over rounds, ratios medians of per-round
-// ratios. Results are checked against the unfused ones.
+// peer each round, with pauses for idle workers to sleep on 2 threads; figures are medians over
+// rounds, ratios medians of per-round ratios. Results are checked against the unfused ones.
 #include "gemm_fused.h"
 
 #include <omp.h>

@@ -177,7 +177,8 @@ class BlockMmad {
         b_panels = scratch;
       }
       if (!s.reads_a_in_place) {
-        ensure_pieces(s, shared, kb, first_a_panel, first_a_panel + block_panels, true, [&](int64_t panel, int64_t end) {
+        const int64_t end_a_panel = first_a_panel + block_panels;
+        ensure_pieces(s, shared, kb, first_a_panel, end_a_panel, true, [&](int64_t panel, int64_t end) {
           for (; panel < end; ++panel) {
             const int rows = int(std::min<int64_t>(kTileRows, p.m - panel * kTileRows));
             pack_a_panel(a, panel * kTileRows, rows, k0, kc, s.a(shared) + s.a_panel_offset(kb, panel), next_kc);
@@ -296,8 +297,8 @@ class BlockMmad {
     }
 
     // Panels of one K block are adjacent, so a block's panels are read in one stream. An A panel
-    // of a short last K block fills the start of its slot (its rows kc apart); the B panels of a K block follow each
-    // other densely (as pack_b_panels writes them), kc x kTileCols apart.
+    // of a short last K block fills the start of its slot (its rows kc apart); the B panels of a
+    // K block follow each other densely (as pack_b_panels writes them), kc x kTileCols apart.
     int64_t a_panel_offset(int64_t kb, int64_t panel) const {
       return (kb * a_panels + panel) * kDepth * kTileRows;
     }

@@ -4,9 +4,9 @@
 // shared machine simply takes fewer).
 //
 // Rows are cut as little as the limits allow (each cut repacks B), columns as much as it takes
-// to give every thread several blocks: a small-M problem (one block row) is split by columns. Splitting
-// stops at a minimum amount of work per block, below which waking another thread costs more than
-// it saves. Blocks are numbered along diagonals, so that blocks taken at the same time share
+// to give every thread several blocks: a small-M problem (one block row) is split by columns.
+// Splitting stops at a minimum amount of work per block, below which waking another thread costs
+// more than it saves. Blocks are numbered along diagonals, so that blocks taken at the same time share
 // neither rows nor columns: each thread packs its own pieces of A and B (pack_once.h) instead of
 // waiting at every K block for a partner that may have lost its core to another process.
 #include <algorithm>
