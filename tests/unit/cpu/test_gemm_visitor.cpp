@@ -222,6 +222,27 @@ TEST(BlockScheduler, EveryThreadGetsSeveralBlocksWhereTheWorkAllows) {
   EXPECT_EQ(small.grid().block_cols, 64);
 }
 
+// Blocks taken at the same time (the first `threads` items, then the next) never lie side by
+// side in one block row: with one block row they are blocks/threads apart; with block rows to
+// spare they are in different rows.
+TEST(BlockScheduler, BlocksTakenTogetherAreNotNeighbours) {
+  const BlockLimits limits{12, 32, 720, 256};
+  for (int threads : {2, 4}) {
+    const cpu::BlockScheduler s({512, 768, 64}, limits, threads);
+    ASSERT_EQ(s.grid().row_blocks(512), 1);
+    const int64_t apart = s.blocks() / threads * s.grid().block_cols;
+    for (int64_t item = 0; item + 1 < s.blocks(); ++item) {
+      if ((item + 1) % threads == 0) continue;  // the next item starts another wave
+      EXPECT_EQ(s.block(item + 1).col0 - s.block(item).col0, apart) << "threads=" << threads << " item=" << item;
+    }
+  }
+  const cpu::BlockScheduler rows({1440, 512, 64}, limits, 2);  // two block rows for two threads
+  ASSERT_EQ(rows.grid().row_blocks(1440), 2);
+  for (int64_t item = 0; item + 1 < rows.blocks(); item += 2) {
+    EXPECT_NE(rows.block(item).row0, rows.block(item + 1).row0) << "item=" << item;
+  }
+}
+
 // Blocks of one row are as even as whole tiles allow: no thread gets a runt block beside a
 // partner's full one (256 x 256 on 2 threads was cut into 224 + 32 columns).
 TEST(BlockScheduler, ColumnBlocksAreEven) {
