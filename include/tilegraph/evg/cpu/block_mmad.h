@@ -100,7 +100,7 @@ class BlockMmad {
       }
       return;
     }
-    PackOnce::State* states = s.states(shared);  // the states of A's and B's pieces
+    PackOnce::State* states = s.states(shared);
     for (int64_t i = 0; i < s.state_count; ++i) new (states + i) PackOnce::State(0);
   }
 

@@ -72,7 +72,10 @@ inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k
       }
       Vec::F r[kL];
       detail::load_transposed(a, k0 + k, kn, r0 + i, lines, 0, r);
-      for (int t = 0; t < lines; ++t) Vec::store_n(panel + (i + t) * kc + k, r[t], kn);
+#pragma GCC unroll 16
+      for (int t = 0; t < kL; ++t) {
+        if (t < lines) Vec::store_n(panel + (i + t) * kc + k, r[t], kn);
+      }
     }
   }
 }
