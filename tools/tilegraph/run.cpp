@@ -336,7 +336,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p and --seed")
       ->capture_default_str();
-  cmd->add_option("--top-k", o->sampling.top_k, "With --temp > 0: keep the k most likely tokens (0: all)")->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "With --temp > 0: keep the k most likely tokens (0: all)")
+      ->check(integer_in<int32_t>(0, INT32_MAX))
+      ->capture_default_str();
   cmd->add_option("--top-p", o->sampling.top_p,
                   "With --temp > 0: then keep the fewest most likely tokens whose probabilities reach p (1: all)")
       ->capture_default_str();
