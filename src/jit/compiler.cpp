@@ -14,6 +14,7 @@
 #include "file_util.h"
 #include "request_table.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/input_file.h"
 #include "tilegraph/jit/kernel_id.h"
 #include "tilegraph/jit/macros.h"
 #include "tilegraph/jit/process.h"
@@ -41,16 +42,6 @@ struct Resolution {
   const Toolchain* toolchain = nullptr;
   DependencyScan dependencies;
 };
-
-const char* file_type_name(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "of an unknown type";
-}
 
 // A template must be a regular file: the compiler would block reading a FIFO, and never finish
 // reading a device such as /dev/zero.

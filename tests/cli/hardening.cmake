@@ -1,4 +1,8 @@
-# The CLI against hostile or careless input: numbers too large for their option.
+# The CLI against hostile or careless input: files that are not files or never end, numbers too
+# large for their option.
+
+add_test(NAME cli_refuse_text_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/refuse_text_files.sh $<TARGET_FILE:tilegraph-cli>)
+set_tests_properties(cli_refuse_text_files PROPERTIES TIMEOUT 300)
 
 # A number out of its option's range is an error, never clamped to the range or to the type (a
 # seed of 10^23 is not 2^64 - 1), for every command; and only plain decimal is a number.

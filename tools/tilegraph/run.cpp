@@ -311,7 +311,8 @@ void add_run_command(CLI::App& app) {
                   "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's, llama 3's or Qwen2's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
   auto* prompt_file = cmd->add_option("--prompt-file", o->prompt_file,
-                                      "File whose text is the prompt, as --prompt (less one final newline)")
+                                      "File whose text is the prompt, as --prompt (less one final newline); - reads standard input. "
+                                      "A regular file of at most " + std::to_string(kMaxTextFileBytes >> 20) + " MiB")
                           ->excludes(ids)
                           ->excludes(prompt);
   auto* chat = cmd->add_option("--chat", o->chat,
