@@ -60,12 +60,6 @@ std::string canonical_path(std::string_view path, const char* what, bool directo
   return p.string();
 }
 
-std::vector<std::string> with_tmpdir(std::vector<std::string> environment,
-                                     const std::filesystem::path& dir) {
-  environment.push_back("TMPDIR=" + dir.string());
-  return environment;
-}
-
 }  // namespace
 
 struct Compiler::Impl {
@@ -100,8 +94,8 @@ struct Compiler::Impl {
                                    {"flags", std::move(escaped_flags)},
                                    {"tilegraph", TG_VERSION}};
     r.dependencies =
-        scan_dependencies(r.command, with_tmpdir(r.toolchain->environment, cache.tmp_dir()),
-                          r.toolchain->time_limit, r.template_path, sha256_hex(direct.dump()), cache.deps_dir());
+        scan_dependencies(r.command, r.toolchain->process_options(cache.tmp_dir()), r.template_path,
+                          sha256_hex(direct.dump()), cache.deps_dir());
 
     KernelKeyInputs inputs;
     inputs.macros = *request.macros;
@@ -122,10 +116,8 @@ struct Compiler::Impl {
              const std::filesystem::path& output) {
     std::vector<std::string> argv = r.command;
     argv.insert(argv.end(), {"-o", output.string(), r.template_path});
-    ProcessOptions options;
-    options.env = with_tmpdir(r.toolchain->environment, work_dir);
+    ProcessOptions options = r.toolchain->process_options(work_dir);
     options.cwd = work_dir.string();
-    options.timeout = r.toolchain->time_limit;
     const ProcessResult result = run_process(argv, options);
     if (!result.ok()) {
       throw Error("jit: compiling " + r.template_path + " failed (" + result.describe() + "):\n" +

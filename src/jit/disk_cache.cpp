@@ -236,6 +236,18 @@ DiskCache::DiskCache(std::filesystem::path dir, bool create) : dir_(std::filesys
   if (found != Found::kMarked) {
     write_file_atomically(tmp_dir(), dir_ / cache_names::kTag, cache_names::tag_content());
   }
+  remove_leftovers();
+}
+
+void DiskCache::remove_leftovers() const {
+  // One cleaner at a time, and never while an evictor is at work.
+  const std::optional<FileLock> guard = FileLock::try_acquire(dir_ / cache_names::kEvictLock);
+  if (!guard) return;
+  remove_abandoned_temporaries();
+  for (const std::filesystem::path& lock : own_files(dir_ / "kernels", cache_names::is_lock)) {
+    // Held: a build or a removal in progress. Free: acquiring and releasing it removes the file.
+    FileLock::try_acquire(lock);
+  }
 }
 
 bool DiskCache::missing() const { return ::access(dir_.c_str(), F_OK) != 0 && errno == ENOENT; }
