@@ -28,8 +28,8 @@ struct Config {
   // (the driver, cc1plus, the assembler, the linker) may use, enforced by the kernel, so that it
   // holds even for a compiler whose caller is gone.
   std::chrono::seconds compile_cpu_time{0};
-  // $TG_JIT_COMPILE_MAX_BYTES, else 8 GiB: the address space of each compiler process (cc1plus
-  // needs well under 1 GiB for the EVG kernels); past it allocations fail and the compile with them.
+  // $TG_JIT_COMPILE_MAX_BYTES, else 8 GiB: the address space of each compiler process, room for
+  // any kernel compile and a bound for a runaway one; past it allocations fail, and the compile.
   uint64_t compile_max_bytes = uint64_t(8) << 30;
 
   // Malformed values throw tg::Error naming the variable.
