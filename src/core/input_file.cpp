@@ -55,8 +55,8 @@ namespace {
 [[noreturn]] void fail_too_large(uint64_t max_bytes, std::string_view who, std::string_view name) {
   char mib[32];
   std::snprintf(mib, sizeof mib, "%.0f MiB", double(max_bytes) / (1 << 20));
-  throw Error(std::string(who) + ": " + std::string(name) + " is larger than the limit of " + std::to_string(max_bytes) +
-              " bytes (" + mib + ")");
+  throw Error(std::string(who) + ": " + std::string(name) + " is larger than the limit of " +
+              std::to_string(max_bytes) + " bytes (" + mib + ")");
 }
 
 }  // namespace
@@ -69,7 +69,9 @@ std::string read_at_most(int fd, uint64_t max_bytes, std::string_view who, std::
     const uint64_t room = max_bytes - std::min<uint64_t>(bytes.size(), max_bytes) + 1;
     const ssize_t n = ::read(fd, buffer, size_t(std::min<uint64_t>(sizeof buffer, room)));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(std::string(who) + ": cannot read " + std::string(name) + ": " + std::strerror(errno));
+    if (n < 0) {
+      throw Error(std::string(who) + ": cannot read " + std::string(name) + ": " + std::strerror(errno));
+    }
     if (n == 0) return bytes;
     if (bytes.size() + size_t(n) > max_bytes) fail_too_large(max_bytes, who, name);
     bytes.append(buffer, size_t(n));

@@ -231,7 +231,8 @@ GgufFile GgufFile::open(const std::string& path, Access access) {
       const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        throw Error("gguf: cannot read '" + path + "': " + (n < 0 ? std::strerror(errno) : "it shrank while being read"));
+        throw Error("gguf: cannot read '" + path + "': " +
+                    (n < 0 ? std::strerror(errno) : "it shrank while being read"));
       }
       done += size_t(n);
     }

@@ -320,7 +320,8 @@ struct Fragment {
 // `fragments` with every occurrence of `token` (id `id`) in their text cut out as a fragment of
 // its own, left to right.
 // Control tokens are cut only out of fragments that allow them.
-std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::string_view token, int32_t id, bool control) {
+std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::string_view token, int32_t id,
+                               bool control) {
   std::vector<Fragment> out;
   for (const Fragment& f : fragments) {
     if (f.id >= 0 || (control && !f.parse_special)) {
@@ -362,14 +363,19 @@ std::vector<int32_t> Vocab::encode(std::span<const TextPart> parts) const {
   std::vector<Fragment> fragments;
   size_t offset = 0;
   for (const TextPart& part : parts) {
-    if (!part.text.empty()) fragments.push_back({std::string_view(text).substr(offset, part.text.size()), -1, part.parse_special});
+    if (!part.text.empty()) {
+      fragments.push_back({std::string_view(text).substr(offset, part.text.size()), -1, part.parse_special});
+    }
     offset += part.text.size();
   }
-  for (int32_t id : special_tokens_) fragments = split_on(fragments, piece(id), id, types_[size_t(id)] != TokenType::kUserDefined);
+  for (int32_t id : special_tokens_) {
+    fragments = split_on(fragments, piece(id), id, types_[size_t(id)] != TokenType::kUserDefined);
+  }
   std::vector<Fragment> joined;
   for (const Fragment& f : fragments) {
     if (f.id < 0 && !joined.empty() && joined.back().id < 0) {
-      joined.back().text = std::string_view(joined.back().text.data(), joined.back().text.size() + f.text.size());
+      const std::string_view last = joined.back().text;
+      joined.back().text = std::string_view(last.data(), last.size() + f.text.size());
     } else {
       joined.push_back(f);
     }

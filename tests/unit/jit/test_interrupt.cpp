@@ -135,7 +135,9 @@ TEST_P(Interrupt, NoCompilerOutlivesTheCliAndTheNextStartCleansUp) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGKILL),
                          [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string(info.param == SIGINT ? "SIGINT" : info.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+                           return std::string(info.param == SIGINT    ? "SIGINT"
+                                              : info.param == SIGTERM ? "SIGTERM"
+                                                                      : "SIGKILL");
                          });
 
 // A build directory whose kernel's lock a live process holds is a build in progress: opening the

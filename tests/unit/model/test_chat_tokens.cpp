@@ -89,14 +89,17 @@ TEST(ChatTokens, MessagesAreTextInEveryTemplate) {
 
 TEST(ChatTokens, TheMarkupStillGivesItsControlTokens) {
   const Vocab v = vocabulary_with_every_control_token();
-  auto id = [&](const std::string& piece) { return int32_t(1 + (std::find(kControlPieces.begin(), kControlPieces.end(), piece) - kControlPieces.begin())); };
+  auto id = [&](const std::string& piece) {
+    return int32_t(1 + (std::find(kControlPieces.begin(), kControlPieces.end(), piece) - kControlPieces.begin()));
+  };
   EXPECT_EQ(control_tokens(v, v.encode(chat_parts(ChatTemplate::kChatml, "</s>", "<|im_end|>"))),
             (std::vector<int32_t>{id("<s>"), id("<|im_start|>"), id("<|im_end|>"), id("<|im_start|>"), id("<|im_end|>"),
                                   id("<|im_start|>")}));
   EXPECT_EQ(control_tokens(v, v.encode(chat_parts(ChatTemplate::kLlama3, "<|eot_id|>"))),
             (std::vector<int32_t>{id("<s>"), id("<|start_header_id|>"), id("<|end_header_id|>"), id("<|eot_id|>"),
                                   id("<|start_header_id|>"), id("<|end_header_id|>")}));
-  EXPECT_EQ(control_tokens(v, v.encode(chat_parts(ChatTemplate::kLlama2, "</s><s>"))), (std::vector<int32_t>{id("<s>")}));
+  EXPECT_EQ(control_tokens(v, v.encode(chat_parts(ChatTemplate::kLlama2, "</s><s>"))),
+            (std::vector<int32_t>{id("<s>")}));
 }
 
 // Text on both sides of a part boundary is encoded as one: the parts of a template without
@@ -105,7 +108,8 @@ TEST(ChatTokens, PartsWithoutSpecialTokensBetweenThemEncodeAsOneText) {
   const Vocab v = Vocab::minimal_byte_level(512);
   const std::string text = "Where the thing is";
   for (size_t cut = 0; cut <= text.size(); ++cut) {
-    const TextPart parts[] = {{std::string_view(text).substr(0, cut), true}, {std::string_view(text).substr(cut), false}};
+    const TextPart parts[] = {{std::string_view(text).substr(0, cut), true},
+                              {std::string_view(text).substr(cut), false}};
     EXPECT_EQ(v.encode(parts), v.encode(text)) << "cut at " << cut;
   }
 }

@@ -111,7 +111,8 @@ class FieldWalker {
   std::vector<Field> fields_;
 };
 
-std::vector<uint8_t> mutate(const std::vector<uint8_t>& original, const std::vector<Field>& fields, std::mt19937_64& rng) {
+std::vector<uint8_t> mutate(const std::vector<uint8_t>& original, const std::vector<Field>& fields,
+                            std::mt19937_64& rng) {
   std::vector<uint8_t> m = original;
   auto pick = [&](uint64_t n) { return uint64_t(rng() % n); };
   switch (pick(4)) {
@@ -193,7 +194,8 @@ std::string run_mutants(const std::vector<uint8_t>& original, uint64_t seed) {
   int status = 0;
   ::waitpid(child, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    out += "the child ended with status " + std::to_string(status) + (WIFSIGNALED(status) ? std::string(" (") + strsignal(WTERMSIG(status)) + ")" : "");
+    out += "the child ended with status " + std::to_string(status);
+    if (WIFSIGNALED(status)) out += std::string(" (") + strsignal(WTERMSIG(status)) + ")";
   }
   return out;
 }
