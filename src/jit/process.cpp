@@ -104,7 +104,8 @@ struct StartFailure {
   int error;
 };
 constexpr const char* kStartSteps[] = {"cannot run", "cannot fork to run", "cannot enter the working directory for",
-                                       "cannot set the resource limits of", "cannot redirect the output of"};
+                                       "cannot set the resource limits of",
+                                       "cannot redirect the output of"};
 
 // Everything the child needs, prepared before fork: after it, in a multithreaded parent, the
 // child may only make async-signal-safe calls (no allocation).
@@ -159,8 +160,8 @@ struct Launch {
   // parent's other descriptors would live on in it, close-on-exec or not: another thread's pipes
   // (whose reader would then wait for this compile too) and the flock locks it holds.
   const int devnull = ::open("/dev/null", O_RDONLY);
-  const int moved[] = {::fcntl(devnull, F_DUPFD, 10), ::fcntl(l.out_fd, F_DUPFD, 10), ::fcntl(l.err_fd, F_DUPFD, 10),
-                       ::fcntl(l.status_fd, F_DUPFD, 10)};
+  const int moved[] = {::fcntl(devnull, F_DUPFD, 10), ::fcntl(l.out_fd, F_DUPFD, 10),
+                       ::fcntl(l.err_fd, F_DUPFD, 10), ::fcntl(l.status_fd, F_DUPFD, 10)};
   for (int fd = 0; fd < 4; ++fd) {
     if (devnull < 0 || moved[fd] < 0 || ::dup2(moved[fd], fd) < 0) report_and_exit(l.status_fd, 4);
   }
@@ -171,7 +172,7 @@ struct Launch {
     ::getrlimit(RLIMIT_NOFILE, &files);
     for (int fd = 4; fd < int(std::min<rlim_t>(files.rlim_cur, 1 << 16)); ++fd) ::close(fd);
   }
-  const pid_t program = ::fork();
+  const pid_t program = ::_Fork();
   if (program < 0) report_and_exit(l.status_fd, 1);
   if (program == 0) exec_program(l);
   ::close(l.status_fd);  // the program's copy closes on exec: end of file then means it started
@@ -332,7 +333,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   sigset_t ours;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &ours);
-  const pid_t pid = ::fork();
+  // _Fork, not fork: no pthread_atfork handlers run (OpenBLAS's would stop its thread pool for
+  // every compile), and the child needs none, as it only makes async-signal-safe calls.
+  const pid_t pid = ::_Fork();
   if (pid == 0) supervise(launch);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &ours, nullptr);
