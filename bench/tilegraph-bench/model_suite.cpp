@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bandwidth.h"
+#include "common/cli_checks.h"
 #include "measure.h"
 #include "suites.h"
 #include "targets.h"
@@ -215,7 +216,7 @@ void add_model_suite(CLI::App& app) {
   cmd->add_option("--prefill-tokens", *prefill_tokens,
                   "Prompt length of the prefill rows (d2048): longer prompts weigh attention more against the matrix "
                   "products")
-      ->check(CLI::Range(int64_t(1), kMaxPrefillTokens))
+      ->check(tg::cli::integer_in<int64_t>(1, kMaxPrefillTokens))
       ->capture_default_str();
   cmd->callback([json_out, type_names, prefill_tokens] {
     std::vector<DType> types;

@@ -88,9 +88,9 @@ bool is_entry_file(std::string_view name) {
   return has_suffix_after_hex(name, ".so") || has_suffix_after_hex(name, ".json");
 }
 
-bool is_kernel_file(std::string_view name) {
-  return is_entry_file(name) || has_suffix_after_hex(name, ".lock");
-}
+bool is_kernel_file(std::string_view name) { return is_entry_file(name) || is_lock(name); }
+
+bool is_lock(std::string_view name) { return has_suffix_after_hex(name, ".lock"); }
 
 bool is_record(std::string_view name) { return has_suffix_after_hex(name, ".json"); }
 

@@ -36,6 +36,7 @@ bool is_hex_id(std::string_view s);
 // kernels/<id>.so or <id>.json: the two files of an entry.
 bool is_entry_file(std::string_view name);
 bool is_kernel_file(std::string_view name);  // an entry file or <id>.lock
+bool is_lock(std::string_view name);         // <id>.lock
 bool is_record(std::string_view name);       // <hex>.json
 bool is_source(std::string_view name);       // <hex>.cpp or <hex>.cu
 bool is_build_dir(std::string_view name);    // <id>.build.XXXXXX

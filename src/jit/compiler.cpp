@@ -14,6 +14,7 @@
 #include "file_util.h"
 #include "request_table.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/input_file.h"
 #include "tilegraph/jit/kernel_id.h"
 #include "tilegraph/jit/macros.h"
 #include "tilegraph/jit/process.h"
@@ -42,16 +43,6 @@ struct Resolution {
   DependencyScan dependencies;
 };
 
-const char* file_type_name(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "of an unknown type";
-}
-
 // A template must be a regular file: the compiler would block reading a FIFO, and never finish
 // reading a device such as /dev/zero.
 std::string canonical_path(std::string_view path, const char* what, bool directory) {
@@ -67,12 +58,6 @@ std::string canonical_path(std::string_view path, const char* what, bool directo
                 file_type_name(st.st_mode) + ", not " + (directory ? "a directory" : "a regular file"));
   }
   return p.string();
-}
-
-std::vector<std::string> with_tmpdir(std::vector<std::string> environment,
-                                     const std::filesystem::path& dir) {
-  environment.push_back("TMPDIR=" + dir.string());
-  return environment;
 }
 
 }  // namespace
@@ -109,8 +94,8 @@ struct Compiler::Impl {
                                    {"flags", std::move(escaped_flags)},
                                    {"tilegraph", TG_VERSION}};
     r.dependencies =
-        scan_dependencies(r.command, with_tmpdir(r.toolchain->environment, cache.tmp_dir()),
-                          r.toolchain->time_limit, r.template_path, sha256_hex(direct.dump()), cache.deps_dir());
+        scan_dependencies(r.command, r.toolchain->process_options(cache.tmp_dir()), r.template_path,
+                          sha256_hex(direct.dump()), cache.deps_dir());
 
     KernelKeyInputs inputs;
     inputs.macros = *request.macros;
@@ -131,10 +116,8 @@ struct Compiler::Impl {
              const std::filesystem::path& output) {
     std::vector<std::string> argv = r.command;
     argv.insert(argv.end(), {"-o", output.string(), r.template_path});
-    ProcessOptions options;
-    options.env = with_tmpdir(r.toolchain->environment, work_dir);
+    ProcessOptions options = r.toolchain->process_options(work_dir);
     options.cwd = work_dir.string();
-    options.timeout = r.toolchain->time_limit;
     const ProcessResult result = run_process(argv, options);
     if (!result.ok()) {
       throw Error("jit: compiling " + r.template_path + " failed (" + result.describe() + "):\n" +

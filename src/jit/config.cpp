@@ -46,6 +46,11 @@ Config Config::from_env() {
   }
   config.compile_timeout = std::chrono::seconds(config::env_int(
       "TG_JIT_COMPILE_TIMEOUT", long(config.compile_timeout.count()), 1, std::numeric_limits<int>::max()));
+  config.compile_cpu_time = std::chrono::seconds(config::env_int(
+      "TG_JIT_COMPILE_CPU_SECONDS", long(config.compile_timeout.count()), 1, std::numeric_limits<int>::max()));
+  // At least 64 MiB: below that not even the compiler driver starts.
+  config.compile_max_bytes = uint64_t(config::env_int("TG_JIT_COMPILE_MAX_BYTES", long(config.compile_max_bytes),
+                                                      long(64) << 20, std::numeric_limits<long>::max()));
   return config;
 }
 

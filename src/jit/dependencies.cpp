@@ -111,14 +111,10 @@ std::optional<std::vector<TrackedFile>> revalidate(const std::filesystem::path& 
   return files;
 }
 
-std::vector<TrackedFile> ask_compiler(const std::vector<std::string>& command,
-                                      const std::vector<std::string>& environment, std::chrono::seconds time_limit,
+std::vector<TrackedFile> ask_compiler(const std::vector<std::string>& command, const ProcessOptions& options,
                                       const std::string& template_path) {
   std::vector<std::string> argv = command;
   argv.insert(argv.end(), {"-M", "-MT", std::string(kTarget), template_path});
-  ProcessOptions options;
-  options.env = environment;
-  options.timeout = time_limit;
   const ProcessResult result = run_process(argv, options);
   if (!result.ok()) {
     throw Error("jit: preprocessing " + template_path + " failed (" + result.describe() + "):\n" +
@@ -143,8 +139,7 @@ std::vector<TrackedFile> ask_compiler(const std::vector<std::string>& command,
 
 }  // namespace
 
-DependencyScan scan_dependencies(const std::vector<std::string>& command,
-                                 const std::vector<std::string>& environment, std::chrono::seconds time_limit,
+DependencyScan scan_dependencies(const std::vector<std::string>& command, const ProcessOptions& options,
                                  const std::string& template_path, const std::string& direct_key,
                                  const std::filesystem::path& records_dir) {
   DependencyScan scan;
@@ -154,7 +149,7 @@ DependencyScan scan_dependencies(const std::vector<std::string>& command,
     scan.files = std::move(*files);
     return scan;
   }
-  scan.files = ask_compiler(command, environment, time_limit, template_path);
+  scan.files = ask_compiler(command, options, template_path);
   scan.record_outdated = true;
   return scan;
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tilegraph/jit/process.h"
+
 #include "file_util.h"
 
 namespace tg::jit {
@@ -26,11 +28,10 @@ struct DependencyScan {
   bool record_outdated = false;    // the record on disk is missing or stale
 };
 
-// `command` is the compiler and its flags; `environment` its whole environment; `time_limit` how
-// long it may run. Throws tg::Error carrying the compiler's diagnostics if preprocessing fails (a
-// missing header, say) or takes too long (a header that is a FIFO).
-DependencyScan scan_dependencies(const std::vector<std::string>& command,
-                                 const std::vector<std::string>& environment, std::chrono::seconds time_limit,
+// `command` is the compiler and its flags; `options` how to run it (its whole environment, its
+// limits). Throws tg::Error carrying the compiler's diagnostics if preprocessing fails (a missing
+// header, say) or takes too long (a header that is a FIFO).
+DependencyScan scan_dependencies(const std::vector<std::string>& command, const ProcessOptions& options,
                                  const std::string& template_path, const std::string& direct_key,
                                  const std::filesystem::path& records_dir);
 

@@ -1,6 +1,8 @@
 #include "tilegraph/jit/disk_cache.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -17,6 +20,7 @@
 #include "file_lock.h"
 #include "file_util.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/input_file.h"
 #include "tilegraph/jit/cache_dir.h"
 #include "tilegraph/jit/sha256.h"
 
@@ -164,6 +168,43 @@ Found inspect(const std::filesystem::path& dir) {
   return Found::kUnmarked;
 }
 
+[[noreturn]] void refuse_kernel_file(const std::filesystem::path& so, const std::string& why) {
+  throw Error("jit: refusing kernel file " + so.string() + ": " + why +
+              ", which the cache never writes: another user may have put code there for this process to load; "
+              "remove it (tilegraph jit clear) and check who can write to the cache");
+}
+
+// The cache's own kernels are regular files of this user that no one else can write (the
+// directory checks of cache_dir.h make the same demands of the directories).
+void check_kernel_file(const std::filesystem::path& so, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) refuse_kernel_file(so, std::string("it is ") + file_type_name(st.st_mode));
+  if (st.st_uid != ::geteuid()) {
+    refuse_kernel_file(so, "it is owned by uid " + std::to_string(st.st_uid) + ", not by the cache's owner (uid " +
+                               std::to_string(::geteuid()) + ")");
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    refuse_kernel_file(so, std::string("its mode ") + mode + " lets other users write it");
+  }
+}
+
+// "" when `address` is a function symbol of a loaded library, else what it is ("a data object").
+std::string symbol_type(void* address) {
+  Dl_info info;
+  void* entry = nullptr;
+  if (::dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || !entry) return "not in the symbol table";
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  const unsigned type = ELF64_ST_TYPE(symbol->st_info);  // the same bits as ELF32_ST_TYPE
+  switch (type) {
+    case STT_FUNC:
+    case STT_GNU_IFUNC: return "";
+    case STT_OBJECT: return "a data object";
+    case STT_TLS: return "a thread-local variable";
+    default: return "a symbol of ELF type " + std::to_string(type);
+  }
+}
+
 }  // namespace
 
 LoadedKernel::~LoadedKernel() {
@@ -195,6 +236,18 @@ DiskCache::DiskCache(std::filesystem::path dir, bool create) : dir_(std::filesys
   if (found != Found::kMarked) {
     write_file_atomically(tmp_dir(), dir_ / cache_names::kTag, cache_names::tag_content());
   }
+  remove_leftovers();
+}
+
+void DiskCache::remove_leftovers() const {
+  // One cleaner at a time, and never while an evictor is at work.
+  const std::optional<FileLock> guard = FileLock::try_acquire(dir_ / cache_names::kEvictLock);
+  if (!guard) return;
+  remove_abandoned_temporaries();
+  for (const std::filesystem::path& lock : own_files(dir_ / "kernels", cache_names::is_lock)) {
+    // Held: a build or a removal in progress. Free: acquiring and releasing it removes the file.
+    FileLock::try_acquire(lock);
+  }
 }
 
 bool DiskCache::missing() const { return ::access(dir_.c_str(), F_OK) != 0 && errno == ENOENT; }
@@ -217,7 +270,10 @@ DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
   ManifestRead read = read_manifest(manifest_path(id));
   attempt.manifest = std::move(read.manifest);
   attempt.problem = std::move(read.problem);
-  OpenKernel file{::open(so.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NOFOLLOW: the cache writes no symlinks, so one at the path is someone else's, pointing at
+  // code this process must not load (refused below, as is a file that is not ours alone).
+  OpenKernel file{::open(so.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (file.fd < 0 && errno == ELOOP) refuse_kernel_file(so, "it is a symbolic link");
   attempt.present = read.exists || file.fd >= 0;
   if (!attempt.manifest) return attempt;
   if (attempt.manifest->id != id) {
@@ -235,11 +291,12 @@ DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
   }
   struct stat held;
   struct stat at_path;
-  if (::fstat(file.fd, &held) != 0 || ::stat(so.c_str(), &at_path) != 0 ||
+  if (::fstat(file.fd, &held) != 0 || ::lstat(so.c_str(), &at_path) != 0 ||
       held.st_ino != at_path.st_ino || held.st_dev != at_path.st_dev) {
     attempt.problem = "kernel file replaced or removed while loading";
     return attempt;
   }
+  check_kernel_file(so, held);
   const Manifest& m = *attempt.manifest;
   if (uint64_t(held.st_size) != m.size) {
     attempt.problem = "kernel file has " + std::to_string(held.st_size) + " bytes, manifest says " +
@@ -262,6 +319,13 @@ DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
   if (!run) {
     ::dlclose(handle);
     attempt.problem = "the kernel defines no extern \"C\" run(uint32_t, void*, const void*)";
+    return attempt;
+  }
+  // A variable named run (`extern "C" int run = 5;`) is found just the same: calling it would
+  // jump into data. The symbol table says which it is.
+  if (const std::string type = symbol_type(run); !type.empty()) {
+    ::dlclose(handle);
+    attempt.problem = "the kernel's symbol run is " + type + ", not a function run(uint32_t, void*, const void*)";
     return attempt;
   }
   attempt.kernel =
@@ -323,6 +387,11 @@ CacheLoad DiskCache::load_or_build(const std::string& id, const nlohmann::json& 
   manifest.size = size_of_file(output);
   manifest.created_ms = manifest.last_used_ms = unix_time_ms();
   manifest.compile_seconds = result.build_seconds;
+  // The linker honours the umask, which may leave the file group-writable (umask 002): loads
+  // refuse such a file, so it is made this user's alone first.
+  if (::chmod(output.c_str(), 0700) != 0) {
+    throw Error("jit: cannot set the mode of " + output.string() + ": " + std::strerror(errno));
+  }
   // The kernel file first: a reader that sees it before the manifest finds a mismatch, waits
   // for our lock and looks again.
   if (::rename(output.c_str(), kernel_path(id).c_str()) != 0) {

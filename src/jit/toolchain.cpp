@@ -116,6 +116,16 @@ std::vector<std::string> Toolchain::flags(const MacroMap& macros,
   return out;
 }
 
+ProcessOptions Toolchain::process_options(const std::filesystem::path& tmp_dir) const {
+  ProcessOptions options;
+  options.env = environment;
+  options.env->push_back("TMPDIR=" + tmp_dir.string());
+  options.timeout = time_limit;
+  options.cpu_time = cpu_time;
+  options.address_space = max_bytes;
+  return options;
+}
+
 Toolchain find_toolchain(KernelType type, const Config& config,
                          const std::filesystem::path& records_dir,
                          const std::filesystem::path& tmp_dir) {
@@ -124,6 +134,8 @@ Toolchain find_toolchain(KernelType type, const Config& config,
   const char* path = std::getenv("PATH");
   t.environment = {std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"), "LC_ALL=C"};
   t.time_limit = config.compile_timeout;
+  t.cpu_time = config.compile_cpu_time;
+  t.max_bytes = config.compile_max_bytes;
   t.version = compiler_version(t.compiler, t.environment, t.time_limit, records_dir, tmp_dir);
   const std::string include = std::string("-I") + TG_JIT_INCLUDE_DIR;
   if (type == KernelType::kCpu) {

@@ -8,6 +8,7 @@
 #include "tilegraph/jit/config.h"
 #include "tilegraph/jit/kernel.h"
 #include "tilegraph/jit/macros.h"
+#include "tilegraph/jit/process.h"
 
 namespace tg::jit {
 
@@ -21,11 +22,17 @@ struct Toolchain {
   std::vector<std::string> environment;
   // How long one run of the compiler may take (Config::compile_timeout).
   std::chrono::seconds time_limit{0};
+  // The CPU time and address space limits of each compiler process (Config::compile_cpu_time,
+  // Config::compile_max_bytes; zero: none).
+  std::chrono::seconds cpu_time{0};
+  uint64_t max_bytes = 0;
 
   // Every flag for one kernel: the base flags, then -I<dir> per include directory, then
   // -D<name>=<value> per macro. The macros must have been validated.
   std::vector<std::string> flags(const MacroMap& macros,
                                  const std::vector<std::string>& include_dirs) const;
+  // How to run the compiler: its environment with TMPDIR=`tmp_dir`, and the limits above.
+  ProcessOptions process_options(const std::filesystem::path& tmp_dir) const;
 };
 
 // Finds the compiler for `type` (Config::cxx or Config::nvcc) and its version. Asking for the

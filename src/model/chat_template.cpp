@@ -37,11 +37,20 @@ std::optional<ChatTemplate> chat_template_of(const GgufFile& file) {
   return detect_chat_template(value->get<std::string>());
 }
 
-std::string format_chat(ChatTemplate t, std::string_view user, std::string_view system) {
+std::vector<TextPart> chat_parts(ChatTemplate t, std::string_view user, std::string_view system) {
+  std::vector<TextPart> parts;
+  const auto markup = [&](std::string_view text) { parts.push_back({text, true}); };
+  const auto message = [&](std::string_view text) { parts.push_back({text, false}); };
   if (t == ChatTemplate::kLlama2) {
-    std::string out = "[INST] ";
-    if (!system.empty()) out.append("<<SYS>>\n").append(system).append("\n<</SYS>>\n\n");
-    return out.append(user).append(" [/INST]");
+    markup("[INST] ");
+    if (!system.empty()) {
+      markup("<<SYS>>\n");
+      message(system);
+      markup("\n<</SYS>>\n\n");
+    }
+    message(user);
+    markup(" [/INST]");
+    return parts;
   }
   // ChatML and llama 3 wrap each turn's role and text in their own markers.
   struct Markers {
@@ -49,13 +58,25 @@ std::string format_chat(ChatTemplate t, std::string_view user, std::string_view 
   };
   const Markers m = t == ChatTemplate::kChatml ? Markers{"<|im_start|>", "\n", "<|im_end|>\n"}
                                                : Markers{"<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>"};
-  std::string out;
   const auto turn = [&](std::string_view role, std::string_view text) {
-    out.append(m.before_role).append(role).append(m.after_role).append(text).append(m.after_text);
+    markup(m.before_role);
+    markup(role);
+    markup(m.after_role);
+    message(text);
+    markup(m.after_text);
   };
   if (!system.empty()) turn("system", system);
   turn("user", user);
-  return out.append(m.before_role).append("assistant").append(m.after_role);
+  markup(m.before_role);
+  markup("assistant");
+  markup(m.after_role);
+  return parts;
+}
+
+std::string format_chat(ChatTemplate t, std::string_view user, std::string_view system) {
+  std::string out;
+  for (const TextPart& part : chat_parts(t, user, system)) out += part.text;
+  return out;
 }
 
 }  // namespace tg::model

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/input_file.h"
 #include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
@@ -219,48 +220,31 @@ GgufFile::~GgufFile() = default;
 GgufFile GgufFile::open(const std::string& path, Access access) {
   GgufFile file;
   file.source_ = path;
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-file.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error("gguf: cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error("gguf: cannot stat '" + path + "': " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("gguf: '" + path + "' is not a regular file");
-  }
+  const InputFile input = InputFile::open(path, "gguf");
+  const int fd = input.fd();
   file.mapping_ = std::make_unique<Mapping>();
   if (access == Access::kRead) {
     std::vector<uint8_t>& bytes = file.mapping_->memory;
-    bytes.resize(size_t(st.st_size));
+    bytes.resize(size_t(input.size()));
     size_t done = 0;
     while (done < bytes.size()) {
       const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        const int err = n < 0 ? errno : 0;
-        ::close(fd);
-        throw Error("gguf: cannot read '" + path + "': " + (n < 0 ? std::strerror(err) : "it shrank while being read"));
+        throw Error("gguf: cannot read '" + path + "': " +
+                    (n < 0 ? std::strerror(errno) : "it shrank while being read"));
       }
       done += size_t(n);
     }
-    ::close(fd);
     file.bytes_ = bytes.data();
     file.size_ = bytes.size();
-  } else if (st.st_size > 0) {
-    void* address = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (address == MAP_FAILED) throw Error("gguf: cannot map '" + path + "': " + std::strerror(err));
+  } else if (input.size() > 0) {
+    void* address = mmap(nullptr, size_t(input.size()), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (address == MAP_FAILED) throw Error("gguf: cannot map '" + path + "': " + std::strerror(errno));
     file.mapping_->address = address;
-    file.mapping_->length = size_t(st.st_size);
+    file.mapping_->length = size_t(input.size());
     file.bytes_ = static_cast<const uint8_t*>(address);
-    file.size_ = uint64_t(st.st_size);
-  } else {
-    ::close(fd);
+    file.size_ = input.size();
   }
   file.parse_contents();
   return file;

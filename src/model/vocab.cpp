@@ -314,23 +314,26 @@ namespace {
 struct Fragment {
   std::string_view text;
   int32_t id = -1;
+  bool parse_special = false;  // whether control tokens may be found in `text`
 };
 
 // `fragments` with every occurrence of `token` (id `id`) in their text cut out as a fragment of
 // its own, left to right.
-std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::string_view token, int32_t id) {
+// Control tokens are cut only out of fragments that allow them.
+std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::string_view token, int32_t id,
+                               bool control) {
   std::vector<Fragment> out;
   for (const Fragment& f : fragments) {
-    if (f.id >= 0) {
+    if (f.id >= 0 || (control && !f.parse_special)) {
       out.push_back(f);
       continue;
     }
     std::string_view rest = f.text;
     for (size_t at; (at = rest.find(token)) != std::string_view::npos; rest.remove_prefix(at + token.size())) {
-      if (at > 0) out.push_back({rest.substr(0, at)});
+      if (at > 0) out.push_back({rest.substr(0, at), -1, f.parse_special});
       out.push_back({token, id});
     }
-    if (!rest.empty()) out.push_back({rest});
+    if (!rest.empty()) out.push_back({rest, -1, f.parse_special});
   }
   return out;
 }
@@ -338,6 +341,11 @@ std::vector<Fragment> split_on(const std::vector<Fragment>& fragments, std::stri
 }  // namespace
 
 std::vector<int32_t> Vocab::encode(std::string_view text, bool parse_special) const {
+  const TextPart part{text, parse_special};
+  return encode(std::span(&part, 1));
+}
+
+std::vector<int32_t> Vocab::encode(std::span<const TextPart> parts) const {
   // Whatever the text (the empty one too), so that a vocabulary that cannot encode says so at once.
   if (kind_ == Kind::kBytePairGpt2 && !pretokenizer_) {
     throw Error("tokenizer: the pre-tokenizer " + printable(pretokenizer_name_, '"') +
@@ -348,14 +356,32 @@ std::vector<int32_t> Vocab::encode(std::string_view text, bool parse_special) co
   }
   std::vector<int32_t> ids;
   if (add_bos_) ids.push_back(bos_);
+  // The parts are copied into one text, so that the fragments of neighbouring parts that no
+  // special token separates are adjacent in it and encoded together.
+  std::string text;
+  for (const TextPart& part : parts) text += part.text;
   std::vector<Fragment> fragments;
-  if (!text.empty()) fragments.push_back({text});
+  size_t offset = 0;
+  for (const TextPart& part : parts) {
+    if (!part.text.empty()) {
+      fragments.push_back({std::string_view(text).substr(offset, part.text.size()), -1, part.parse_special});
+    }
+    offset += part.text.size();
+  }
   for (int32_t id : special_tokens_) {
-    if (types_[size_t(id)] != TokenType::kUserDefined && !parse_special) continue;
-    fragments = split_on(fragments, piece(id), id);
+    fragments = split_on(fragments, piece(id), id, types_[size_t(id)] != TokenType::kUserDefined);
+  }
+  std::vector<Fragment> joined;
+  for (const Fragment& f : fragments) {
+    if (f.id < 0 && !joined.empty() && joined.back().id < 0) {
+      const std::string_view last = joined.back().text;
+      joined.back().text = std::string_view(last.data(), last.size() + f.text.size());
+    } else {
+      joined.push_back(f);
+    }
   }
   bool after_special = true;  // the text's start counts as one: SentencePiece prefixes a space
-  for (const Fragment& f : fragments) {
+  for (const Fragment& f : joined) {
     if (f.id >= 0) {
       ids.push_back(f.id);
       after_special = true;

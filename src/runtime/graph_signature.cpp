@@ -110,9 +110,9 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
     // Widen the four 16-bit fields to words: an ne of 65536 or more never equals one of them.
     // (interleaving with zeros twice: punpcklwd, punpckldq/punpckhdq on SSE2).
     const Halves packed = Halves(Vec{*e++, 0});
-    const Words widened = Words(__builtin_shuffle(packed, Halves{}, Halves{0, 8, 1, 9, 2, 10, 3, 11}));
-    vdiff = Vec(__builtin_shuffle(widened, Words{}, Words{0, 4, 1, 5})) ^ load_vec(t.ne);
-    vdiff |= Vec(__builtin_shuffle(widened, Words{}, Words{2, 6, 3, 7})) ^ load_vec(t.ne + 2);
+    const Words widened = Words(__builtin_shufflevector(packed, Halves{}, 0, 8, 1, 9, 2, 10, 3, 11));
+    vdiff = Vec(__builtin_shufflevector(widened, Words{}, 0, 4, 1, 5)) ^ load_vec(t.ne);
+    vdiff |= Vec(__builtin_shufflevector(widened, Words{}, 2, 6, 3, 7)) ^ load_vec(t.ne + 2);
   } else {
     vdiff = (load_vec(e) ^ load_vec(t.ne)) | (load_vec(e + 2) ^ load_vec(t.ne + 2));
     e += kMaxDims;

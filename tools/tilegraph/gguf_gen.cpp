@@ -3,7 +3,6 @@
 // for `tilegraph run` and for other GGUF tools.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -27,7 +26,7 @@ struct GenOptions {
   std::string config = "tiny";
   std::string type = "f16";
   std::string output;
-  std::string seed = "42";
+  uint64_t seed = 42;
   std::string vocab = "spm";
   // Overrides of the preset; 0 keeps the preset's value.
   int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0, n_ctx = 0;
@@ -38,17 +37,8 @@ constexpr std::string_view kChatmlTemplate =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-uint64_t parse_seed(const std::string& text) {
-  uint64_t seed = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    throw Error("--seed: '" + text + "' is not an integer in 0.." + std::to_string(UINT64_MAX));
-  }
-  return seed;
-}
-
 void generate(const GenOptions& o) {
-  const uint64_t seed = parse_seed(o.seed);
+  const uint64_t seed = o.seed;
   // A path that cannot be written is refused before the weights are generated.
   model::GgufWriter::check_destination(o.output);
   model::LlamaConfig c = model::llama_preset(o.config);
@@ -106,7 +96,7 @@ void add_gguf_gen_command(CLI::App& app) {
                       std::to_string(model::Vocab::kMinimalByteLevelSize))
       ->check(CLI::IsMember({"spm", "llama3", "qwen2"}))->capture_default_str();
   cmd->add_option("-o,--output", o->output, "File to write (a regular file there is replaced)")->required();
-  cmd->add_option("--seed", o->seed, "Seed of the weights (0..2^64-1)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the weights")->check(integer_in<uint64_t>(0, UINT64_MAX))->capture_default_str();
   // The config's own checks give the real bounds; this only keeps the flags to sane integers.
   const auto positive = integer_in<int64_t>(1, INT32_MAX);
   cmd->add_option("--n-layer", o->n_layer, "Blocks")->check(positive);

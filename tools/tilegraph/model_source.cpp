@@ -1,10 +1,9 @@
 #include "model_source.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <unistd.h>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/input_file.h"
 
 namespace tg::cli {
 
@@ -57,15 +56,8 @@ std::string ModelSource::weights_description(const model::LlamaModel& llama) {
 }
 
 std::string read_text_file(const std::string& option, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(option + ": cannot open '" + path + "': " + std::strerror(errno));
-  std::string text;
-  char buffer[1 << 16];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) throw Error(option + ": cannot read '" + path + "': " + std::strerror(err));
+  std::string text = path == "-" ? read_at_most(STDIN_FILENO, kMaxTextFileBytes, option, "standard input")
+                                 : read_input_file(path, kMaxTextFileBytes, option);
   if (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
 }

@@ -3,6 +3,7 @@
 // preset with generated f16 weights), with its vocabulary when it has one this build reads. The
 // configuration and vocabulary come first, so that a command can check its flags against them
 // before the weights are generated or bound.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +31,12 @@ struct ModelSource {
   static std::string weights_description(const model::LlamaModel& llama);
 };
 
-// The bytes of the file at `path`, less one final newline (as llama.cpp's -f: editors end files
-// with one); errors name `option`.
+// The bytes of the regular file at `path`, or of standard input when `path` is "-", less one final
+// newline (as llama.cpp's -f: editors end files with one); errors name `option`. A directory, a
+// FIFO or a device is refused before it is read, and more than kMaxTextFileBytes (64 MiB; the
+// wikitext-2 test text that perplexity is usually measured on is 1.3 MB) is refused as soon as the
+// limit is passed.
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t(64) << 20;
 std::string read_text_file(const std::string& option, const std::string& path);
 
 }  // namespace tg::cli

@@ -84,7 +84,8 @@ void add_perplexity_command(CLI::App& app) {
                     "the second half of each scored)");
   cmd->add_option("--model", o->model, "GGUF file of a llama or qwen2 model (default: the embedded small model)");
   auto* text = cmd->add_option("--text", o->text, "The text");
-  auto* file = cmd->add_option("--text-file", o->text_file, "File whose text is measured (less one final newline)")->excludes(text);
+  auto* file = cmd->add_option("--text-file", o->text_file, "File whose text is measured (less one final newline); - reads standard input. A regular file of at most " +
+                                   std::to_string(kMaxTextFileBytes >> 20) + " MiB")->excludes(text);
   text->excludes(file);
   cmd->add_option("--ctx", o->ctx, "Tokens per chunk (llama.cpp's -c; its default is 512 too)")
       ->check(integer_in<int64_t>(4, int64_t(1) << 20))

@@ -123,8 +123,9 @@ nlohmann::json stats_json(const GraphModeStats& s) {
 }
 
 
-// --chat's message in the chat template (--chat-template's, else the file's).
-std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
+// --chat's message in the chat template (--chat-template's, else the file's), as parts in which
+// only the template's markup can give control tokens.
+std::vector<model::TextPart> chat_prompt(const RunOptions& o, const model::GgufFile* file) {
   std::optional<model::ChatTemplate> t;
   if (!o.chat_template.empty()) {
     t = model::chat_template_from_name(o.chat_template);  // CLI11 checked the name
@@ -138,7 +139,7 @@ std::string chat_prompt(const RunOptions& o, const model::GgufFile* file) {
                                  : *o.model + " has no tokenizer.chat_template";
     throw Error("--chat: " + what + " (pass --chat-template chatml, llama3 or llama2)");
   }
-  return model::format_chat(*t, *o.chat, o.system);
+  return model::chat_parts(*t, *o.chat, o.system);
 }
 
 // The option the prompt comes from, for messages.
@@ -151,9 +152,12 @@ std::vector<int32_t> prompt_tokens(const RunOptions& o, const model::GgufFile* f
   if (!o.prompt && !o.prompt_file && !o.chat) return parse_ids(o.prompt_ids);
   const std::string option = prompt_option(o);
   if (!vocab) throw Error(option + ": cannot tokenize text for " + *o.model + ": " + missing + " (pass --prompt-ids)");
-  const std::string text =
-      o.prompt ? *o.prompt : o.prompt_file ? read_text_file("--prompt-file", *o.prompt_file) : chat_prompt(o, file);
-  std::vector<int32_t> ids = vocab->encode(text, !o.plain_prompt);
+  std::vector<int32_t> ids;
+  if (o.chat) {
+    ids = vocab->encode(chat_prompt(o, file));
+  } else {
+    ids = vocab->encode(o.prompt ? *o.prompt : read_text_file("--prompt-file", *o.prompt_file), !o.plain_prompt);
+  }
   if (ids.empty()) throw Error(option + ": the empty text gives no tokens with this vocabulary (it adds no beginning-of-sequence token)");
   if (ids.size() >= 2 && ids[0] == vocab->bos() && ids[1] == vocab->bos()) {
     // llama.cpp warns the same way: models are trained with one.
@@ -311,7 +315,8 @@ void add_run_command(CLI::App& app) {
                   "Prompt text, tokenized with the model's vocabulary: SentencePiece, or byte-level BPE with GPT-2's, llama 3's or Qwen2's pre-tokenizer (with its beginning-of-sequence token unless the file turns it off)")
       ->excludes(ids);
   auto* prompt_file = cmd->add_option("--prompt-file", o->prompt_file,
-                                      "File whose text is the prompt, as --prompt (less one final newline)")
+                                      "File whose text is the prompt, as --prompt (less one final newline); - reads standard input. "
+                                      "A regular file of at most " + std::to_string(kMaxTextFileBytes >> 20) + " MiB")
                           ->excludes(ids)
                           ->excludes(prompt);
   auto* chat = cmd->add_option("--chat", o->chat,
@@ -336,7 +341,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p and --seed")
       ->capture_default_str();
-  cmd->add_option("--top-k", o->sampling.top_k, "With --temp > 0: keep the k most likely tokens (0: all)")->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "With --temp > 0: keep the k most likely tokens (0: all)")
+      ->check(integer_in<int32_t>(0, INT32_MAX))
+      ->capture_default_str();
   cmd->add_option("--top-p", o->sampling.top_p,
                   "With --temp > 0: then keep the fewest most likely tokens whose probabilities reach p (1: all)")
       ->capture_default_str();

@@ -24,6 +24,13 @@ struct Config {
   // $TG_JIT_COMPILE_TIMEOUT (seconds), else 600: one run of the compiler (a compile, the
   // dependency scan, the version probe) past it is killed and the request fails.
   std::chrono::seconds compile_timeout{600};
+  // $TG_JIT_COMPILE_CPU_SECONDS, else the compile timeout: the CPU time each compiler process
+  // (the driver, cc1plus, the assembler, the linker) may use, enforced by the kernel, so that it
+  // holds even for a compiler whose caller is gone.
+  std::chrono::seconds compile_cpu_time{0};
+  // $TG_JIT_COMPILE_MAX_BYTES, else 8 GiB: the address space of each compiler process, room for
+  // any kernel compile and a bound for a runaway one; past it allocations fail, and the compile.
+  uint64_t compile_max_bytes = uint64_t(8) << 30;
 
   // Malformed values throw tg::Error naming the variable.
   static Config from_env();

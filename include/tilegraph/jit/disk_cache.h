@@ -88,6 +88,8 @@ class DiskCache {
   // with its CACHEDIR.TAG, or else empty or holding only names the cache writes (a cache of an
   // earlier version, which wrote no marker), and is then marked. Anything else throws tg::Error
   // naming the directory and an entry that is not the cache's, before anything is written.
+  // Then what dead processes left is removed: lock files no one holds, and build directories
+  // whose kernel's lock no one holds (a live builder holds it while its directory exists).
   explicit DiskCache(std::filesystem::path dir);
   // Opens the cache to list, count or clear it, creating and marking nothing: a directory that
   // does not exist is an empty cache. Refuses what the constructor refuses.
@@ -131,6 +133,7 @@ class DiskCache {
   void remove_entry_files(const std::string& id) const;
   // Returns how many temporaries it kept (CacheRemoval::kept_temporaries).
   size_t remove_abandoned_temporaries() const;
+  void remove_leftovers() const;
   std::vector<std::filesystem::directory_entry> temporaries() const;
   bool missing() const;
   void remove_orphan_records() const;

@@ -1,7 +1,12 @@
 #pragma once
-// Runs a program directly — posix_spawn with an argument vector, never a shell — and collects
-// its output. Every compiler invocation of the JIT goes through here.
+// Runs a program directly — fork and exec with an argument vector, never a shell — and collects
+// its output. Every compiler invocation of the JIT goes through here. The program cannot outlive
+// its caller: it runs under a small supervisor process that leads a process group of its own and
+// kills the whole group (the program and all it started) when the caller dies, even of SIGKILL;
+// SIGINT, SIGTERM and SIGHUP with their default action kill the groups at once; and resource
+// limits stop even a program that escaped (docs/jit-reference.md, "Interruption").
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +23,12 @@ struct ProcessOptions {
   // Past this the program and everything it started are killed (SIGKILL to its process group);
   // zero: no limit. A compiler reading a FIFO or a device would otherwise block its caller for good.
   std::chrono::milliseconds timeout{0};
+  // The program's CPU time limit (RLIMIT_CPU, which what it starts inherits and has on its own):
+  // past it SIGXCPU, a second later SIGKILL; zero: no limit. Unlike the timeout, it holds without
+  // the caller.
+  std::chrono::seconds cpu_time{0};
+  // The program's address space limit in bytes (RLIMIT_AS, inherited the same way); zero: none.
+  uint64_t address_space = 0;
 };
 
 struct ProcessResult {

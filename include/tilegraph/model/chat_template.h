@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tilegraph/model/gguf.h"
+#include "tilegraph/model/vocab.h"
 
 namespace tg::model {
 
@@ -28,5 +30,9 @@ std::optional<ChatTemplate> chat_template_of(const GgufFile& file);
 // One turn: an optional system message and the user's, ending where the assistant's reply
 // starts. The beginning-of-sequence token is left to the tokenizer (llama 2 and 3 add it).
 std::string format_chat(ChatTemplate t, std::string_view user, std::string_view system = {});
+// The same turn as parts for Vocab::encode: the template's markup may hold control tokens
+// (<|im_start|>, <|eot_id|>), the messages are plain text, as in llama.cpp's chat path, so a
+// message cannot end its turn or start another. The parts view `user`, `system` and constants.
+std::vector<TextPart> chat_parts(ChatTemplate t, std::string_view user, std::string_view system = {});
 
 }  // namespace tg::model

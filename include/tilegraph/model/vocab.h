@@ -33,6 +33,14 @@ namespace tg::model {
 class BpeMerges;
 class Pretokenizer;
 
+// A part of a text to encode. Control tokens are found only in parts that may hold them, so that
+// text from an untrusted source (a chat's user message) next to markup that holds them (the chat
+// template's) cannot forge them: "</s>" typed by a user stays four characters.
+struct TextPart {
+  std::string_view text;
+  bool parse_special = false;
+};
+
 // llama.cpp's token types (`tokenizer.ggml.token_type`).
 enum class TokenType : int32_t {
   kUndefined = 0,
@@ -94,6 +102,10 @@ class Vocab {
   // unknown token, or throws tg::Error when the vocabulary has none. A byte-level vocabulary
   // without merges or with an unsupported pre-tokenizer throws tg::Error naming the key.
   std::vector<int32_t> encode(std::string_view text, bool parse_special = false) const;
+  // The same for the parts' concatenation, with control and unknown tokens found only within the
+  // parts that allow them (user-defined tokens within any part); text on both sides of a part
+  // boundary with no special token there is encoded as one, as it would be in one part.
+  std::vector<int32_t> encode(std::span<const TextPart> parts) const;
   // The bytes the tokens stand for; control and unused tokens stand for nothing. An id out of
   // range throws tg::Error. A byte token may end inside a UTF-8 character: the result is bytes,
   // not necessarily valid UTF-8.
