@@ -321,7 +321,8 @@ void add_run_command(CLI::App& app) {
                           ->excludes(prompt);
   auto* chat = cmd->add_option("--chat", o->chat,
                                "A user message, put in the model's chat template (tokenizer.chat_template: ChatML, llama 3 "
-                               "or llama 2 style) as one turn ending where the assistant's reply starts")
+                               "or llama 2 style) as one turn ending where the assistant's reply starts; control tokens written "
+                               "in it (such as </s> or <|im_end|>) are text")
                    ->excludes(ids)
                    ->excludes(prompt)
                    ->excludes(prompt_file);
