@@ -84,9 +84,17 @@ inline Tensor* tensor_of(Context& ctx, const std::vector<float>& values, std::in
   return t;
 }
 
+// Computes `node` and the ops it depends on with the reference.
+inline void reference_compute(Tensor* node) {
+  for (int i = 0; i < kMaxSrc; ++i) {
+    if (node->src[i] && node->src[i]->op != Op::NONE) reference_compute(node->src[i]);
+  }
+  reference::compute_node(*node);
+}
+
 // The node's f32 data after the reference computed it.
 inline std::vector<float> reference_result(Tensor* node) {
-  reference::compute_node(*node);
+  reference_compute(node);
   const float* p = static_cast<const float*>(node->data);
   return std::vector<float>(p, p + node->nelements());
 }
