@@ -1,5 +1,6 @@
 #include "tilegraph/sim/oplib/attention.h"
 
+#include "sim/oplib/engine_order.h"
 #include "sim/oplib/op_checks.h"
 #include "sim/oplib/row_steps.h"
 #include "tilegraph/sim/lsu.h"
@@ -63,6 +64,7 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
   const uint64_t eb = format_bytes(q.format), row = uint64_t(d) * eb;
   const int64_t group = heads / kv_heads;
   uint64_t cycles = 0;
+  detail::after_loads(tile);
   for (int64_t g = 0; g < kv_heads; ++g) {
     uint64_t kg = k.addr, vg = v.addr;
     if (kv_heads > 1) {
@@ -72,6 +74,7 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
       kg = m.k;
       vg = m.v;
     }
+    detail::order(tile, {Engine::TDMA, Engine::CT}, Engine::NE);  // the gathered head; the last group's probabilities read
     ne::Gemm scores;
     scores.in_format = q.format;
     scores.a = q.addr + uint64_t(g * group) * row;
@@ -83,12 +86,15 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
     scores.b_transposed = true;
     scores.post.input_scale = param.scale;
     cycles += execute(tile, scores);
+    detail::order(tile, {Engine::NE}, Engine::CT);
+    detail::order(tile, {Engine::NE}, Engine::TDMA);  // the next head's gather overwrites K/V
     if (mask) {
       cycles += execute(tile, cgra::ArithVuV{cgra::ArithOp::Add, Format::FP32, m.scores, mask->addr, m.scores,
                                              group * n_kv, n_kv});
     }
     cycles += detail::softmax_rows_f32(tile, m.scores, m.scores_t, m.max, m.sum, group, n_kv);
     cycles += execute(tile, cgra::ConvertV{Format::FP32, q.format, m.scores, m.probs, group * n_kv});
+    detail::order(tile, {Engine::CT}, Engine::NE);
     ne::Gemm context;
     context.in_format = q.format;
     context.a = m.probs;

@@ -1,5 +1,6 @@
 #include "tilegraph/sim/oplib/batchnorm.h"
 
+#include "sim/oplib/engine_order.h"
 #include "sim/oplib/op_checks.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/lsu.h"
@@ -80,15 +81,18 @@ uint64_t op_batchnorm_inference(Tile& tile, const BatchNormParam& param, const T
   const uint64_t base = narrow ? imm.addr : out.addr;
   auto x = [&](int64_t k) { return base + uint64_t(k) * slot; };
   uint64_t cycles = 0;
+  detail::after_loads(tile);
 
   if (narrow) {
     // 1, 2: make room, widen.
     cycles += copy_batches(tile, in.addr, stride, imm.addr + stride, slot, s.n, stride, g.batch_bytes());
+    detail::order(tile, {Engine::TDMA}, Engine::CT);
     for (int64_t k = 0; k < s.n; ++k) {
       cycles += execute(tile, cgra::ConvertV{in.format, Format::FP32, x(k) + stride, x(k), e});
     }
   } else if (in.addr != out.addr) {
     cycles += execute(tile, lsu::GatherScatter{in.addr, out.addr, g.total_bytes(), 1, 0, 0});
+    detail::order(tile, {Engine::TDMA}, Engine::CT);
   }
   // 3: x - mean.
   for (int64_t k = 0; k < s.n; ++k) cycles += per_channel(tile, cgra::ArithOp::Sub, x(k), mean.addr, g32);
@@ -105,6 +109,7 @@ uint64_t op_batchnorm_inference(Tile& tile, const BatchNormParam& param, const T
     for (int64_t k = 0; k < s.n; ++k) {
       cycles += execute(tile, cgra::ConvertV{Format::FP32, in.format, x(k), x(k) + stride, e});
     }
+    detail::order(tile, {Engine::CT}, Engine::TDMA);
     cycles += copy_batches(tile, imm.addr + stride, slot, out.addr, stride, s.n, stride, g.batch_bytes());
   }
   return cycles;

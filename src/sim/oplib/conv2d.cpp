@@ -1,3 +1,4 @@
+#include "sim/oplib/engine_order.h"
 #include "sim/oplib/op_checks.h"
 #include "tilegraph/sim/oplib/gemm.h"
 
@@ -51,6 +52,7 @@ uint64_t op_conv2d(Tile& tile, const Conv2dParam& param, const Tsr& in, const Ts
                                                            " elements, Cout is " + std::to_string(w.c));
     c.post.bias = bias->addr;
   }
+  detail::after_loads(tile);
   return execute(tile, c);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/oplib/engine_order.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/lsu.h"
 
@@ -26,6 +27,8 @@ uint64_t op_dma_load(Tile& tile, GShape& range, uint64_t ddr_addr, Tsr& dst) {
     if (carry) range.dynamic_offset[d] = range.spatial_start[d];
   }
   if (carry) range.done = 1;
+  // One buffer per operand: the slice replaces data the tile's earlier work may still read.
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA}, Engine::RDMA);
   lsu::LoadVar load;
   load.format = dst.format;
   load.ddr = lsu::DdrSlice{ddr_addr, shape_of(s.shape_whole), shape_of(s.shape_start), s.real()};
@@ -38,6 +41,7 @@ uint64_t op_dma_load_channels(Tile& tile, uint64_t ddr_addr, const LShape& like,
   const int64_t c = like.shape_whole[3], start = like.shape_start[3], real = like.shape_real[3];
   dst.format = Format::FP32;
   dst.layout = MemLayout::Cx;
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA}, Engine::RDMA);
   dst.shape = LShape{{1, 1, 1, c}, {0, 0, 0, start}, {1, 1, 1, like.shape_slice[3]}, {1, 1, 1, real}, 1};
   lsu::LoadVar load;
   load.format = Format::FP32;
@@ -48,6 +52,7 @@ uint64_t op_dma_load_channels(Tile& tile, uint64_t ddr_addr, const LShape& like,
 }
 
 uint64_t op_store_var(Tile& tile, const Tsr& src, uint64_t ddr_addr) {
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::RDMA}, Engine::WDMA);
   lsu::DmaStore store;
   store.format = src.format;
   store.spm_addr = src.addr;

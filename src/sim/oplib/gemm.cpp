@@ -1,5 +1,6 @@
 #include "tilegraph/sim/oplib/gemm.h"
 
+#include "sim/oplib/engine_order.h"
 #include "sim/oplib/op_checks.h"
 
 namespace tg::sim::oplib {
@@ -49,6 +50,7 @@ uint64_t op_gemm(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& b,
                                                          " elements, out has " + std::to_string(n) + " columns");
     g.post.bias = bias->addr;
   }
+  detail::after_loads(tile);
   return execute(tile, g);
 }
 

@@ -1,5 +1,6 @@
 #include "tilegraph/sim/oplib/rope.h"
 
+#include "sim/oplib/engine_order.h"
 #include "sim/oplib/op_checks.h"
 #include "sim/oplib/row_steps.h"
 #include "tilegraph/sim/cgra.h"
@@ -68,9 +69,12 @@ uint64_t op_rope(Tile& tile, const RopeParam& param, const Tsr& x, const Tsr& co
   detail::require_imm(kOp, imm, rope_imm_bytes(param, s));
   const uint64_t plane = uint64_t(rows * pairs) * 4;
   const uint64_t xf = imm.addr, x0 = xf + uint64_t(rows * hd) * 4, x1 = x0 + plane, t0 = x1 + plane, t1 = t0 + plane;
+  detail::after_loads(tile);
   uint64_t cycles = detail::widen(tile, x.format, x.addr, xf, rows * hd);
+  detail::order(tile, {Engine::CT}, Engine::TDMA);
   cycles += move_halves(tile, param, xf, x0, rows, hd, false, true);
   cycles += move_halves(tile, param, xf, x1, rows, hd, true, true);
+  detail::order(tile, {Engine::TDMA}, Engine::CT);
   const int64_t per_token = heads * pairs;
   for (int64_t t = 0; t < tokens; ++t) {
     const uint64_t o = uint64_t(t * per_token) * 4, c = cos.addr + uint64_t(t * pairs) * 4,
@@ -82,8 +86,10 @@ uint64_t op_rope(Tile& tile, const RopeParam& param, const Tsr& x, const Tsr& co
   }
   cycles += execute(tile, cgra::ArithVV{ArithOp::Sub, Format::FP32, t0, t1, t0, rows * pairs});  // x0 cos - x1 sin
   cycles += execute(tile, cgra::ArithVV{ArithOp::Add, Format::FP32, x0, x1, x1, rows * pairs});  // x0 sin + x1 cos
+  detail::order(tile, {Engine::CT}, Engine::TDMA);
   cycles += move_halves(tile, param, xf, t0, rows, hd, false, false);
   cycles += move_halves(tile, param, xf, x1, rows, hd, true, false);
+  detail::order(tile, {Engine::TDMA}, Engine::CT);
   return cycles + detail::narrow(tile, out.format, xf, out.addr, rows * hd);
 }
 
