@@ -196,7 +196,7 @@ std::string instruction_name(const ConvertV& in) {
 // ---- arithmetic ----
 
 uint64_t execute(Tile& tile, const ArithVV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   arith_vector(tile, name, in.op, in.format, in.src0, in.src1, in.dst, in.n, std::max<int64_t>(in.n, 1), in.rnd);
@@ -204,7 +204,7 @@ uint64_t execute(Tile& tile, const ArithVV& in) {
 }
 
 uint64_t execute(Tile& tile, const ArithVS& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   if (is_float_format(in.format)) {
@@ -223,7 +223,7 @@ uint64_t execute(Tile& tile, const ArithVS& in) {
 }
 
 uint64_t execute(Tile& tile, const ArithVuV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "src_elem_num", in.src_elem_num);
   if (in.unit_elem_num <= 0) fail(tile, name, "unit_elem_num = " + std::to_string(in.unit_elem_num) + " must be positive");
@@ -236,7 +236,7 @@ uint64_t execute(Tile& tile, const ArithVuV& in) {
 }
 
 uint64_t execute(Tile& tile, const ArithVuVLoop& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   const int64_t block = in.format == Format::INT8 ? 128 : 64;
   if (in.unit_elem_num != block) {
@@ -269,7 +269,7 @@ uint64_t execute(Tile& tile, const ArithVuVLoop& in) {
 // ---- unary ----
 
 uint64_t execute(Tile& tile, const UnaryV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   unary_op_name(in.op);
   check_count(tile, name, "n", in.n);
   const bool int_ok = in.op == UnaryOp::Abs || in.op == UnaryOp::Neg || in.op == UnaryOp::Relu;
@@ -316,15 +316,15 @@ uint64_t compare_impl(Tile& tile, const std::string& name, CompareOp op, Format 
 }  // namespace
 
 uint64_t execute(Tile& tile, const CompareVV& in) {
-  return compare_impl<double>(tile, instruction_name(in), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
+  return compare_impl<double>(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
 }
 
 uint64_t execute(Tile& tile, const CompareVS& in) {
-  return compare_impl(tile, instruction_name(in), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
+  return compare_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
 }
 
 uint64_t execute(Tile& tile, const LogicVV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   const Values a = load_values(tile, name, in.src0, in.n, in.format);
@@ -386,17 +386,17 @@ uint64_t bit_impl(Tile& tile, const std::string& name, BitOp op, Format format, 
 }  // namespace
 
 uint64_t execute(Tile& tile, const BitVV& in) {
-  return bit_impl(tile, instruction_name(in), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
+  return bit_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
 }
 
 uint64_t execute(Tile& tile, const BitVS& in) {
-  return bit_impl(tile, instruction_name(in), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
+  return bit_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
 }
 
 // ---- reduction, pooling ----
 
 uint64_t execute(Tile& tile, const ReduceTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "outer", in.outer);
   check_count(tile, name, "inner", in.inner);
@@ -439,7 +439,7 @@ uint64_t execute(Tile& tile, const ReduceTensor& in) {
 }
 
 uint64_t execute(Tile& tile, const PoolTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   name_of(kPoolNames, int32_t(in.op));
   check_format(tile, name, in.format, kFloat);
   for (auto [what, v] : {std::pair{"n", in.n}, {"h", in.h}, {"w", in.w}, {"c", in.c}}) check_count(tile, name, what, v);
@@ -483,7 +483,7 @@ uint64_t execute(Tile& tile, const PoolTensor& in) {
 // ---- data movement, conversion ----
 
 uint64_t execute(Tile& tile, const MoveV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   const uint64_t bytes = uint64_t(in.n) * format_bytes(in.format);
@@ -494,7 +494,7 @@ uint64_t execute(Tile& tile, const MoveV& in) {
 }
 
 uint64_t execute(Tile& tile, const FillV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   if (is_float_format(in.format)) {
@@ -509,7 +509,7 @@ uint64_t execute(Tile& tile, const FillV& in) {
 }
 
 uint64_t execute(Tile& tile, const TransposeTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "rows", in.rows);
   check_count(tile, name, "cols", in.cols);
@@ -526,7 +526,7 @@ uint64_t execute(Tile& tile, const TransposeTensor& in) {
 }
 
 uint64_t execute(Tile& tile, const ConvertV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.from, kAll);
   check_format(tile, name, in.to, kAll);
   check_count(tile, name, "n", in.n);

@@ -10,7 +10,7 @@ namespace tg::sim::dte {
 std::string instruction_name(const Copy&) { return "DTE_copy"; }
 
 uint64_t execute(Tile& tile, const Copy& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   Chip& chip = tile.chip();
   if (in.dst_tile < 0 || in.dst_tile >= chip.tile_count()) {
     detail::fail(tile, name, "destination tile " + std::to_string(in.dst_tile) + " does not exist (the chip has " +

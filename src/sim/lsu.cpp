@@ -115,7 +115,7 @@ std::string instruction_name(const Reshape& in) { return "op_reshape." + std::st
 std::string instruction_name(const GatherScatter&) { return "op_gatherScatter"; }
 
 uint64_t execute(Tile& tile, const LoadVar& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   check_slice(tile, name, in.ddr);
   const LayoutGeometry to = geometry(tile, name, in.ddr.slice, in.format, in.layout);
@@ -138,7 +138,7 @@ uint64_t execute(Tile& tile, const LoadVar& in) {
 }
 
 uint64_t execute(Tile& tile, const LoadConst& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   std::vector<uint8_t> bytes(in.bytes);
   tile.chip().ddr().load(name, in.ddr_addr, bytes.data(), in.bytes);
   std::memcpy(tile.spm().write_span(name, in.spm_addr, in.bytes), bytes.data(), in.bytes);
@@ -148,7 +148,7 @@ uint64_t execute(Tile& tile, const LoadConst& in) {
 }
 
 uint64_t execute(Tile& tile, const RdmaGather& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   check_count(tile, name, "num_rows", in.num_rows);
   const std::vector<int32_t> idx = load_indices(tile, name, in.index_addr, in.count, in.num_rows);
@@ -164,7 +164,7 @@ uint64_t execute(Tile& tile, const RdmaGather& in) {
 }
 
 uint64_t execute(Tile& tile, const DmaStore& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   check_slice(tile, name, in.ddr);
   const LayoutGeometry from = geometry(tile, name, in.ddr.slice, in.format, in.layout);
@@ -187,7 +187,7 @@ uint64_t execute(Tile& tile, const DmaStore& in) {
 }
 
 uint64_t execute(Tile& tile, const WdmaScatter& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   check_count(tile, name, "num_rows", in.num_rows);
   const std::vector<int32_t> idx = load_indices(tile, name, in.index_addr, in.count, in.num_rows);
@@ -202,7 +202,7 @@ uint64_t execute(Tile& tile, const WdmaScatter& in) {
 }
 
 uint64_t execute(Tile& tile, const Reshape& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   const LayoutGeometry from = geometry(tile, name, in.shape, in.format, in.src_layout);
   const LayoutGeometry to = geometry(tile, name, in.shape, in.format, in.dst_layout);
@@ -227,7 +227,7 @@ uint64_t execute(Tile& tile, const Reshape& in) {
 }
 
 uint64_t execute(Tile& tile, const GatherScatter& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   std::vector<uint8_t> segments(uint64_t(in.count) * in.segment_bytes);
   for (int64_t i = 0; i < in.count; ++i) {

@@ -143,7 +143,7 @@ std::string instruction_name(const Gemm& in) { return "NE_Gemm." + std::string(f
 std::string instruction_name(const Conv& in) { return "NE_Conv." + std::string(format_name(in.in_format)); }
 
 uint64_t execute(Tile& tile, const Gemm& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.in_format, kInputs);
   check_count(tile, name, "m", in.m);
   check_count(tile, name, "n", in.n);
@@ -156,7 +156,7 @@ uint64_t execute(Tile& tile, const Gemm& in) {
 }
 
 uint64_t execute(Tile& tile, const Conv& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.in_format, kInputs);
   for (auto [what, v] : {std::pair{"n", in.n}, {"h", in.h}, {"w", in.w}, {"cin", in.cin}, {"cout", in.cout},
                          {"kh", in.kh}, {"kw", in.kw}}) {

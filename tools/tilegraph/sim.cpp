@@ -151,6 +151,10 @@ void run_gemm(const GemmOptions& o) {
     throw Error("sim gemm: checked rows differ from the reference by " + std::to_string(max_error) + " (tolerance " +
                 std::to_string(tolerance) + ")");
   }
+  if (report.hazard_count) {
+    throw Error("sim gemm: the program has " + std::to_string(report.hazard_count) + " data hazards, the first: " +
+                report.hazards[0]);
+  }
   if (!o.trace.empty()) write_trace(chip, o.trace);
 
   const ChipConfig& c = chip.config();

@@ -66,6 +66,7 @@ TEST(Program, GemmSplitOverTheMeshMatchesReferenceAndRespectsTheRoofline) {
   for (size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], ref[i], 1e-5 * double(g.k)) << i;
 
   const ChipReport r = chip.report();
+  EXPECT_EQ(r.hazard_count, 0u) << (r.hazards.empty() ? "" : r.hazards[0]);
   const ChipConfig& c = chip.config();
   const double ne_bound = 2.0 * double(g.m * g.n * g.k) / (derive_peaks(c).bf16_tflops * 1e12) * c.clock_mhz * 1e6;
   const double ddr_bytes = double(r.ddr_read_bytes + r.ddr_write_bytes);

@@ -163,3 +163,65 @@ TEST(Timing, ReportCountsBusyCyclesAndSpmHighWater) {
 
 }  // namespace
 }  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A load into SPM and a CGRA instruction reading it: without a wait the schedule runs them side
+// by side, which the chip would get wrong; the report says so.
+TEST(Hazards, AMissingWaitIsReported) {
+  for (bool waits : {false, true}) {
+    ChipConfig c;
+    c.mesh_x = c.mesh_y = 1;
+    Chip chip(c);
+    Tile& tile = chip.tile(0);
+    std::vector<uint8_t> bytes(4096, 0);
+    chip.ddr().write(0, bytes.data(), bytes.size());
+    execute(tile, lsu::LoadConst{0, 0, 4096});
+    if (waits) tile.wait(Engine::CT, tile.record(Engine::RDMA));
+    execute(tile, cgra::UnaryV{cgra::UnaryOp::Relu, Format::FP32, 0, 8192, 1024});
+    const ChipReport r = chip.report();
+    if (waits) {
+      EXPECT_EQ(r.hazard_count, 0u);
+    } else {
+      ASSERT_EQ(r.hazard_count, 1u);
+      EXPECT_NE(r.hazards[0].find("read-after-write hazard on SPM [0x0, 0x1000) of tile 0: CGRATensor_ActOp_V_relu.fp32 "
+                                  "(tile 0, CT) does not wait for op_loadConst (tile 0, RDMA), issued before it; on this schedule it starts "
+                                  "at cycle 0, before that ends at cycle"),
+                std::string::npos)
+          << r.hazards[0];
+    }
+  }
+}
+
+TEST(Hazards, OverwritingWhatAnotherEngineStillReads) {
+  ChipConfig c;
+  c.mesh_x = c.mesh_y = 1;
+  Chip chip(c);
+  Tile& tile = chip.tile(0);
+  std::vector<uint8_t> bytes(65536, 0);
+  chip.ddr().write(0, bytes.data(), bytes.size());
+  tile.spm().write(0, bytes.data(), bytes.size());
+  execute(tile, cgra::UnaryV{cgra::UnaryOp::Exp, Format::FP32, 0, 65536, 16384});
+  execute(tile, lsu::LoadConst{0, 0, 65536});  // overwrites the exp's source while it runs
+  const ChipReport r = chip.report();
+  ASSERT_EQ(r.hazard_count, 1u);
+  EXPECT_NE(r.hazards[0].find("write-after-read hazard"), std::string::npos) << r.hazards[0];
+}
+
+TEST(Hazards, AcrossTilesThroughTheDte) {
+  for (bool waits : {false, true}) {
+    ChipConfig c;
+    c.mesh_x = 2;
+    c.mesh_y = 1;
+    Chip chip(c);
+    test::put(chip.tile(0), 0, std::vector<float>(256, 1.0f), Format::FP32);
+    execute(chip.tile(0), dte::Copy{0, 1, 4096, 1024});
+    if (waits) chip.tile(1).wait(Engine::CT, chip.tile(0).record(Engine::DTE));
+    execute(chip.tile(1), cgra::MoveV{Format::FP32, 4096, 0, 256});
+    EXPECT_EQ(chip.report().hazard_count, waits ? 0u : 1u);
+  }
+}
+
+}  // namespace
+}  // namespace tg::sim
