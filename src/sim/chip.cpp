@@ -232,8 +232,12 @@ Ddr& Chip::ddr() { return state_->ddr; }
 const Ddr& Chip::ddr() const { return state_->ddr; }
 
 int Chip::hops(int from_tile, int to_tile) const {
-  tiles_.at(static_cast<size_t>(from_tile));
-  tiles_.at(static_cast<size_t>(to_tile));
+  for (int t : {from_tile, to_tile}) {
+    if (t < 0 || t >= tile_count()) {
+      throw Error("hops: tile " + std::to_string(t) + " does not exist (the chip has " + std::to_string(tile_count()) +
+                  " tiles)");
+    }
+  }
   return std::abs(from_tile % config_.mesh_x - to_tile % config_.mesh_x) +
          std::abs(from_tile / config_.mesh_x - to_tile / config_.mesh_x);
 }

@@ -64,6 +64,7 @@ TEST(Errors, UnsupportedFormatsAndLayoutsNameTheInstruction) {
   expect_error([&] { execute(tile, dte::Copy{0, 0, 0, 8}); }, "DTE_copy on tile 0: the destination is the issuing tile");
   expect_error([&] { execute(tile, dte::Copy{0, 9, 0, 8}); }, "DTE_copy on tile 0: destination tile 9 does not exist");
   expect_error([&] { chip.tile(4); }, "tile 4 does not exist (the chip has 4 tiles)");
+  expect_error([&] { chip.hops(0, 9); }, "hops: tile 9 does not exist");
 }
 
 TEST(Errors, DdrIsAnAddressSpaceNotAnAllocation) {
