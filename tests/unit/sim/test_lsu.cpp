@@ -159,3 +159,24 @@ TEST(Lsu, WideningRecipeGatherScatterThenConvert) {
 
 }  // namespace
 }  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A slice given only its size starts at the tensor's first element.
+TEST(Lsu, SliceStartsAtTheOriginByDefault) {
+  ChipConfig c;
+  c.mesh_x = c.mesh_y = 1;
+  Chip chip(c);
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6, 7, 8};
+  chip.ddr().write(0, values.data(), values.size() * 4);
+  lsu::DdrSlice slice;
+  slice.addr = 0;
+  slice.whole = {1, 1, 2, 4};
+  slice.slice = {1, 1, 1, 4};
+  execute(chip.tile(0), lsu::LoadVar{Format::FP32, slice, 0, MemLayout::Tensor});
+  EXPECT_EQ(test::get(chip.tile(0), 0, 4, Format::FP32), (std::vector<float>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace tg::sim
