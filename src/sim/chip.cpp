@@ -55,7 +55,8 @@ void Chip::State::track_accesses(int64_t id) {
     return !o.sync && o.tile == node.tile && o.engine == node.engine;  // an engine runs in issue order
   };
   auto require = [&](int64_t earlier, Ordering::Kind kind, const SpmAccess& a, uint64_t begin, uint64_t end) {
-    if (earlier >= 0 && earlier != id && !ordered_anyway(earlier)) orderings.push_back({earlier, id, a.tile, begin, end, kind});
+    if (earlier >= 0 && earlier != id && !ordered_anyway(earlier))
+      orderings.push_back({earlier, id, a.tile, begin, end, kind});
   };
   for (const SpmAccess& a : accesses) {
     std::map<uint64_t, SpmSegment>& segments = spm_users[size_t(a.tile)];
@@ -171,7 +172,8 @@ Event Tile::record(Engine engine) const {
 void Tile::wait(Engine engine, Event event) {
   engine_name(engine);
   Chip::State& s = chip_->state();
-  if (event.id >= int64_t(s.nodes.size())) throw Error("wait: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= int64_t(s.nodes.size()))
+    throw Error("wait: event " + std::to_string(event.id) + " was never recorded");
   if (event.id >= 0) s.pending[size_t(index_)][size_t(engine)].push_back(event.id);
 }
 
@@ -289,11 +291,16 @@ nlohmann::json to_json(const ChipReport& r) {
     }
     tiles.push_back({{"tile", t}, {"spm_high_water", r.tiles[t].spm_high_water}, {"engines", engines}});
   }
-  return {{"total_cycles", r.total_cycles},   {"seconds", r.seconds},
-          {"instructions", r.instructions},   {"ddr_read_bytes", r.ddr_read_bytes},
-          {"ddr_write_bytes", r.ddr_write_bytes}, {"noc_bytes", r.noc_bytes},
-          {"noc_link_bytes", r.noc_link_bytes}, {"hazard_count", r.hazard_count},
-          {"hazards", r.hazards},             {"tiles", tiles}};
+  return {{"total_cycles", r.total_cycles},
+          {"seconds", r.seconds},
+          {"instructions", r.instructions},
+          {"ddr_read_bytes", r.ddr_read_bytes},
+          {"ddr_write_bytes", r.ddr_write_bytes},
+          {"noc_bytes", r.noc_bytes},
+          {"noc_link_bytes", r.noc_link_bytes},
+          {"hazard_count", r.hazard_count},
+          {"hazards", r.hazards},
+          {"tiles", tiles}};
 }
 
 }  // namespace tg::sim

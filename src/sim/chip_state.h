@@ -19,7 +19,7 @@ struct Work {
   double bytes = 0;
   double rate_cap = 0;
   bool uses_ddr = false;
-  std::vector<int> links;  // NoC link ids (Chip::State::link_id)
+  std::vector<int> links;                                           // NoC link ids (Chip::State::link_id)
   uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0, noc_bytes = 0;  // payload, for the report
 };
 
@@ -74,12 +74,12 @@ struct Chip::State {
   std::vector<Spm> spms;
   Ddr ddr;
   std::vector<Instruction> nodes;
-  std::vector<std::array<int64_t, kEngineCount>> last;                   // per tile, per engine
+  std::vector<std::array<int64_t, kEngineCount>> last;                  // per tile, per engine
   std::vector<std::array<std::vector<int64_t>, kEngineCount>> pending;  // waits for the next issue
-  std::vector<int> open_op;                                              // per tile, -1 when none
-  std::vector<std::pair<int, std::string>> op_names;                     // (tile, name) per op
-  std::vector<SpmAccess> accesses;                  // of the instruction being executed (Spm's log)
-  std::vector<std::map<uint64_t, SpmSegment>> spm_users;  // per tile, keyed by segment start
+  std::vector<int> open_op;                                             // per tile, -1 when none
+  std::vector<std::pair<int, std::string>> op_names;                    // (tile, name) per op
+  std::vector<SpmAccess> accesses;                                      // of the instruction being executed (Spm's log)
+  std::vector<std::map<uint64_t, SpmSegment>> spm_users;                // per tile, keyed by segment start
   std::vector<Ordering> orderings;
 
   bool dirty = true;

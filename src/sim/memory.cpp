@@ -102,8 +102,8 @@ void Spm::read(uint64_t addr, void* data, uint64_t bytes) const {
   check_range("host read", addr, bytes);
   const uint64_t missing = first_unwritten(addr, bytes);
   if (missing != addr + bytes) {
-    throw Error("host read on tile " + std::to_string(tile_) + ": reads SPM " + range(addr, bytes) + " but the byte at " +
-                hex(missing) + " was never written");
+    throw Error("host read on tile " + std::to_string(tile_) + ": reads SPM " + range(addr, bytes) +
+                " but the byte at " + hex(missing) + " was never written");
   }
   std::memcpy(data, data_.data() + addr, bytes);
 }
@@ -143,7 +143,8 @@ void Ddr::copy_out(std::string_view who, uint64_t addr, void* dst, uint64_t byte
     const uint64_t page = a / kPageBytes, offset = a % kPageBytes;
     const uint64_t len = std::min(kPageBytes - offset, end - a);
     const auto it = pages_.find(page);
-    const uint64_t missing = it == pages_.end() ? a : page * kPageBytes + first_clear(it->second->written, offset, offset + len);
+    const uint64_t missing =
+        it == pages_.end() ? a : page * kPageBytes + first_clear(it->second->written, offset, offset + len);
     if (missing != a + len) {
       throw Error(std::string(who) + ": reads DDR " + range(addr, bytes) + " but the byte at " + hex(missing) +
                   " was never written");

@@ -99,8 +99,8 @@ nlohmann::json to_json(const ChipReport& report);
 struct TimelineEntry {
   int tile = 0;
   Engine engine = Engine::CT;
-  std::string name;      // "CGRATensor_ArithOp_VS_add.fp32"
-  double start = 0;      // cycles
+  std::string name;  // "CGRATensor_ArithOp_VS_add.fp32"
+  double start = 0;  // cycles
   double end = 0;
   uint64_t cost_cycles = 0;  // what execute returned
   uint64_t ddr_bytes = 0;

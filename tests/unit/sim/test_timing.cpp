@@ -19,11 +19,12 @@ constexpr uint64_t kBytes = 256 * 1024;
 struct TwoEngines {
   Chip chip;
   uint64_t load = 0, add = 0;
-  explicit TwoEngines(bool dependent) : chip([] {
-    ChipConfig c;
-    c.mesh_x = c.mesh_y = 1;
-    return c;
-  }()) {
+  explicit TwoEngines(bool dependent)
+      : chip([] {
+          ChipConfig c;
+          c.mesh_x = c.mesh_y = 1;
+          return c;
+        }()) {
     Tile& tile = chip.tile(0);
     std::vector<uint8_t> zeros(kBytes);
     chip.ddr().write(0, zeros.data(), zeros.size());
@@ -76,7 +77,8 @@ TEST(Timing, SixteenTilesShareTheDdrBandwidth) {
       const int t = reversed ? 15 - i : i;
       const uint64_t alone = execute(chip.tile(t), lsu::LoadConst{uint64_t(t) * kBytes, 0, kBytes});
       // Alone, a tile is limited by its own RDMA, below DDR's bandwidth.
-      EXPECT_EQ(alone, uint64_t(config.rdma.latency_cycles) + uint64_t(std::ceil(kBytes / config.rdma.bytes_per_cycle)));
+      EXPECT_EQ(alone,
+                uint64_t(config.rdma.latency_cycles) + uint64_t(std::ceil(kBytes / config.rdma.bytes_per_cycle)));
     }
     std::vector<TimelineEntry> by_tile(16);
     for (const TimelineEntry& e : chip.timeline()) by_tile[size_t(e.tile)] = e;
@@ -141,8 +143,9 @@ TEST(Timing, BarrierAndFence) {
   const uint64_t before = chip.report().total_cycles;
   const uint64_t exp = execute(chip.tile(1), cgra::UnaryV{cgra::UnaryOp::Exp, Format::FP32, 0, 65536, 4096});
   chip.tile(1).fence();
-  const uint64_t store = execute(chip.tile(1), lsu::DmaStore{Format::FP32, 65536, MemLayout::Tensor,
-                                                             {0, {1, 1, 1, 4096}, {0, 0, 0, 0}, {1, 1, 1, 4096}}});
+  const uint64_t store = execute(
+      chip.tile(1),
+      lsu::DmaStore{Format::FP32, 65536, MemLayout::Tensor, {0, {1, 1, 1, 4096}, {0, 0, 0, 0}, {1, 1, 1, 4096}}});
   EXPECT_EQ(chip.report().total_cycles, before + exp + store);
 }
 
@@ -185,10 +188,12 @@ TEST(Hazards, AMissingWaitIsReported) {
       EXPECT_EQ(r.hazard_count, 0u);
     } else {
       ASSERT_EQ(r.hazard_count, 1u);
-      EXPECT_NE(r.hazards[0].find("read-after-write hazard on SPM [0x0, 0x1000) of tile 0: CGRATensor_ActOp_V_relu.fp32 "
-                                  "(tile 0, CT) does not wait for op_loadConst (tile 0, RDMA), issued before it; on this schedule it starts "
-                                  "at cycle 0, before that ends at cycle"),
-                std::string::npos)
+      EXPECT_NE(
+          r.hazards[0].find("read-after-write hazard on SPM [0x0, 0x1000) of tile 0: CGRATensor_ActOp_V_relu.fp32 "
+                            "(tile 0, CT) does not wait for op_loadConst (tile 0, RDMA), issued before it; on this "
+                            "schedule it starts "
+                            "at cycle 0, before that ends at cycle"),
+          std::string::npos)
           << r.hazards[0];
     }
   }
@@ -240,8 +245,13 @@ TEST(Timing, ChipWideCopyMeetsTheDdrRoofline) {
     Tile& tile = chip.tile(t);
     execute(tile, lsu::LoadConst{uint64_t(t) * block, 0, block});
     tile.wait(Engine::WDMA, tile.record(Engine::RDMA));
-    execute(tile, lsu::DmaStore{Format::INT8, 0, MemLayout::Tensor,
-                                {(32u << 20) + uint64_t(t) * block, {1, 1, 1, int64_t(block)}, {0, 0, 0, 0}, {1, 1, 1, int64_t(block)}}});
+    execute(
+        tile,
+        lsu::DmaStore{
+            Format::INT8,
+            0,
+            MemLayout::Tensor,
+            {(32u << 20) + uint64_t(t) * block, {1, 1, 1, int64_t(block)}, {0, 0, 0, 0}, {1, 1, 1, int64_t(block)}}});
   }
   const ChipReport r = chip.report();
   const ChipConfig& c = chip.config();
