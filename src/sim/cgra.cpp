@@ -45,14 +45,19 @@ int arith_passes(const ChipConfig& c, ArithOp op) { return op == ArithOp::Div ? 
 
 int64_t arith_int(const Tile& tile, const std::string& name, ArithOp op, int64_t a, int64_t b) {
   switch (op) {
-    case ArithOp::Add: return a + b;
-    case ArithOp::Sub: return a - b;
-    case ArithOp::Mul: return a * b;
+    case ArithOp::Add:
+      return a + b;
+    case ArithOp::Sub:
+      return a - b;
+    case ArithOp::Mul:
+      return a * b;
     case ArithOp::Div:
       if (b == 0) fail(tile, name, "integer division by zero");
       return a / b;
-    case ArithOp::Max: return std::max(a, b);
-    case ArithOp::Min: return std::min(a, b);
+    case ArithOp::Max:
+      return std::max(a, b);
+    case ArithOp::Min:
+      return std::min(a, b);
   }
   return 0;
 }
@@ -66,7 +71,8 @@ void arith_vector(Tile& tile, const std::string& name, ArithOp op, Format format
     const std::vector<float> b = detail::load_f32(tile, name, other, period, format);
     std::vector<float> out(static_cast<size_t>(n));
     const HostKernels& k = host_kernels();
-    for (int64_t i = 0; i < n; i += period) k.binary(op, a.data() + i, b.data(), out.data() + i, std::min(period, n - i));
+    for (int64_t i = 0; i < n; i += period)
+      k.binary(op, a.data() + i, b.data(), out.data() + i, std::min(period, n - i));
     detail::store_f32(tile, name, dst, out.data(), n, format, rnd);
     return;
   }
@@ -80,12 +86,18 @@ void arith_vector(Tile& tile, const std::string& name, ArithOp op, Format format
 template <class T>
 bool compare(CompareOp op, T a, T b) {
   switch (op) {
-    case CompareOp::Eq: return a == b;
-    case CompareOp::Ne: return a != b;
-    case CompareOp::Lt: return a < b;
-    case CompareOp::Le: return a <= b;
-    case CompareOp::Gt: return a > b;
-    case CompareOp::Ge: return a >= b;
+    case CompareOp::Eq:
+      return a == b;
+    case CompareOp::Ne:
+      return a != b;
+    case CompareOp::Lt:
+      return a < b;
+    case CompareOp::Le:
+      return a <= b;
+    case CompareOp::Gt:
+      return a > b;
+    case CompareOp::Ge:
+      return a >= b;
   }
   return false;
 }
@@ -139,8 +151,8 @@ std::string_view arith_op_name(ArithOp op) {
 }
 
 std::string_view unary_op_name(UnaryOp op) {
-  static constexpr std::string_view kNames[] = {"abs", "neg", "relu", "gelu", "silu", "sigmoid",
-                                                "tanh", "exp", "log", "sqrt", "rsqrt", "recip"};
+  static constexpr std::string_view kNames[] = {"abs",  "neg", "relu", "gelu", "silu",  "sigmoid",
+                                                "tanh", "exp", "log",  "sqrt", "rsqrt", "recip"};
   return name_of(kNames, int32_t(op));
 }
 
@@ -196,7 +208,7 @@ std::string instruction_name(const ConvertV& in) {
 // ---- arithmetic ----
 
 uint64_t execute(Tile& tile, const ArithVV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   arith_vector(tile, name, in.op, in.format, in.src0, in.src1, in.dst, in.n, std::max<int64_t>(in.n, 1), in.rnd);
@@ -204,7 +216,7 @@ uint64_t execute(Tile& tile, const ArithVV& in) {
 }
 
 uint64_t execute(Tile& tile, const ArithVS& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   if (is_float_format(in.format)) {
@@ -213,7 +225,8 @@ uint64_t execute(Tile& tile, const ArithVS& in) {
     host_kernels().binary_scalar(in.op, a.data(), float(in.scalar), in.scalar_first, out.data(), in.n);
     detail::store_f32(tile, name, in.dst, out.data(), in.n, in.format, in.rnd);
   } else {
-    if (in.scalar != std::trunc(in.scalar)) fail(tile, name, "the scalar " + std::to_string(in.scalar) + " is not an integer");
+    if (in.scalar != std::trunc(in.scalar))
+      fail(tile, name, "the scalar " + std::to_string(in.scalar) + " is not an integer");
     const int64_t s = int64_t(in.scalar);
     std::vector<int64_t> v = detail::load_int(tile, name, in.src, in.n, in.format);
     for (int64_t& x : v) x = in.scalar_first ? arith_int(tile, name, in.op, s, x) : arith_int(tile, name, in.op, x, s);
@@ -223,38 +236,43 @@ uint64_t execute(Tile& tile, const ArithVS& in) {
 }
 
 uint64_t execute(Tile& tile, const ArithVuV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "src_elem_num", in.src_elem_num);
-  if (in.unit_elem_num <= 0) fail(tile, name, "unit_elem_num = " + std::to_string(in.unit_elem_num) + " must be positive");
+  if (in.unit_elem_num <= 0)
+    fail(tile, name, "unit_elem_num = " + std::to_string(in.unit_elem_num) + " must be positive");
   if (in.src_elem_num % in.unit_elem_num != 0) {
-    fail(tile, name, "src_elem_num " + std::to_string(in.src_elem_num) + " is not a multiple of unit_elem_num " +
-                         std::to_string(in.unit_elem_num));
+    fail(tile, name,
+         "src_elem_num " + std::to_string(in.src_elem_num) + " is not a multiple of unit_elem_num " +
+             std::to_string(in.unit_elem_num));
   }
   arith_vector(tile, name, in.op, in.format, in.src, in.unit, in.dst, in.src_elem_num, in.unit_elem_num, in.rnd);
   return issue_ct(tile, name, in.src_elem_num, in.format, arith_passes(tile.config(), in.op));
 }
 
 uint64_t execute(Tile& tile, const ArithVuVLoop& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   const int64_t block = in.format == Format::INT8 ? 128 : 64;
   if (in.unit_elem_num != block) {
-    fail(tile, name, "unit_elem_num = " + std::to_string(in.unit_elem_num) + " (the loop form needs " +
-                         std::to_string(block) + ", one channel block)");
+    fail(tile, name,
+         "unit_elem_num = " + std::to_string(in.unit_elem_num) + " (the loop form needs " + std::to_string(block) +
+             ", one channel block)");
   }
   if (in.src_elem_num <= 0 || in.src_elem_num % in.unit_elem_num != 0) {
-    fail(tile, name, "src_elem_num " + std::to_string(in.src_elem_num) + " is not a positive multiple of unit_elem_num " +
-                         std::to_string(in.unit_elem_num));
+    fail(tile, name,
+         "src_elem_num " + std::to_string(in.src_elem_num) + " is not a positive multiple of unit_elem_num " +
+             std::to_string(in.unit_elem_num));
   }
   check_count(tile, name, "full_src_elem_num", in.full_src_elem_num);
   check_count(tile, name, "full_unit_elem_num", in.full_unit_elem_num);
   if (in.full_src_elem_num % in.src_elem_num != 0 ||
       in.full_src_elem_num * in.unit_elem_num != in.full_unit_elem_num * in.src_elem_num) {
-    fail(tile, name, "full_src_elem_num / full_unit_elem_num = " + std::to_string(in.full_src_elem_num) + " / " +
-                         std::to_string(in.full_unit_elem_num) + " differs from src_elem_num / unit_elem_num = " +
-                         std::to_string(in.src_elem_num) + " / " + std::to_string(in.unit_elem_num) +
-                         " (or is not a whole number of blocks)");
+    fail(tile, name,
+         "full_src_elem_num / full_unit_elem_num = " + std::to_string(in.full_src_elem_num) + " / " +
+             std::to_string(in.full_unit_elem_num) +
+             " differs from src_elem_num / unit_elem_num = " + std::to_string(in.src_elem_num) + " / " +
+             std::to_string(in.unit_elem_num) + " (or is not a whole number of blocks)");
   }
   const int64_t loops = in.full_src_elem_num / in.src_elem_num;
   const uint64_t eb = format_bytes(in.format);
@@ -269,7 +287,7 @@ uint64_t execute(Tile& tile, const ArithVuVLoop& in) {
 // ---- unary ----
 
 uint64_t execute(Tile& tile, const UnaryV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   unary_op_name(in.op);
   check_count(tile, name, "n", in.n);
   const bool int_ok = in.op == UnaryOp::Abs || in.op == UnaryOp::Neg || in.op == UnaryOp::Relu;
@@ -316,15 +334,17 @@ uint64_t compare_impl(Tile& tile, const std::string& name, CompareOp op, Format 
 }  // namespace
 
 uint64_t execute(Tile& tile, const CompareVV& in) {
-  return compare_impl<double>(tile, instruction_name(in), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
+  return compare_impl<double>(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src0, nullptr,
+                              in.src1, in.dst, in.n);
 }
 
 uint64_t execute(Tile& tile, const CompareVS& in) {
-  return compare_impl(tile, instruction_name(in), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
+  return compare_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src, &in.scalar, 0, in.dst,
+                      in.n);
 }
 
 uint64_t execute(Tile& tile, const LogicVV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   const Values a = load_values(tile, name, in.src0, in.n, in.format);
@@ -336,10 +356,18 @@ uint64_t execute(Tile& tile, const LogicVV& in) {
     const bool x = fl ? a.f[i] != 0.0f : a.i[i] != 0;
     const bool y = in.op == LogicOp::Not ? false : fl ? b.f[i] != 0.0f : b.i[i] != 0;
     switch (in.op) {
-      case LogicOp::And: flags[i] = x && y; break;
-      case LogicOp::Or: flags[i] = x || y; break;
-      case LogicOp::Xor: flags[i] = x != y; break;
-      case LogicOp::Not: flags[i] = !x; break;
+      case LogicOp::And:
+        flags[i] = x && y;
+        break;
+      case LogicOp::Or:
+        flags[i] = x || y;
+        break;
+      case LogicOp::Xor:
+        flags[i] = x != y;
+        break;
+      case LogicOp::Not:
+        flags[i] = !x;
+        break;
     }
   }
   store_flags(tile, name, in.dst, flags, in.format);
@@ -351,13 +379,18 @@ namespace {
 int64_t bit_op(const Tile& tile, const std::string& name, BitOp op, int64_t a, int64_t b, Format format) {
   const int bits = format == Format::INT8 ? 8 : 32;
   switch (op) {
-    case BitOp::And: return a & b;
-    case BitOp::Or: return a | b;
-    case BitOp::Xor: return a ^ b;
-    case BitOp::Not: return ~a;
+    case BitOp::And:
+      return a & b;
+    case BitOp::Or:
+      return a | b;
+    case BitOp::Xor:
+      return a ^ b;
+    case BitOp::Not:
+      return ~a;
     case BitOp::Shl:
     case BitOp::Shr: {
-      if (b < 0 || b >= bits) fail(tile, name, "shift by " + std::to_string(b) + " (expected 0 to " + std::to_string(bits - 1) + ")");
+      if (b < 0 || b >= bits)
+        fail(tile, name, "shift by " + std::to_string(b) + " (expected 0 to " + std::to_string(bits - 1) + ")");
       if (op == BitOp::Shr) return a >> b;
       // Wraps within the format's width, as a hardware shift does.
       const uint32_t mask = bits == 8 ? 0xffu : 0xffffffffu;
@@ -386,17 +419,19 @@ uint64_t bit_impl(Tile& tile, const std::string& name, BitOp op, Format format, 
 }  // namespace
 
 uint64_t execute(Tile& tile, const BitVV& in) {
-  return bit_impl(tile, instruction_name(in), in.op, in.format, in.src0, nullptr, in.src1, in.dst, in.n);
+  return bit_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src0, nullptr, in.src1, in.dst,
+                  in.n);
 }
 
 uint64_t execute(Tile& tile, const BitVS& in) {
-  return bit_impl(tile, instruction_name(in), in.op, in.format, in.src, &in.scalar, 0, in.dst, in.n);
+  return bit_impl(tile, detail::begin(tile, instruction_name(in)), in.op, in.format, in.src, &in.scalar, 0, in.dst,
+                  in.n);
 }
 
 // ---- reduction, pooling ----
 
 uint64_t execute(Tile& tile, const ReduceTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "outer", in.outer);
   check_count(tile, name, "inner", in.inner);
@@ -439,7 +474,7 @@ uint64_t execute(Tile& tile, const ReduceTensor& in) {
 }
 
 uint64_t execute(Tile& tile, const PoolTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   name_of(kPoolNames, int32_t(in.op));
   check_format(tile, name, in.format, kFloat);
   for (auto [what, v] : {std::pair{"n", in.n}, {"h", in.h}, {"w", in.w}, {"c", in.c}}) check_count(tile, name, what, v);
@@ -483,7 +518,7 @@ uint64_t execute(Tile& tile, const PoolTensor& in) {
 // ---- data movement, conversion ----
 
 uint64_t execute(Tile& tile, const MoveV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   const uint64_t bytes = uint64_t(in.n) * format_bytes(in.format);
@@ -494,14 +529,15 @@ uint64_t execute(Tile& tile, const MoveV& in) {
 }
 
 uint64_t execute(Tile& tile, const FillV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "n", in.n);
   if (is_float_format(in.format)) {
     const std::vector<float> values(static_cast<size_t>(in.n), float(in.value));
     detail::store_f32(tile, name, in.dst, values.data(), in.n, in.format, RoundMode::NearestEven);
   } else {
-    if (in.value != std::trunc(in.value)) fail(tile, name, "the value " + std::to_string(in.value) + " is not an integer");
+    if (in.value != std::trunc(in.value))
+      fail(tile, name, "the value " + std::to_string(in.value) + " is not an integer");
     const std::vector<int64_t> values(static_cast<size_t>(in.n), int64_t(in.value));
     detail::store_int(tile, name, in.dst, values.data(), in.n, in.format);
   }
@@ -509,7 +545,7 @@ uint64_t execute(Tile& tile, const FillV& in) {
 }
 
 uint64_t execute(Tile& tile, const TransposeTensor& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.format, kAll);
   check_count(tile, name, "rows", in.rows);
   check_count(tile, name, "cols", in.cols);
@@ -526,7 +562,7 @@ uint64_t execute(Tile& tile, const TransposeTensor& in) {
 }
 
 uint64_t execute(Tile& tile, const ConvertV& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.from, kAll);
   check_format(tile, name, in.to, kAll);
   check_count(tile, name, "n", in.n);

@@ -1,5 +1,6 @@
 #include "tilegraph/sim/chip.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,6 +28,69 @@ Chip::State::State(const ChipConfig& c) : config(c), ddr(c.ddr.bytes) {
   for (auto& engines : last) engines.fill(-1);
   pending.resize(static_cast<size_t>(tiles));
   open_op.assign(static_cast<size_t>(tiles), -1);
+  spm_users.resize(static_cast<size_t>(tiles));
+  for (Spm& spm : spms) spm.set_access_log(&accesses);
+}
+
+namespace {
+
+// Makes `at` a segment boundary (splitting the segment that covers it).
+void split_at(std::map<uint64_t, SpmSegment>& segments, uint64_t at) {
+  auto it = segments.upper_bound(at);
+  if (it == segments.begin()) return;
+  --it;
+  if (it->first < at && it->second.end > at) {
+    SpmSegment tail = it->second;
+    it->second.end = at;
+    segments.emplace(at, std::move(tail));
+  }
+}
+
+}  // namespace
+
+void Chip::State::track_accesses(int64_t id) {
+  const Instruction& node = nodes[size_t(id)];
+  auto ordered_anyway = [&](int64_t other) {
+    const Instruction& o = nodes[size_t(other)];
+    return !o.sync && o.tile == node.tile && o.engine == node.engine;  // an engine runs in issue order
+  };
+  auto require = [&](int64_t earlier, Ordering::Kind kind, const SpmAccess& a, uint64_t begin, uint64_t end) {
+    if (earlier >= 0 && earlier != id && !ordered_anyway(earlier))
+      orderings.push_back({earlier, id, a.tile, begin, end, kind});
+  };
+  for (const SpmAccess& a : accesses) {
+    std::map<uint64_t, SpmSegment>& segments = spm_users[size_t(a.tile)];
+    const uint64_t end = a.addr + a.bytes;
+    split_at(segments, a.addr);
+    split_at(segments, end);
+    // Fill the gaps nothing tracked yet, so every byte of the range has a segment.
+    for (uint64_t at = a.addr; at < end;) {
+      auto it = segments.lower_bound(at);
+      if (it != segments.end() && it->first == at) {
+        at = it->second.end;
+        continue;
+      }
+      const uint64_t gap_end = it == segments.end() ? end : std::min(end, it->first);
+      segments.emplace(at, SpmSegment{gap_end, -1, {}});
+      at = gap_end;
+    }
+    auto first = segments.lower_bound(a.addr), last = segments.lower_bound(end);
+    for (auto it = first; it != last; ++it) {
+      SpmSegment& seg = it->second;
+      if (!a.write) {
+        require(seg.writer, Ordering::kReadAfterWrite, a, it->first, seg.end);
+        if (seg.readers.empty() || seg.readers.back() != id) seg.readers.push_back(id);
+      } else {
+        require(seg.writer, Ordering::kWriteAfterWrite, a, it->first, seg.end);
+        for (int64_t reader : seg.readers) require(reader, Ordering::kWriteAfterRead, a, it->first, seg.end);
+      }
+    }
+    if (a.write) {
+      segments.erase(first, last);
+      segments.emplace(a.addr, SpmSegment{end, id, {}});
+    }
+  }
+  accesses.clear();
 }
 
 uint64_t Chip::State::cost_alone(const Work& work) const {
@@ -53,6 +117,7 @@ uint64_t Chip::State::issue(int tile, Engine engine, std::string name, Work work
   previous = int64_t(nodes.size());
   const uint64_t cost = node.cost;
   nodes.push_back(std::move(node));
+  track_accesses(int64_t(nodes.size()) - 1);
   dirty = true;
   return cost;
 }
@@ -107,7 +172,8 @@ Event Tile::record(Engine engine) const {
 void Tile::wait(Engine engine, Event event) {
   engine_name(engine);
   Chip::State& s = chip_->state();
-  if (event.id >= int64_t(s.nodes.size())) throw Error("wait: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= int64_t(s.nodes.size()))
+    throw Error("wait: event " + std::to_string(event.id) + " was never recorded");
   if (event.id >= 0) s.pending[size_t(index_)][size_t(engine)].push_back(event.id);
 }
 
@@ -168,8 +234,12 @@ Ddr& Chip::ddr() { return state_->ddr; }
 const Ddr& Chip::ddr() const { return state_->ddr; }
 
 int Chip::hops(int from_tile, int to_tile) const {
-  tiles_.at(static_cast<size_t>(from_tile));
-  tiles_.at(static_cast<size_t>(to_tile));
+  for (int t : {from_tile, to_tile}) {
+    if (t < 0 || t >= tile_count()) {
+      throw Error("hops: tile " + std::to_string(t) + " does not exist (the chip has " + std::to_string(tile_count()) +
+                  " tiles)");
+    }
+  }
   return std::abs(from_tile % config_.mesh_x - to_tile % config_.mesh_x) +
          std::abs(from_tile / config_.mesh_x - to_tile / config_.mesh_x);
 }
@@ -221,10 +291,16 @@ nlohmann::json to_json(const ChipReport& r) {
     }
     tiles.push_back({{"tile", t}, {"spm_high_water", r.tiles[t].spm_high_water}, {"engines", engines}});
   }
-  return {{"total_cycles", r.total_cycles},   {"seconds", r.seconds},
-          {"instructions", r.instructions},   {"ddr_read_bytes", r.ddr_read_bytes},
-          {"ddr_write_bytes", r.ddr_write_bytes}, {"noc_bytes", r.noc_bytes},
-          {"noc_link_bytes", r.noc_link_bytes}, {"tiles", tiles}};
+  return {{"total_cycles", r.total_cycles},
+          {"seconds", r.seconds},
+          {"instructions", r.instructions},
+          {"ddr_read_bytes", r.ddr_read_bytes},
+          {"ddr_write_bytes", r.ddr_write_bytes},
+          {"noc_bytes", r.noc_bytes},
+          {"noc_link_bytes", r.noc_link_bytes},
+          {"hazard_count", r.hazard_count},
+          {"hazards", r.hazards},
+          {"tiles", tiles}};
 }
 
 }  // namespace tg::sim

@@ -23,8 +23,8 @@ using nlohmann::json;
 class ObjectReader {
  public:
   ObjectReader(const json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {
-    if (!object_.is_object()) bad_key(prefix_.empty() ? "configuration" : prefix_.substr(0, prefix_.size() - 1),
-                                      "an object", object_);
+    if (!object_.is_object())
+      bad_key(prefix_.empty() ? "configuration" : prefix_.substr(0, prefix_.size() - 1), "an object", object_);
   }
   // Refuses the keys no read asked for (misspellings would otherwise be ignored silently).
   void done() const {
@@ -89,19 +89,26 @@ json dma_json(const DmaConfig& dma) {
 
 double ChipConfig::ne_cycles_per_step(Format format) const {
   switch (format) {
-    case Format::INT8: return ne.cycles_per_step_int8;
-    case Format::FP16: return ne.cycles_per_step_fp16;
-    case Format::BF16: return ne.cycles_per_step_bf16;
-    case Format::TF32: return ne.cycles_per_step_tf32;
-    case Format::FP32: return ne.cycles_per_step_fp32;
-    case Format::INT32: break;
+    case Format::INT8:
+      return ne.cycles_per_step_int8;
+    case Format::FP16:
+      return ne.cycles_per_step_fp16;
+    case Format::BF16:
+      return ne.cycles_per_step_bf16;
+    case Format::TF32:
+      return ne.cycles_per_step_tf32;
+    case Format::FP32:
+      return ne.cycles_per_step_fp32;
+    case Format::INT32:
+      break;
   }
   throw Error("the NE does not take " + std::string(format_name(format)) + " inputs (fp32, tf32, fp16, bf16, int8)");
 }
 
 void ChipConfig::validate() const {
   auto positive = [](const char* key, double v) {
-    if (!(v > 0) || !std::isfinite(v)) throw Error(std::string(key) + ": expected a positive number, got " + std::to_string(v));
+    if (!(v > 0) || !std::isfinite(v))
+      throw Error(std::string(key) + ": expected a positive number, got " + std::to_string(v));
   };
   auto non_negative = [](const char* key, int64_t v) {
     if (v < 0) throw Error(std::string(key) + ": expected an integer >= 0, got " + std::to_string(v));
@@ -124,7 +131,8 @@ void ChipConfig::validate() const {
   positive("cgra.lanes", cgra.lanes);
   non_negative("cgra.latency_cycles", cgra.latency_cycles);
   positive("cgra.transcendental_cycles", cgra.transcendental_cycles);
-  const std::pair<const char*, const DmaConfig*> dmas[] = {{"rdma", &rdma}, {"wdma", &wdma}, {"tdma", &tdma}, {"dte", &dte}};
+  const std::pair<const char*, const DmaConfig*> dmas[] = {
+      {"rdma", &rdma}, {"wdma", &wdma}, {"tdma", &tdma}, {"dte", &dte}};
   for (const auto& [name, dma] : dmas) {
     positive((std::string(name) + ".bytes_per_cycle").c_str(), dma->bytes_per_cycle);
     non_negative((std::string(name) + ".latency_cycles").c_str(), dma->latency_cycles);
@@ -255,9 +263,9 @@ json to_json(const ChipConfig& c) {
 
 json to_json(const ChipPeaks& p) {
   return {
-      {"int8_tops", p.int8_tops},       {"fp16_tflops", p.fp16_tflops},     {"bf16_tflops", p.bf16_tflops},
-      {"tf32_tflops", p.tf32_tflops},   {"fp32_tflops", p.fp32_tflops},     {"ddr_gb_per_s", p.ddr_gb_per_s},
-      {"ddr_gib", p.ddr_gib},           {"spm_mib_per_tile", p.spm_mib_per_tile}, {"spm_mib_total", p.spm_mib_total},
+      {"int8_tops", p.int8_tops},     {"fp16_tflops", p.fp16_tflops},           {"bf16_tflops", p.bf16_tflops},
+      {"tf32_tflops", p.tf32_tflops}, {"fp32_tflops", p.fp32_tflops},           {"ddr_gb_per_s", p.ddr_gb_per_s},
+      {"ddr_gib", p.ddr_gib},         {"spm_mib_per_tile", p.spm_mib_per_tile}, {"spm_mib_total", p.spm_mib_total},
   };
 }
 

@@ -3,6 +3,7 @@
 // their dependencies and demands, and the schedule worked out from them.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct Work {
   double bytes = 0;
   double rate_cap = 0;
   bool uses_ddr = false;
-  std::vector<int> links;  // NoC link ids (Chip::State::link_id)
+  std::vector<int> links;                                           // NoC link ids (Chip::State::link_id)
   uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0, noc_bytes = 0;  // payload, for the report
 };
 
@@ -31,6 +32,24 @@ struct Instruction {
   uint64_t cost = 0;  // cycles as if alone
   int op = -1;        // index into State::op_names
   std::vector<int64_t> deps;
+};
+
+// Two instructions that touch the same SPM bytes, one of them writing: the schedule must run
+// `later` (in issue order) after `earlier` has finished, or the chip would compute something else
+// than the issue order did.
+struct Ordering {
+  enum Kind : char { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };
+  int64_t earlier, later;
+  int tile;
+  uint64_t begin, end;
+  Kind kind;
+};
+
+// Who last wrote a range of one tile's SPM, and who has read it since.
+struct SpmSegment {
+  uint64_t end = 0;
+  int64_t writer = -1;  // -1: the host, or nothing
+  std::vector<int64_t> readers;
 };
 
 struct Chip::State {
@@ -46,15 +65,22 @@ struct Chip::State {
   std::vector<int> route(int from_tile, int to_tile) const;
   int link_id(int tile, int direction) const { return 1 + tile * 4 + direction; }
   void schedule();  // fills the fields below from `nodes` when `dirty`
+  // Counts and describes in `report` the orderings no dependency enforces (part of schedule()).
+  void check_hazards();
+  // Records the orderings the SPM accesses of node `id` (in `accesses`) require.
+  void track_accesses(int64_t id);
 
   ChipConfig config;
   std::vector<Spm> spms;
   Ddr ddr;
   std::vector<Instruction> nodes;
-  std::vector<std::array<int64_t, kEngineCount>> last;                   // per tile, per engine
+  std::vector<std::array<int64_t, kEngineCount>> last;                  // per tile, per engine
   std::vector<std::array<std::vector<int64_t>, kEngineCount>> pending;  // waits for the next issue
-  std::vector<int> open_op;                                              // per tile, -1 when none
-  std::vector<std::pair<int, std::string>> op_names;                     // (tile, name) per op
+  std::vector<int> open_op;                                             // per tile, -1 when none
+  std::vector<std::pair<int, std::string>> op_names;                    // (tile, name) per op
+  std::vector<SpmAccess> accesses;                                      // of the instruction being executed (Spm's log)
+  std::vector<std::map<uint64_t, SpmSegment>> spm_users;                // per tile, keyed by segment start
+  std::vector<Ordering> orderings;
 
   bool dirty = true;
   std::vector<double> start, end;  // per node

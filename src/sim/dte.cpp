@@ -10,13 +10,15 @@ namespace tg::sim::dte {
 std::string instruction_name(const Copy&) { return "DTE_copy"; }
 
 uint64_t execute(Tile& tile, const Copy& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   Chip& chip = tile.chip();
   if (in.dst_tile < 0 || in.dst_tile >= chip.tile_count()) {
-    detail::fail(tile, name, "destination tile " + std::to_string(in.dst_tile) + " does not exist (the chip has " +
-                                 std::to_string(chip.tile_count()) + " tiles)");
+    detail::fail(tile, name,
+                 "destination tile " + std::to_string(in.dst_tile) + " does not exist (the chip has " +
+                     std::to_string(chip.tile_count()) + " tiles)");
   }
-  if (in.dst_tile == tile.index()) detail::fail(tile, name, "the destination is the issuing tile (use op_gatherScatter)");
+  if (in.dst_tile == tile.index())
+    detail::fail(tile, name, "the destination is the issuing tile (use op_gatherScatter)");
   const uint8_t* src = tile.spm().read_span(name, in.src, in.bytes);
   std::memcpy(chip.tile(in.dst_tile).spm().write_span(name, in.dst, in.bytes), src, in.bytes);
   const ChipConfig& c = tile.config();

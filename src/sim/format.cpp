@@ -15,8 +15,7 @@ namespace {
 
 constexpr std::string_view kFormatNames[kFormatCount] = {"fp32", "fp16", "bf16", "tf32", "int8", "int32"};
 constexpr size_t kFormatBytes[kFormatCount] = {4, 2, 2, 4, 1, 4};
-constexpr std::string_view kRoundNames[kRoundModeCount] = {"nearest_even", "toward_zero", "down", "up",
-                                                            "nearest_away"};
+constexpr std::string_view kRoundNames[kRoundModeCount] = {"nearest_even", "toward_zero", "down", "up", "nearest_away"};
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
 
@@ -100,12 +99,23 @@ Int round_int(float x, RoundMode mode) {
   if (std::isnan(x)) return 0;
   double r;
   switch (mode) {
-    case RoundMode::NearestEven: r = std::nearbyint(double(x)); break;  // default FE_TONEAREST
-    case RoundMode::NearestAway: r = std::round(double(x)); break;
-    case RoundMode::TowardZero: r = std::trunc(double(x)); break;
-    case RoundMode::Down: r = std::floor(double(x)); break;
-    case RoundMode::Up: r = std::ceil(double(x)); break;
-    default: r = 0;
+    case RoundMode::NearestEven:
+      r = std::nearbyint(double(x));
+      break;  // default FE_TONEAREST
+    case RoundMode::NearestAway:
+      r = std::round(double(x));
+      break;
+    case RoundMode::TowardZero:
+      r = std::trunc(double(x));
+      break;
+    case RoundMode::Down:
+      r = std::floor(double(x));
+      break;
+    case RoundMode::Up:
+      r = std::ceil(double(x));
+      break;
+    default:
+      r = 0;
   }
   constexpr double lo = double(std::numeric_limits<Int>::min());
   constexpr double hi = double(std::numeric_limits<Int>::max());

@@ -15,6 +15,12 @@ inline uint64_t issue(Tile& tile, Engine engine, std::string name, Work work) {
   return tile.chip().state().issue(tile.index(), engine, std::move(name), std::move(work));
 }
 
+// Starts an instruction: forgets SPM accesses an instruction that failed left in the log.
+inline std::string begin(Tile& tile, std::string name) {
+  tile.chip().state().accesses.clear();
+  return name;
+}
+
 // "<name> on tile <t>: <what>" as a tg::Error.
 [[noreturn]] void fail(const Tile& tile, const std::string& name, const std::string& what);
 void check_count(const Tile& tile, const std::string& name, const char* what, int64_t n);

@@ -34,8 +34,9 @@ void check_slice(const Tile& tile, const std::string& name, const DdrSlice& s) {
   const int64_t size[] = {s.slice.n, s.slice.h, s.slice.w, s.slice.c};
   for (int d = 0; d < 4; ++d) {
     if (whole[d] < 0 || start[d] < 0 || size[d] < 0 || start[d] + size[d] > whole[d]) {
-      fail(tile, name, "slice " + shape_string(s.slice) + " at " + shape_string(s.start) + " does not fit in the tensor " +
-                           shape_string(s.whole));
+      fail(tile, name,
+           "slice " + shape_string(s.slice) + " at " + shape_string(s.start) + " does not fit in the tensor " +
+               shape_string(s.whole));
     }
   }
 }
@@ -73,7 +74,8 @@ void for_each_run(const DdrSlice& s, const Runs& runs, Fn fn) {
     // The run's first element in slice coordinates.
     const int64_t n = dense / per_n, rem = dense % per_n;
     const int64_t h = rem / (s.slice.w * s.slice.c), w = rem / s.slice.c % s.slice.w;
-    const int64_t whole = (((s.start.n + n) * s.whole.h + s.start.h + h) * s.whole.w + s.start.w + w) * s.whole.c + s.start.c;
+    const int64_t whole =
+        (((s.start.n + n) * s.whole.h + s.start.h + h) * s.whole.w + s.start.w + w) * s.whole.c + s.start.c;
     fn(whole, dense, runs.elements);
   }
 }
@@ -92,8 +94,9 @@ std::vector<int32_t> load_indices(Tile& tile, const std::string& name, uint64_t 
   std::memcpy(idx.data(), tile.spm().read_span(name, addr, uint64_t(count) * 4), idx.size() * 4);
   for (size_t i = 0; i < idx.size(); ++i) {
     if (idx[i] < 0 || idx[i] >= num_rows) {
-      fail(tile, name, "index " + std::to_string(i) + " is " + std::to_string(idx[i]) + ", outside [0, " +
-                           std::to_string(num_rows) + ")");
+      fail(tile, name,
+           "index " + std::to_string(i) + " is " + std::to_string(idx[i]) + ", outside [0, " +
+               std::to_string(num_rows) + ")");
     }
   }
   return idx;
@@ -115,7 +118,7 @@ std::string instruction_name(const Reshape& in) { return "op_reshape." + std::st
 std::string instruction_name(const GatherScatter&) { return "op_gatherScatter"; }
 
 uint64_t execute(Tile& tile, const LoadVar& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   check_slice(tile, name, in.ddr);
   const LayoutGeometry to = geometry(tile, name, in.ddr.slice, in.format, in.layout);
@@ -132,13 +135,14 @@ uint64_t execute(Tile& tile, const LoadVar& in) {
   } else {
     std::memcpy(dst, dense.data(), dense.size());
   }
-  Work work = dma_work(tile.config().rdma, uint64_t(runs.count) * align_up(uint64_t(runs.elements) * eb, tile.config().ddr.burst_bytes));
+  Work work = dma_work(tile.config().rdma,
+                       uint64_t(runs.count) * align_up(uint64_t(runs.elements) * eb, tile.config().ddr.burst_bytes));
   work.ddr_read_bytes = dense.size();
   return detail::issue(tile, Engine::RDMA, name, std::move(work));
 }
 
 uint64_t execute(Tile& tile, const LoadConst& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   std::vector<uint8_t> bytes(in.bytes);
   tile.chip().ddr().load(name, in.ddr_addr, bytes.data(), in.bytes);
   std::memcpy(tile.spm().write_span(name, in.spm_addr, in.bytes), bytes.data(), in.bytes);
@@ -148,7 +152,7 @@ uint64_t execute(Tile& tile, const LoadConst& in) {
 }
 
 uint64_t execute(Tile& tile, const RdmaGather& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   check_count(tile, name, "num_rows", in.num_rows);
   const std::vector<int32_t> idx = load_indices(tile, name, in.index_addr, in.count, in.num_rows);
@@ -164,7 +168,7 @@ uint64_t execute(Tile& tile, const RdmaGather& in) {
 }
 
 uint64_t execute(Tile& tile, const DmaStore& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   check_slice(tile, name, in.ddr);
   const LayoutGeometry from = geometry(tile, name, in.ddr.slice, in.format, in.layout);
@@ -181,13 +185,14 @@ uint64_t execute(Tile& tile, const DmaStore& in) {
   for_each_run(in.ddr, runs, [&](int64_t whole, int64_t at, int64_t len) {
     ddr.store(name, in.ddr.addr + uint64_t(whole) * eb, dense.data() + uint64_t(at) * eb, uint64_t(len) * eb);
   });
-  Work work = dma_work(tile.config().wdma, uint64_t(runs.count) * align_up(uint64_t(runs.elements) * eb, tile.config().ddr.burst_bytes));
+  Work work = dma_work(tile.config().wdma,
+                       uint64_t(runs.count) * align_up(uint64_t(runs.elements) * eb, tile.config().ddr.burst_bytes));
   work.ddr_write_bytes = dense.size();
   return detail::issue(tile, Engine::WDMA, name, std::move(work));
 }
 
 uint64_t execute(Tile& tile, const WdmaScatter& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   check_count(tile, name, "num_rows", in.num_rows);
   const std::vector<int32_t> idx = load_indices(tile, name, in.index_addr, in.count, in.num_rows);
@@ -202,7 +207,7 @@ uint64_t execute(Tile& tile, const WdmaScatter& in) {
 }
 
 uint64_t execute(Tile& tile, const Reshape& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   detail::check_format(tile, name, in.format, kTensorFormats);
   const LayoutGeometry from = geometry(tile, name, in.shape, in.format, in.src_layout);
   const LayoutGeometry to = geometry(tile, name, in.shape, in.format, in.dst_layout);
@@ -227,20 +232,20 @@ uint64_t execute(Tile& tile, const Reshape& in) {
 }
 
 uint64_t execute(Tile& tile, const GatherScatter& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_count(tile, name, "count", in.count);
   std::vector<uint8_t> segments(uint64_t(in.count) * in.segment_bytes);
   for (int64_t i = 0; i < in.count; ++i) {
     const int64_t at = int64_t(in.src) + i * in.src_stride;
     if (at < 0) fail(tile, name, "segment " + std::to_string(i) + " starts before the SPM");
-    std::memcpy(segments.data() + uint64_t(i) * in.segment_bytes, tile.spm().read_span(name, uint64_t(at), in.segment_bytes),
-                in.segment_bytes);
+    std::memcpy(segments.data() + uint64_t(i) * in.segment_bytes,
+                tile.spm().read_span(name, uint64_t(at), in.segment_bytes), in.segment_bytes);
   }
   for (int64_t i = 0; i < in.count; ++i) {
     const int64_t at = int64_t(in.dst) + i * in.dst_stride;
     if (at < 0) fail(tile, name, "segment " + std::to_string(i) + " is written before the SPM");
-    std::memcpy(tile.spm().write_span(name, uint64_t(at), in.segment_bytes), segments.data() + uint64_t(i) * in.segment_bytes,
-                in.segment_bytes);
+    std::memcpy(tile.spm().write_span(name, uint64_t(at), in.segment_bytes),
+                segments.data() + uint64_t(i) * in.segment_bytes, in.segment_bytes);
   }
   Work work;
   work.latency = tdma_cycles(tile.config(), uint64_t(in.count), in.segment_bytes);

@@ -80,21 +80,32 @@ const uint8_t* Spm::read_span(std::string_view instr, uint64_t addr, uint64_t by
     throw Error(std::string(instr) + " on tile " + std::to_string(tile_) + ": reads SPM " + range(addr, bytes) +
                 " but the byte at " + hex(missing) + " was never written");
   }
+  if (log_ && bytes) log_->push_back({tile_, addr, bytes, false});
   return data_.data() + addr;
 }
 
 uint8_t* Spm::write_span(std::string_view instr, uint64_t addr, uint64_t bytes) {
   check_range(instr, addr, bytes);
   mark_written(addr, bytes);
+  if (log_ && bytes) log_->push_back({tile_, addr, bytes, true});
   return data_.data() + addr;
 }
 
+// Host accesses take no simulated time and order with nothing: they are not logged.
 void Spm::write(uint64_t addr, const void* data, uint64_t bytes) {
-  std::memcpy(write_span("host write", addr, bytes), data, bytes);
+  check_range("host write", addr, bytes);
+  mark_written(addr, bytes);
+  std::memcpy(data_.data() + addr, data, bytes);
 }
 
 void Spm::read(uint64_t addr, void* data, uint64_t bytes) const {
-  std::memcpy(data, read_span("host read", addr, bytes), bytes);
+  check_range("host read", addr, bytes);
+  const uint64_t missing = first_unwritten(addr, bytes);
+  if (missing != addr + bytes) {
+    throw Error("host read on tile " + std::to_string(tile_) + ": reads SPM " + range(addr, bytes) +
+                " but the byte at " + hex(missing) + " was never written");
+  }
+  std::memcpy(data, data_.data() + addr, bytes);
 }
 
 bool Spm::is_initialised(uint64_t addr, uint64_t bytes) const {
@@ -132,7 +143,8 @@ void Ddr::copy_out(std::string_view who, uint64_t addr, void* dst, uint64_t byte
     const uint64_t page = a / kPageBytes, offset = a % kPageBytes;
     const uint64_t len = std::min(kPageBytes - offset, end - a);
     const auto it = pages_.find(page);
-    const uint64_t missing = it == pages_.end() ? a : page * kPageBytes + first_clear(it->second->written, offset, offset + len);
+    const uint64_t missing =
+        it == pages_.end() ? a : page * kPageBytes + first_clear(it->second->written, offset, offset + len);
     if (missing != a + len) {
       throw Error(std::string(who) + ": reads DDR " + range(addr, bytes) + " but the byte at " + hex(missing) +
                   " was never written");

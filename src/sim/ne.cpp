@@ -20,12 +20,18 @@ constexpr int64_t kExactInt8Depth = 1024;
 
 cgra::UnaryOp as_unary(Activation act) {
   switch (act) {
-    case Activation::Relu: return cgra::UnaryOp::Relu;
-    case Activation::Gelu: return cgra::UnaryOp::Gelu;
-    case Activation::Silu: return cgra::UnaryOp::Silu;
-    case Activation::Sigmoid: return cgra::UnaryOp::Sigmoid;
-    case Activation::Tanh: return cgra::UnaryOp::Tanh;
-    case Activation::None: break;
+    case Activation::Relu:
+      return cgra::UnaryOp::Relu;
+    case Activation::Gelu:
+      return cgra::UnaryOp::Gelu;
+    case Activation::Silu:
+      return cgra::UnaryOp::Silu;
+    case Activation::Sigmoid:
+      return cgra::UnaryOp::Sigmoid;
+    case Activation::Tanh:
+      return cgra::UnaryOp::Tanh;
+    case Activation::None:
+      break;
   }
   return cgra::UnaryOp::Relu;
 }
@@ -47,8 +53,9 @@ void check_post(const Tile& tile, const std::string& name, Format in_format, con
     fail(tile, name, "int32 output is the raw accumulator of an int8 GEMM without post-processing");
   }
   if (accumulate && (!default_post(post) || post.out_format != raw)) {
-    fail(tile, name, "accumulate sums into the raw " + std::string(format_name(raw)) +
-                         " accumulator: it takes no post-processing and no other output format");
+    fail(tile, name,
+         "accumulate sums into the raw " + std::string(format_name(raw)) +
+             " accumulator: it takes no post-processing and no other output format");
   }
 }
 
@@ -91,10 +98,12 @@ void multiply_and_store(Tile& tile, const std::string& name, Format in_format, c
     const std::vector<float> old = detail::load_f32(tile, name, dst, int64_t(outputs), Format::FP32);
     for (size_t i = 0; i < outputs; ++i) acc[i] += old[i];
   }
-  if (post.input_scale != 1.0f) kernels.binary_scalar(cgra::ArithOp::Mul, acc.data(), post.input_scale, false, acc.data(), int64_t(outputs));
+  if (post.input_scale != 1.0f)
+    kernels.binary_scalar(cgra::ArithOp::Mul, acc.data(), post.input_scale, false, acc.data(), int64_t(outputs));
   if (post.bias != kNoAddress) {
     const std::vector<float> bias = detail::load_f32(tile, name, post.bias, n, Format::FP32);
-    for (int64_t i = 0; i < m; ++i) kernels.binary(cgra::ArithOp::Add, acc.data() + i * n, bias.data(), acc.data() + i * n, n);
+    for (int64_t i = 0; i < m; ++i)
+      kernels.binary(cgra::ArithOp::Add, acc.data() + i * n, bias.data(), acc.data() + i * n, n);
   }
   if (post.bn_scale != kNoAddress) {
     const std::vector<float> scale = detail::load_f32(tile, name, post.bn_scale, n, Format::FP32);
@@ -128,13 +137,14 @@ uint64_t issue_ne(Tile& tile, std::string name, Format in_format, int64_t m, int
   return detail::issue(tile, Engine::NE, std::move(name), std::move(work));
 }
 
-constexpr std::initializer_list<Format> kInputs = {Format::FP32, Format::TF32, Format::FP16, Format::BF16, Format::INT8};
+constexpr std::initializer_list<Format> kInputs = {Format::FP32, Format::TF32, Format::FP16, Format::BF16,
+                                                   Format::INT8};
 
 }  // namespace
 
 uint64_t gemm_cycles(const ChipConfig& c, Format in_format, int64_t m, int64_t n, int64_t k) {
-  const uint64_t steps = detail::ceil_div(uint64_t(m), 8) * detail::ceil_div(uint64_t(k), 16) *
-                         detail::ceil_div(uint64_t(n), 8);
+  const uint64_t steps =
+      detail::ceil_div(uint64_t(m), 8) * detail::ceil_div(uint64_t(k), 16) * detail::ceil_div(uint64_t(n), 8);
   const double cycles = double(steps) * c.ne_cycles_per_step(in_format) / c.ne.arrays_per_tile;
   return uint64_t(c.ne.latency_cycles) + uint64_t(std::ceil(cycles));
 }
@@ -143,7 +153,7 @@ std::string instruction_name(const Gemm& in) { return "NE_Gemm." + std::string(f
 std::string instruction_name(const Conv& in) { return "NE_Conv." + std::string(format_name(in.in_format)); }
 
 uint64_t execute(Tile& tile, const Gemm& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.in_format, kInputs);
   check_count(tile, name, "m", in.m);
   check_count(tile, name, "n", in.n);
@@ -156,10 +166,15 @@ uint64_t execute(Tile& tile, const Gemm& in) {
 }
 
 uint64_t execute(Tile& tile, const Conv& in) {
-  const std::string name = instruction_name(in);
+  const std::string name = detail::begin(tile, instruction_name(in));
   check_format(tile, name, in.in_format, kInputs);
-  for (auto [what, v] : {std::pair{"n", in.n}, {"h", in.h}, {"w", in.w}, {"cin", in.cin}, {"cout", in.cout},
-                         {"kh", in.kh}, {"kw", in.kw}}) {
+  for (auto [what, v] : {std::pair{"n", in.n},
+                         {"h", in.h},
+                         {"w", in.w},
+                         {"cin", in.cin},
+                         {"cout", in.cout},
+                         {"kh", in.kh},
+                         {"kw", in.kw}}) {
     check_count(tile, name, what, v);
   }
   if (in.stride_h <= 0 || in.stride_w <= 0 || in.dil_h <= 0 || in.dil_w <= 0 || in.pad_h < 0 || in.pad_w < 0) {

@@ -7,6 +7,7 @@
 // the order in which tiles issued their programs.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "sim/chip_state.h"
@@ -204,10 +205,51 @@ void Chip::State::schedule() {
     }
   }
   std::erase_if(op_spans, [](const OpSpan& op) { return op.start == kInf; });
+  check_hazards();
   report.total_cycles = uint64_t(std::ceil(makespan - 1e-9));
   report.seconds = double(report.total_cycles) / (config.clock_mhz * 1e6);
   for (size_t t = 0; t < report.tiles.size(); ++t) report.tiles[t].spm_high_water = spms[t].high_water();
   dirty = false;
+}
+
+// Orderings of SPM accesses nothing in the program enforces. Vector clocks over the dependency
+// graph: clock[i][slot] is the number of instructions of engine `slot` (tile x engine) known to
+// have finished before node i starts, so `earlier` happens before `later` exactly when later's
+// clock covers earlier. This finds a missing wait even where the schedule happens to run the two
+// in the right order.
+void Chip::State::check_hazards() {
+  const size_t n = nodes.size(), slots = size_t(config.tile_count()) * kEngineCount;
+  std::vector<int32_t> clock(n * slots, 0), seq(n, 0), counts(slots, 0);
+  auto slot = [&](const Instruction& in) { return size_t(in.tile) * kEngineCount + size_t(in.engine); };
+  for (size_t i = 0; i < n; ++i) {
+    int32_t* c = clock.data() + i * slots;
+    for (int64_t d : nodes[i].deps) {
+      const int32_t* cd = clock.data() + size_t(d) * slots;
+      for (size_t s = 0; s < slots; ++s) c[s] = std::max(c[s], cd[s]);
+    }
+    if (!nodes[i].sync) c[slot(nodes[i])] = seq[i] = ++counts[slot(nodes[i])];
+  }
+  constexpr size_t kDescribed = 8;
+  static constexpr const char* kKinds[] = {"read-after-write", "write-after-read", "write-after-write"};
+  for (const Ordering& o : orderings) {
+    const Instruction& e = nodes[size_t(o.earlier)];
+    const Instruction& l = nodes[size_t(o.later)];
+    if (clock[size_t(o.later) * slots + slot(e)] >= seq[size_t(o.earlier)]) continue;
+    ++report.hazard_count;
+    if (report.hazards.size() >= kDescribed) continue;
+    char range[64];
+    std::snprintf(range, sizeof range, "[0x%llx, 0x%llx)", static_cast<unsigned long long>(o.begin),
+                  static_cast<unsigned long long>(o.end));
+    std::string text = std::string(kKinds[o.kind]) + " hazard on SPM " + range + " of tile " + std::to_string(o.tile) +
+                       ": " + l.name + " (tile " + std::to_string(l.tile) + ", " + std::string(engine_name(l.engine)) +
+                       ") does not wait for " + e.name + " (tile " + std::to_string(e.tile) + ", " +
+                       std::string(engine_name(e.engine)) + "), issued before it";
+    if (start[size_t(o.later)] < end[size_t(o.earlier)] - 1e-6) {
+      text += "; on this schedule it starts at cycle " + std::to_string(uint64_t(start[size_t(o.later)])) +
+              ", before that ends at cycle " + std::to_string(uint64_t(end[size_t(o.earlier)]));
+    }
+    report.hazards.push_back(std::move(text));
+  }
 }
 
 }  // namespace tg::sim

@@ -25,7 +25,9 @@ namespace tg::cli {
 
 namespace {
 
-sim::ChipConfig config_from(const std::string& path) { return path.empty() ? sim::ChipConfig{} : sim::load_chip_config(path); }
+sim::ChipConfig config_from(const std::string& path) {
+  return path.empty() ? sim::ChipConfig{} : sim::load_chip_config(path);
+}
 
 void print_info(const sim::ChipConfig& c, bool json) {
   const sim::ChipPeaks p = sim::derive_peaks(c);
@@ -68,7 +70,8 @@ void run_split_gemm(sim::Chip& chip, const GemmOptions& o, sim::Format format, u
     throw Error("sim gemm: M = " + std::to_string(o.m) + " and N = " + std::to_string(o.n) + " must divide by the " +
                 std::to_string(c.mesh_y) + " rows and " + std::to_string(c.mesh_x) + " columns of the mesh");
   }
-  if (o.k % o.kc) throw Error("sim gemm: K = " + std::to_string(o.k) + " is not a multiple of --kc " + std::to_string(o.kc));
+  if (o.k % o.kc)
+    throw Error("sim gemm: K = " + std::to_string(o.k) + " is not a multiple of --kc " + std::to_string(o.kc));
   const int64_t mb = o.m / c.mesh_y, nb = o.n / c.mesh_x;
   const uint64_t eb = format_bytes(format);
   auto spm_needed = [&](int64_t rows) { return uint64_t(rows * nb) * 4 + 2 * uint64_t((rows + nb) * o.kc) * eb; };
@@ -90,14 +93,16 @@ void run_split_gemm(sim::Chip& chip, const GemmOptions& o, sim::Format format, u
       for (int64_t k0 = 0, step = 0; k0 < o.k; k0 += o.kc, ++step) {
         const uint64_t a = buffer0 + uint64_t(step % 2) * buffer_bytes, w = a + uint64_t(rows * o.kc) * eb;
         tile.wait(Engine::RDMA, used[step % 2]);
-        execute(tile, lsu::LoadVar{format, {a_addr, a_whole, {0, 0, m0, k0}, {1, 1, rows, o.kc}}, a, MemLayout::Tensor});
+        execute(tile,
+                lsu::LoadVar{format, {a_addr, a_whole, {0, 0, m0, k0}, {1, 1, rows, o.kc}}, a, MemLayout::Tensor});
         execute(tile, lsu::LoadVar{format, {w_addr, w_whole, {0, 0, n0, k0}, {1, 1, nb, o.kc}}, w, MemLayout::Tensor});
         tile.wait(Engine::NE, tile.record(Engine::RDMA));
         execute(tile, ne::Gemm{format, a, w, acc, rows, nb, o.kc, true, step > 0});
         used[step % 2] = tile.record(Engine::NE);
       }
       tile.wait(Engine::WDMA, tile.record(Engine::NE));
-      execute(tile, lsu::DmaStore{Format::FP32, acc, MemLayout::Tensor, {d_addr, d_whole, {0, 0, m0, n0}, {1, 1, rows, nb}}});
+      execute(tile,
+              lsu::DmaStore{Format::FP32, acc, MemLayout::Tensor, {d_addr, d_whole, {0, 0, m0, n0}, {1, 1, rows, nb}}});
     }
   }
 }
@@ -144,12 +149,17 @@ void run_gemm(const GemmOptions& o) {
     reference::compute_node(*ref);
     std::vector<float> got(static_cast<size_t>(o.n));
     chip.ddr().read(d_addr + uint64_t(row * o.n) * 4, got.data(), got.size() * 4);
-    for (int64_t j = 0; j < o.n; ++j) max_error = std::max(max_error, double(std::fabs(got[size_t(j)] - static_cast<float*>(ref->data)[j])));
+    for (int64_t j = 0; j < o.n; ++j)
+      max_error = std::max(max_error, double(std::fabs(got[size_t(j)] - static_cast<float*>(ref->data)[j])));
   }
   const double tolerance = 1e-5 * double(o.k);
   if (max_error > tolerance) {
     throw Error("sim gemm: checked rows differ from the reference by " + std::to_string(max_error) + " (tolerance " +
                 std::to_string(tolerance) + ")");
+  }
+  if (report.hazard_count) {
+    throw Error("sim gemm: the program has " + std::to_string(report.hazard_count) +
+                " data hazards, the first: " + report.hazards[0]);
   }
   if (!o.trace.empty()) write_trace(chip, o.trace);
 
@@ -161,10 +171,18 @@ void run_gemm(const GemmOptions& o) {
   const double ddr_bound = ddr_bytes / c.ddr.bytes_per_cycle;
   const double achieved = flops / report.seconds / 1e12;
   if (o.json) {
-    const nlohmann::json out = {{"m", o.m}, {"n", o.n}, {"k", o.k}, {"kc", o.kc}, {"dtype", o.dtype},
-                                {"host_seconds", host_seconds}, {"ne_bound_cycles", ne_bound},
-                                {"ddr_bound_cycles", ddr_bound}, {"tflops", achieved},
-                                {"checked_rows", rows}, {"max_abs_error", max_error}, {"report", to_json(report)}};
+    const nlohmann::json out = {{"m", o.m},
+                                {"n", o.n},
+                                {"k", o.k},
+                                {"kc", o.kc},
+                                {"dtype", o.dtype},
+                                {"host_seconds", host_seconds},
+                                {"ne_bound_cycles", ne_bound},
+                                {"ddr_bound_cycles", ddr_bound},
+                                {"tflops", achieved},
+                                {"checked_rows", rows},
+                                {"max_abs_error", max_error},
+                                {"report", to_json(report)}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -173,7 +191,8 @@ void run_gemm(const GemmOptions& o) {
   std::printf("simulated: %llu cycles (%.3f ms), %.1f TFLOPS; %llu instructions, %.1f s on the host\n",
               (unsigned long long)report.total_cycles, report.seconds * 1e3, achieved,
               (unsigned long long)report.instructions, host_seconds);
-  std::printf("rooflines: NE peak %.0f cycles, DDR %.0f cycles (%.1f MB moved)\n", ne_bound, ddr_bound, ddr_bytes / 1e6);
+  std::printf("rooflines: NE peak %.0f cycles, DDR %.0f cycles (%.1f MB moved)\n", ne_bound, ddr_bound,
+              ddr_bytes / 1e6);
   std::printf("checked:   %d rows against the reference, max |error| %.3g\n", rows, max_error);
   if (!o.trace.empty()) std::printf("trace:     %s\n", o.trace.c_str());
 }

@@ -86,6 +86,12 @@ struct ChipReport {
   uint64_t noc_bytes = 0;        // DTE payload
   uint64_t noc_link_bytes = 0;   // payload times the links it crossed
   std::vector<TileReport> tiles;
+  // Data hazards: pairs of instructions on different engines that touch the same SPM bytes, at
+  // least one writing, with no chain of waits, fences or barriers ordering them as they were
+  // issued (a missing wait). The results are the issue order's; the chip's could differ. The
+  // first few, described.
+  uint64_t hazard_count = 0;
+  std::vector<std::string> hazards;
 };
 nlohmann::json to_json(const ChipReport& report);
 
@@ -93,8 +99,8 @@ nlohmann::json to_json(const ChipReport& report);
 struct TimelineEntry {
   int tile = 0;
   Engine engine = Engine::CT;
-  std::string name;      // "CGRATensor_ArithOp_VS_add.fp32"
-  double start = 0;      // cycles
+  std::string name;  // "CGRATensor_ArithOp_VS_add.fp32"
+  double start = 0;  // cycles
   double end = 0;
   uint64_t cost_cycles = 0;  // what execute returned
   uint64_t ddr_bytes = 0;

@@ -24,9 +24,9 @@ struct NeConfig {
 };
 
 struct CgraConfig {
-  int lanes = 64;  // 32-bit lanes: 64 fp32, 128 fp16/bf16 or 256 int8 elements a cycle (2048 bits)
-  int latency_cycles = 16;               // instruction set-up and pipeline fill
-  int transcendental_cycles = 4;         // passes per vector of exp, log, rsqrt, recip, sigmoid, tanh, gelu, silu, div, sqrt
+  int lanes = 64;                 // 32-bit lanes: 64 fp32, 128 fp16/bf16 or 256 int8 elements a cycle (2048 bits)
+  int latency_cycles = 16;        // instruction set-up and pipeline fill
+  int transcendental_cycles = 4;  // passes per vector of exp, log, rsqrt, recip, sigmoid, tanh, gelu, silu, div, sqrt
 };
 
 struct DmaConfig {
@@ -52,8 +52,8 @@ struct ChipConfig {
   uint64_t spm_bytes = 4ull << 20;  // per tile
   NeConfig ne;
   CgraConfig cgra;
-  DmaConfig rdma;                                  // DDR -> SPM
-  DmaConfig wdma;                                  // SPM -> DDR
+  DmaConfig rdma;                                                // DDR -> SPM
+  DmaConfig wdma;                                                // SPM -> DDR
   DmaConfig tdma{.bytes_per_cycle = 128, .latency_cycles = 16};  // SPM -> SPM, one tile
   DmaConfig dte{.bytes_per_cycle = 64, .latency_cycles = 64};    // SPM -> SPM, over the NoC
   NocConfig noc;

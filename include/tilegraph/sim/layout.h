@@ -44,8 +44,8 @@ class LayoutGeometry {
   MemLayout layout() const { return layout_; }
   bool aligned() const { return layout_ == MemLayout::Cx || layout_ == MemLayout::NCx; }
   int64_t block_channels() const { return block_; }  // B: 64, or 128 for int8
-  int64_t cx() const { return cx_; }                  // full channel blocks per batch
-  int64_t c0() const { return c0_; }                  // remainder channels after alignment
+  int64_t cx() const { return cx_; }                 // full channel blocks per batch
+  int64_t c0() const { return c0_; }                 // remainder channels after alignment
   uint64_t element_bytes() const { return element_bytes_; }
   uint64_t batch_bytes() const { return batch_bytes_; }    // one batch's data, without padding to the next
   uint64_t batch_stride() const { return batch_stride_; }  // batch to batch

@@ -23,10 +23,9 @@ namespace tg::sim::lsu {
 struct DdrSlice {
   uint64_t addr = 0;  // the whole tensor's first byte
   Shape4 whole;
-  Shape4 start;       // n, h, w, c of the slice's first element (defaults: 0)
+  Shape4 start{0, 0, 0, 0};  // n, h, w, c of the slice's first element
   Shape4 slice;
 };
-inline Shape4 origin() { return Shape4{0, 0, 0, 0}; }
 
 // op_loadVar: a slice of a DDR tensor into SPM at spm_addr in `layout`.
 struct LoadVar {

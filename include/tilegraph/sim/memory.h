@@ -19,6 +19,13 @@ namespace tg::sim {
 // The address an optional operand has when it is absent.
 inline constexpr uint64_t kNoAddress = ~uint64_t(0);
 
+// One SPM range an instruction read or wrote, as the chip's hazard check records it.
+struct SpmAccess {
+  int tile = 0;
+  uint64_t addr = 0, bytes = 0;
+  bool write = false;
+};
+
 class Spm {
  public:
   Spm(int tile, uint64_t bytes);
@@ -37,6 +44,8 @@ class Spm {
   uint8_t* write_span(std::string_view instr, uint64_t addr, uint64_t bytes);
   // Bounds only (an operand that is both read and written, checked once).
   void check_range(std::string_view instr, uint64_t addr, uint64_t bytes) const;
+  // Where read_span and write_span record the ranges instructions touch (null: nowhere).
+  void set_access_log(std::vector<SpmAccess>* log) { log_ = log; }
 
  private:
   void mark_written(uint64_t addr, uint64_t bytes);
@@ -48,6 +57,7 @@ class Spm {
   uint64_t high_water_ = 0;
   std::vector<uint8_t> data_;
   std::vector<uint64_t> written_;  // one bit per byte
+  std::vector<SpmAccess>* log_ = nullptr;
 };
 
 class Ddr {

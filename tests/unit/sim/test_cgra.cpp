@@ -44,7 +44,8 @@ TEST(Cgra, ArithVVMatchesReference) {
         const uint64_t cycles = execute(tile, ArithVV{op, f, 0, 8192, 16384, n});
         EXPECT_GT(cycles, 0u);
         Context ctx;
-        const std::vector<float> ref = test::reference_result(build(ctx, test::tensor_of(ctx, a, {n}), test::tensor_of(ctx, b, {n})));
+        const std::vector<float> ref =
+            test::reference_result(build(ctx, test::tensor_of(ctx, a, {n}), test::tensor_of(ctx, b, {n})));
         expect_close(get(tile, 16384, n, f), ref, f, instruction_name(ArithVV{op, f}) + " n=" + std::to_string(n));
       }
     }
@@ -118,9 +119,13 @@ TEST(Cgra, IntArithmeticIsExactAndSaturates) {
   EXPECT_EQ(get(tile, 128, 6, Format::INT8), (std::vector<float>{1, 1, 3, -3, 127, 0}));
   put(tile, 256, {1 << 30, -5, 3}, Format::INT32);
   execute(tile, ArithVS{ArithOp::Mul, Format::INT32, 256, 4, 320, 3});
-  EXPECT_EQ(get(tile, 320, 3, Format::INT32), (std::vector<float>{float(std::numeric_limits<int32_t>::max()), -20, 12}));
-  test::expect_error([&] { execute(tile, ArithVS{ArithOp::Div, Format::INT32, 256, 0, 320, 3}); },
-                     "CGRATensor_ArithOp_VS_div.int32 on tile 0: integer division by zero");
+  EXPECT_EQ(get(tile, 320, 3, Format::INT32),
+            (std::vector<float>{float(std::numeric_limits<int32_t>::max()), -20, 12}));
+  test::expect_error(
+      [&] {
+        execute(tile, ArithVS{ArithOp::Div, Format::INT32, 256, 0, 320, 3});
+      },
+      "CGRATensor_ArithOp_VS_div.int32 on tile 0: integer division by zero");
 }
 
 TEST(Cgra, VuVBroadcastsTheUnitVector) {
@@ -132,7 +137,8 @@ TEST(Cgra, VuVBroadcastsTheUnitVector) {
       const int64_t rows = 13;
       const std::vector<float> a = put(tile, 0, test::random_values(rng, unit * rows), f);
       const std::vector<float> u = put(tile, 65536, test::random_values(rng, unit), f);
-      for (const auto& [op, build] : {std::pair{ArithOp::Mul, &mul}, std::pair{ArithOp::Add, &add}, std::pair{ArithOp::Sub, &sub}}) {
+      for (const auto& [op, build] :
+           {std::pair{ArithOp::Mul, &mul}, std::pair{ArithOp::Add, &add}, std::pair{ArithOp::Sub, &sub}}) {
         const ArithVuV in{op, f, 0, 65536, 131072, unit * rows, unit};
         execute(tile, in);
         Context ctx;
@@ -174,20 +180,24 @@ TEST(Cgra, VuVMulLoopCoversTheCxBlocksOfAnNcxBatch) {
       for (int64_t b = 0; b < shape.n; ++b) {
         const uint64_t base = uint64_t(b) * g.batch_stride();
         if (g.cx() > 0) {
-          execute(tile, ArithVuVLoop{ArithOp::Mul, f, base, unit_addr, out + base, hw * 64, 64, g.cx() * hw * 64, g.cx() * 64});
+          execute(tile, ArithVuVLoop{ArithOp::Mul, f, base, unit_addr, out + base, hw * 64, 64, g.cx() * hw * 64,
+                                     g.cx() * 64});
         }
         if (g.c0() > 0) {
           const uint64_t c0_at = base + uint64_t(g.cx() * hw * 64) * eb;
-          execute(tile, ArithVuV{ArithOp::Mul, f, c0_at, unit_addr + uint64_t(g.cx() * 64) * eb, out + c0_at, hw * g.c0(), g.c0()});
+          execute(tile, ArithVuV{ArithOp::Mul, f, c0_at, unit_addr + uint64_t(g.cx() * 64) * eb, out + c0_at,
+                                 hw * g.c0(), g.c0()});
         }
       }
       // Reference: x * scale over the channel axis (dense NHWC: ne0 = C).
       Context ctx;
-      Tensor* ref = mul(ctx, test::tensor_of(ctx, xr, {c, shape.w, shape.h, shape.n}), test::tensor_of(ctx, scale, {c}));
+      Tensor* ref =
+          mul(ctx, test::tensor_of(ctx, xr, {c, shape.w, shape.h, shape.n}), test::tensor_of(ctx, scale, {c}));
       const std::vector<float> expected = test::reference_result(ref);
       std::vector<uint8_t> result(g.total_bytes()), back(dense.size());
       for (int64_t b = 0; b < shape.n; ++b) {
-        tile.spm().read(out + uint64_t(b) * g.batch_stride(), result.data() + uint64_t(b) * g.batch_stride(), g.batch_bytes());
+        tile.spm().read(out + uint64_t(b) * g.batch_stride(), result.data() + uint64_t(b) * g.batch_stride(),
+                        g.batch_bytes());
       }
       convert_layout(result.data(), MemLayout::NCx, back.data(), MemLayout::NTensor, shape, f);
       std::vector<float> got(x.size());
@@ -202,12 +212,21 @@ TEST(Cgra, VuVMulLoopChecksItsCounts) {
   Tile& tile = chip.tile(0);
   put(tile, 0, std::vector<float>(512, 1.0f), Format::FP32);
   using test::expect_error;
-  expect_error([&] { execute(tile, ArithVuVLoop{ArithOp::Mul, Format::FP32, 0, 0, 4096, 128, 32, 256, 64}); },
-               "CGRATensor_ArithOp_VuV_mul_loop.fp32 on tile 0: unit_elem_num = 32 (the loop form needs 64");
-  expect_error([&] { execute(tile, ArithVuVLoop{ArithOp::Mul, Format::FP32, 0, 0, 4096, 128, 64, 256, 64}); },
-               "full_src_elem_num / full_unit_elem_num = 256 / 64 differs from src_elem_num / unit_elem_num = 128 / 64");
-  expect_error([&] { execute(tile, ArithVuV{ArithOp::Mul, Format::FP32, 0, 0, 4096, 100, 64}); },
-               "src_elem_num 100 is not a multiple of unit_elem_num 64");
+  expect_error(
+      [&] {
+        execute(tile, ArithVuVLoop{ArithOp::Mul, Format::FP32, 0, 0, 4096, 128, 32, 256, 64});
+      },
+      "CGRATensor_ArithOp_VuV_mul_loop.fp32 on tile 0: unit_elem_num = 32 (the loop form needs 64");
+  expect_error(
+      [&] {
+        execute(tile, ArithVuVLoop{ArithOp::Mul, Format::FP32, 0, 0, 4096, 128, 64, 256, 64});
+      },
+      "full_src_elem_num / full_unit_elem_num = 256 / 64 differs from src_elem_num / unit_elem_num = 128 / 64");
+  expect_error(
+      [&] {
+        execute(tile, ArithVuV{ArithOp::Mul, Format::FP32, 0, 0, 4096, 100, 64});
+      },
+      "src_elem_num 100 is not a multiple of unit_elem_num 64");
 }
 
 TEST(Cgra, UnaryMatchesReference) {
@@ -215,11 +234,11 @@ TEST(Cgra, UnaryMatchesReference) {
   Tile& tile = chip.tile(0);
   test::Rng rng(5);
   const std::pair<cgra::UnaryOp, tg::UnaryOp> with_reference[] = {
-      {cgra::UnaryOp::Abs, tg::UnaryOp::ABS},         {cgra::UnaryOp::Neg, tg::UnaryOp::NEG},
-      {cgra::UnaryOp::Relu, tg::UnaryOp::RELU},       {cgra::UnaryOp::Gelu, tg::UnaryOp::GELU},
-      {cgra::UnaryOp::Silu, tg::UnaryOp::SILU},       {cgra::UnaryOp::Sigmoid, tg::UnaryOp::SIGMOID},
-      {cgra::UnaryOp::Tanh, tg::UnaryOp::TANH},       {cgra::UnaryOp::Exp, tg::UnaryOp::EXP},
-      {cgra::UnaryOp::Sqrt, tg::UnaryOp::SQRT},       {cgra::UnaryOp::Rsqrt, tg::UnaryOp::RSQRT},
+      {cgra::UnaryOp::Abs, tg::UnaryOp::ABS},   {cgra::UnaryOp::Neg, tg::UnaryOp::NEG},
+      {cgra::UnaryOp::Relu, tg::UnaryOp::RELU}, {cgra::UnaryOp::Gelu, tg::UnaryOp::GELU},
+      {cgra::UnaryOp::Silu, tg::UnaryOp::SILU}, {cgra::UnaryOp::Sigmoid, tg::UnaryOp::SIGMOID},
+      {cgra::UnaryOp::Tanh, tg::UnaryOp::TANH}, {cgra::UnaryOp::Exp, tg::UnaryOp::EXP},
+      {cgra::UnaryOp::Sqrt, tg::UnaryOp::SQRT}, {cgra::UnaryOp::Rsqrt, tg::UnaryOp::RSQRT},
   };
   for (Format f : kFloatFormats) {
     for (int64_t n : kSizes) {
@@ -252,10 +271,12 @@ TEST(Cgra, RelationalLogicalAndBit) {
   for (Format f : {Format::FP32, Format::BF16, Format::INT8, Format::INT32}) {
     put(tile, 0, a, f);
     put(tile, 64, b, f);
-    const std::pair<CompareOp, bool (*)(float, float)> cmps[] = {
-        {CompareOp::Eq, [](float x, float y) { return x == y; }}, {CompareOp::Ne, [](float x, float y) { return x != y; }},
-        {CompareOp::Lt, [](float x, float y) { return x < y; }},  {CompareOp::Le, [](float x, float y) { return x <= y; }},
-        {CompareOp::Gt, [](float x, float y) { return x > y; }},  {CompareOp::Ge, [](float x, float y) { return x >= y; }}};
+    const std::pair<CompareOp, bool (*)(float, float)> cmps[] = {{CompareOp::Eq, [](float x, float y) { return x == y; }},
+                                                                 {CompareOp::Ne, [](float x, float y) { return x != y; }},
+                                                                 {CompareOp::Lt, [](float x, float y) { return x < y; }},
+                                                                 {CompareOp::Le, [](float x, float y) { return x <= y; }},
+                                                                 {CompareOp::Gt, [](float x, float y) { return x > y; }},
+                                                                 {CompareOp::Ge, [](float x, float y) { return x >= y; }}};
     for (const auto& [op, fn] : cmps) {
       execute(tile, CompareVV{op, f, 0, 64, 128, 6});
       execute(tile, CompareVS{op, f, 0, 2.0, 192, 6});
@@ -286,8 +307,11 @@ TEST(Cgra, RelationalLogicalAndBit) {
   EXPECT_EQ(get(tile, 128, 6, Format::INT8), (std::vector<float>{2, -3, 63, 32, -64, 1}));
   execute(tile, BitVV{BitOp::Not, Format::INT8, 0, 0, 128, 6});
   EXPECT_EQ(get(tile, 128, 6, Format::INT8), (std::vector<float>{-6, 5, -128, -65, 127, -4}));
-  test::expect_error([&] { execute(tile, BitVV{BitOp::And, Format::FP32, 0, 64, 128, 6}); },
-                     "CGRATensor_BitOp_VV_and.fp32 on tile 0: unsupported format fp32 (takes int8, int32)");
+  test::expect_error(
+      [&] {
+        execute(tile, BitVV{BitOp::And, Format::FP32, 0, 64, 128, 6});
+      },
+      "CGRATensor_BitOp_VV_and.fp32 on tile 0: unsupported format fp32 (takes int8, int32)");
 }
 
 TEST(Cgra, ReduceMatchesReference) {
@@ -337,7 +361,8 @@ TEST(Cgra, PoolMatchesReference) {
       for (int64_t b = 0; b < n; ++b)
         for (int64_t y = 0; y < h; ++y)
           for (int64_t xx = 0; xx < w; ++xx)
-            for (int64_t ch = 0; ch < c; ++ch) whcn[size_t(((b * c + ch) * h + y) * w + xx)] = x[size_t(((b * h + y) * w + xx) * c + ch)];
+            for (int64_t ch = 0; ch < c; ++ch)
+              whcn[size_t(((b * c + ch) * h + y) * w + xx)] = x[size_t(((b * h + y) * w + xx) * c + ch)];
       Context ctx;
       Pool2dParams p;
       p.op = op == PoolOp::Max ? tg::PoolOp::MAX : tg::PoolOp::AVG;
@@ -349,7 +374,8 @@ TEST(Cgra, PoolMatchesReference) {
       for (int64_t b = 0; b < n; ++b)
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t xx = 0; xx < ow; ++xx)
-            for (int64_t ch = 0; ch < c; ++ch) expect[size_t(((b * oh + y) * ow + xx) * c + ch)] = r[size_t(((b * c + ch) * oh + y) * ow + xx)];
+            for (int64_t ch = 0; ch < c; ++ch)
+              expect[size_t(((b * oh + y) * ow + xx) * c + ch)] = r[size_t(((b * c + ch) * oh + y) * ow + xx)];
       expect_close(get(tile, 65536, int64_t(expect.size()), f), expect, f, instruction_name(in));
     }
   }

@@ -61,7 +61,8 @@ TEST(ChipConfig, ToJsonRoundTrips) {
 TEST(ChipConfig, BadValuesNameTheKey) {
   using test::expect_error;
   auto parse = [](const char* text) { return chip_config_from_json(nlohmann::json::parse(text)); };
-  expect_error([&] { parse(R"({"ne": {"arrays_per_tile": -1}})"); }, "ne.arrays_per_tile: expected a positive integer, got -1");
+  expect_error([&] { parse(R"({"ne": {"arrays_per_tile": -1}})"); },
+               "ne.arrays_per_tile: expected a positive integer, got -1");
   expect_error([&] { parse(R"({"mesh": {"x": "four"}})"); }, "mesh.x: expected a positive integer, got \"four\"");
   expect_error([&] { parse(R"({"ddr": {"bandwidth": 200}})"); }, "ddr.bandwidth: unknown key");
   expect_error([&] { parse(R"({"clock_mhz": 0})"); }, "clock_mhz: expected a positive number, got 0");
@@ -74,13 +75,9 @@ TEST(ChipConfig, FileErrorsNameTheFile) {
   using test::expect_error;
   expect_error([] { load_chip_config("/nonexistent/chip.json"); }, "cannot open '/nonexistent/chip.json'");
   const std::string path = ::testing::TempDir() + "/bad_chip.json";
-  {
-    std::ofstream(path) << R"({"rdma": {"latency_cycles": -5}})";
-  }
+  { std::ofstream(path) << R"({"rdma": {"latency_cycles": -5}})"; }
   expect_error([&] { load_chip_config(path); }, "rdma.latency_cycles: expected an integer >= 0, got -5");
-  {
-    std::ofstream(path) << "{not json";
-  }
+  { std::ofstream(path) << "{not json"; }
   expect_error([&] { load_chip_config(path); }, "not valid JSON");
 }
 

@@ -21,9 +21,9 @@ TEST(Layout, Fp16NcxExampleIsByteExact) {
   EXPECT_EQ(g.batch_stride() * 8, 0x1800u);
   EXPECT_EQ(g.offset(1, 0, 0, 0) * 8, 0x1800u);
   // Within a batch: [Cx][HW][64] then [HW][C0].
-  EXPECT_EQ(g.offset(0, 0, 1, 0), 64u * 2);         // second pixel of block 0
-  EXPECT_EQ(g.offset(0, 0, 0, 64), 2u * 64 * 2);    // block 1 after both pixels of block 0
-  EXPECT_EQ(g.offset(0, 0, 0, 128), 4u * 64 * 2);   // C0 part after the blocks
+  EXPECT_EQ(g.offset(0, 0, 1, 0), 64u * 2);        // second pixel of block 0
+  EXPECT_EQ(g.offset(0, 0, 0, 64), 2u * 64 * 2);   // block 1 after both pixels of block 0
+  EXPECT_EQ(g.offset(0, 0, 0, 128), 4u * 64 * 2);  // C0 part after the blocks
   EXPECT_EQ(g.offset(0, 0, 1, 130), (4u * 64 + 4 + 2) * 2);
   EXPECT_EQ(g.total_bytes() * 8, 0x1800u + 0x1080u);
 }
@@ -35,10 +35,10 @@ TEST(Layout, AlignmentTable) {
     int64_t cx, c0;
   };
   const Case cases[] = {
-      {Format::FP32, 1, 0, 4},    {Format::FP16, 5, 0, 8},     {Format::BF16, 30, 0, 32},  {Format::TF32, 32, 0, 32},
-      {Format::FP16, 33, 1, 0},   {Format::FP32, 64, 1, 0},    {Format::FP16, 65, 1, 4},   {Format::BF16, 100, 2, 0},
-      {Format::FP16, 129, 2, 4},  {Format::INT8, 33, 0, 64},   {Format::INT8, 64, 0, 64},  {Format::INT8, 65, 1, 0},
-      {Format::INT8, 129, 1, 4},  {Format::INT8, 200, 2, 0},   {Format::INT8, 300, 2, 64},
+      {Format::FP32, 1, 0, 4},   {Format::FP16, 5, 0, 8},   {Format::BF16, 30, 0, 32},  {Format::TF32, 32, 0, 32},
+      {Format::FP16, 33, 1, 0},  {Format::FP32, 64, 1, 0},  {Format::FP16, 65, 1, 4},   {Format::BF16, 100, 2, 0},
+      {Format::FP16, 129, 2, 4}, {Format::INT8, 33, 0, 64}, {Format::INT8, 64, 0, 64},  {Format::INT8, 65, 1, 0},
+      {Format::INT8, 129, 1, 4}, {Format::INT8, 200, 2, 0}, {Format::INT8, 300, 2, 64},
   };
   for (const Case& c : cases) {
     const LayoutGeometry g({1, 3, 5, c.c}, c.format, MemLayout::Cx);

@@ -32,8 +32,8 @@ std::vector<uint8_t> slice_of(const std::vector<uint8_t>& whole_bytes, const Ddr
     for (int64_t h = 0; h < s.slice.h; ++h)
       for (int64_t w = 0; w < s.slice.w; ++w)
         for (int64_t c = 0; c < s.slice.c; ++c) {
-          const size_t i = size_t((((s.start.n + n) * s.whole.h + s.start.h + h) * s.whole.w + s.start.w + w) * s.whole.c +
-                                  s.start.c + c);
+          const size_t i = size_t(
+              (((s.start.n + n) * s.whole.h + s.start.h + h) * s.whole.w + s.start.w + w) * s.whole.c + s.start.c + c);
           out.insert(out.end(), whole_bytes.begin() + ptrdiff_t(i * eb), whole_bytes.begin() + ptrdiff_t((i + 1) * eb));
         }
   return out;
@@ -49,7 +49,7 @@ TEST(Lsu, LoadVarAndDmaStoreMoveSlicesInEveryLayout) {
     const std::vector<uint8_t> data = random_bytes(rng, size_t(whole.elements()) * eb);
     chip.ddr().write(1 << 20, data.data(), data.size());
     const DdrSlice slices[] = {
-        {1 << 20, whole, {0, 0, 0, 0}, whole},        // everything: one run
+        {1 << 20, whole, {0, 0, 0, 0}, whole},           // everything: one run
         {1 << 20, whole, {1, 2, 0, 0}, {2, 3, 6, 131}},  // whole rows
         {1 << 20, whole, {0, 1, 2, 64}, {1, 3, 3, 67}},  // a channel window
     };
@@ -61,7 +61,8 @@ TEST(Lsu, LoadVarAndDmaStoreMoveSlicesInEveryLayout) {
         std::vector<uint8_t> spm(g.total_bytes()), dense(size_t(s.slice.elements()) * eb);
         tile.spm().read(4096, spm.data(), spm.size());
         convert_layout(spm.data(), layout, dense.data(), MemLayout::NTensor, s.slice, f);
-        ASSERT_EQ(dense, slice_of(data, s, eb)) << format_name(f) << " " << mem_layout_name(layout) << " " << shape_string(s.slice);
+        ASSERT_EQ(dense, slice_of(data, s, eb))
+            << format_name(f) << " " << mem_layout_name(layout) << " " << shape_string(s.slice);
         // Back to another DDR tensor at the same place.
         DdrSlice out = s;
         out.addr = 32 << 20;
@@ -104,11 +105,13 @@ TEST(Lsu, LoadConstGatherAndScatterRows) {
     chip.ddr().read((1 << 20) + (7 + i) * 64, r.data(), row);
     ASSERT_EQ(std::memcmp(r.data(), gathered.data() + i * row, row), 0);
   }
-  test::expect_error([&] {
-    const int32_t bad = 100;
-    tile.spm().write(0, &bad, 4);
-    execute(tile, RdmaGather{0, row, row, int64_t(rows), 0, 1, 16384});
-  }, "op_rdmaGather on tile 0: index 0 is 100, outside [0, 100)");
+  test::expect_error(
+      [&] {
+        const int32_t bad = 100;
+        tile.spm().write(0, &bad, 4);
+        execute(tile, RdmaGather{0, row, row, int64_t(rows), 0, 1, 16384});
+      },
+      "op_rdmaGather on tile 0: index 0 is 100, outside [0, 100)");
 }
 
 TEST(Lsu, ReshapeConvertsLayoutsInSpm) {
@@ -128,8 +131,11 @@ TEST(Lsu, ReshapeConvertsLayoutsInSpm) {
   std::vector<uint8_t> back(dense.size());
   tile.spm().read(131072, back.data(), back.size());
   EXPECT_EQ(back, dense);
-  test::expect_error([&] { execute(tile, Reshape{Format::BF16, shape, 0, MemLayout::NTensor, 16, MemLayout::NCx}); },
-                     "op_reshape.bf16 on tile 1: source and destination overlap");
+  test::expect_error(
+      [&] {
+        execute(tile, Reshape{Format::BF16, shape, 0, MemLayout::NTensor, 16, MemLayout::NCx});
+      },
+      "op_reshape.bf16 on tile 1: source and destination overlap");
 }
 
 // fp16 -> fp32 as the TX8 toolchain widens: gather-scatter the packed fp16 values into the
@@ -155,6 +161,27 @@ TEST(Lsu, WideningRecipeGatherScatterThenConvert) {
   EXPECT_EQ(test::get(tile, 4096, 1, Format::FP16)[0], 1.0f);
   EXPECT_EQ(test::get(tile, 4100, 1, Format::FP16)[0], 3.0f);
   EXPECT_EQ(test::get(tile, 4104, 1, Format::FP16)[0], 5.0f);
+}
+
+}  // namespace
+}  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A slice given only its size starts at the tensor's first element.
+TEST(Lsu, SliceStartsAtTheOriginByDefault) {
+  ChipConfig c;
+  c.mesh_x = c.mesh_y = 1;
+  Chip chip(c);
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6, 7, 8};
+  chip.ddr().write(0, values.data(), values.size() * 4);
+  lsu::DdrSlice slice;
+  slice.addr = 0;
+  slice.whole = {1, 1, 2, 4};
+  slice.slice = {1, 1, 1, 4};
+  execute(chip.tile(0), lsu::LoadVar{Format::FP32, slice, 0, MemLayout::Tensor});
+  EXPECT_EQ(test::get(chip.tile(0), 0, 4, Format::FP32), (std::vector<float>{1, 2, 3, 4}));
 }
 
 }  // namespace

@@ -21,8 +21,8 @@ ChipConfig one_tile() {
 }
 
 // A . B through the reference: mul_mat(Bt [N][K], A [M][K]) is the row-major M x N product.
-std::vector<float> reference_gemm(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t n, int64_t k,
-                                  bool b_transposed) {
+std::vector<float> reference_gemm(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t n,
+                                  int64_t k, bool b_transposed) {
   std::vector<float> bt(size_t(n * k));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < k; ++l) bt[size_t(j * k + l)] = b_transposed ? b[size_t(j * k + l)] : b[size_t(l * n + j)];
@@ -31,7 +31,8 @@ std::vector<float> reference_gemm(const std::vector<float>& a, const std::vector
 }
 
 // Results are f32 sums of K products: the tolerance scales with sum |a||b| of the row and column.
-void expect_gemm_close(const std::vector<float>& out, const std::vector<float>& ref, double bound, const std::string& what) {
+void expect_gemm_close(const std::vector<float>& out, const std::vector<float>& ref, double bound,
+                       const std::string& what) {
   ASSERT_EQ(out.size(), ref.size());
   for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], bound) << what << " at " << i;
 }
@@ -54,8 +55,9 @@ TEST(Ne, GemmMatchesReferencePerFormat) {
         const Gemm in{f, 0, 1 << 20, 2 << 20, m, n, k, bt};
         const uint64_t cycles = execute(tile, in);
         EXPECT_EQ(cycles, gemm_cycles(tile.config(), f, m, n, k));
-        expect_gemm_close(get(tile, 2 << 20, m * n, Format::FP32), reference_gemm(a, b, m, n, k, bt), 1e-5 * double(k),
-                          instruction_name(in) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+        expect_gemm_close(
+            get(tile, 2 << 20, m * n, Format::FP32), reference_gemm(a, b, m, n, k, bt), 1e-5 * double(k),
+            instruction_name(in) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
       }
     }
   }
@@ -170,13 +172,15 @@ TEST(Ne, ConvMatchesReference) {
         for (int64_t kx = 0; kx < c.kw; ++kx)
           for (int64_t ci = 0; ci < c.cin; ++ci)
             for (int64_t co = 0; co < c.cout; ++co)
-              wr[size_t(((co * c.cin + ci) * c.kh + ky) * c.kw + kx)] = wt[size_t(((ky * c.kw + kx) * c.cin + ci) * c.cout + co)];
+              wr[size_t(((co * c.cin + ci) * c.kh + ky) * c.kw + kx)] =
+                  wt[size_t(((ky * c.kw + kx) * c.cin + ci) * c.cout + co)];
       Context ctx;
       Conv2dParams p;
       p.s0 = p.s1 = c.s;
       p.p0 = p.p1 = c.p;
       p.d0 = p.d1 = c.d;
-      Tensor* ref = conv_2d(ctx, test::tensor_of(ctx, wr, {c.kw, c.kh, c.cin, c.cout}), test::tensor_of(ctx, xr, {c.w, c.h, c.cin, c.n}), p);
+      Tensor* ref = conv_2d(ctx, test::tensor_of(ctx, wr, {c.kw, c.kh, c.cin, c.cout}),
+                            test::tensor_of(ctx, xr, {c.w, c.h, c.cin, c.n}), p);
       const std::vector<float> r = test::reference_result(ref);
       const int64_t ow = ref->ne[0], oh = ref->ne[1];
       const std::vector<float> got = get(tile, 2 << 20, c.n * oh * ow * c.cout, Format::FP32);
@@ -184,7 +188,8 @@ TEST(Ne, ConvMatchesReference) {
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t xx = 0; xx < ow; ++xx)
             for (int64_t co = 0; co < c.cout; ++co)
-              ASSERT_NEAR(got[size_t(((b * oh + y) * ow + xx) * c.cout + co)], r[size_t(((b * c.cout + co) * oh + y) * ow + xx)], 1e-4)
+              ASSERT_NEAR(got[size_t(((b * oh + y) * ow + xx) * c.cout + co)],
+                          r[size_t(((b * c.cout + co) * oh + y) * ow + xx)], 1e-4)
                   << instruction_name(in);
     }
   }
@@ -204,13 +209,21 @@ TEST(Ne, BadInstructionsNameThemselves) {
   Chip chip(one_tile());
   Tile& tile = chip.tile(0);
   put(tile, 0, std::vector<float>(64, 1.0f), Format::FP32);
-  test::expect_error([&] { execute(tile, Gemm{Format::INT32, 0, 0, 4096, 8, 8, 8}); },
-                     "NE_Gemm.int32 on tile 0: unsupported format int32");
+  test::expect_error(
+      [&] {
+        execute(tile, Gemm{Format::INT32, 0, 0, 4096, 8, 8, 8});
+      },
+      "NE_Gemm.int32 on tile 0: unsupported format int32");
   Gemm bias_and_accumulate{Format::FP32, 0, 0, 4096, 4, 4, 4};
   bias_and_accumulate.accumulate = true;
   bias_and_accumulate.post.act = Activation::Relu;
-  test::expect_error([&] { execute(tile, bias_and_accumulate); }, "NE_Gemm.fp32 on tile 0: accumulate sums into the raw fp32");
-  test::expect_error([&] { execute(tile, Gemm{Format::FP32, 0, 0, 4096, 8, 8, 9}); }, "NE_Gemm.fp32 on tile 0: reads SPM");
+  test::expect_error([&] { execute(tile, bias_and_accumulate); },
+                     "NE_Gemm.fp32 on tile 0: accumulate sums into the raw fp32");
+  test::expect_error(
+      [&] {
+        execute(tile, Gemm{Format::FP32, 0, 0, 4096, 8, 8, 9});
+      },
+      "NE_Gemm.fp32 on tile 0: reads SPM");
 }
 
 }  // namespace

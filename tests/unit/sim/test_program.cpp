@@ -32,15 +32,21 @@ void run_split_gemm(Chip& chip, const SplitGemm& g, uint64_t a_addr, uint64_t w_
     for (int64_t k0 = 0, step = 0; k0 < g.k; k0 += g.kc, ++step) {
       const uint64_t buf = buffer0 + uint64_t(step % 2) * buffer_bytes;
       tile.wait(Engine::RDMA, used[step % 2]);  // the NE is done with this buffer's previous pair
-      execute(tile, lsu::LoadVar{Format::BF16, {a_addr, {1, 1, g.m, g.k}, {0, 0, m0, k0}, {1, 1, mb, g.kc}}, buf, MemLayout::Tensor});
-      execute(tile, lsu::LoadVar{Format::BF16, {w_addr, {1, 1, g.n, g.k}, {0, 0, n0, k0}, {1, 1, nb, g.kc}},
-                                 buf + uint64_t(mb * g.kc) * 2, MemLayout::Tensor});
+      execute(tile,
+              lsu::LoadVar{
+                  Format::BF16, {a_addr, {1, 1, g.m, g.k}, {0, 0, m0, k0}, {1, 1, mb, g.kc}}, buf, MemLayout::Tensor});
+      execute(tile, lsu::LoadVar{Format::BF16,
+                                 {w_addr, {1, 1, g.n, g.k}, {0, 0, n0, k0}, {1, 1, nb, g.kc}},
+                                 buf + uint64_t(mb * g.kc) * 2,
+                                 MemLayout::Tensor});
       tile.wait(Engine::NE, tile.record(Engine::RDMA));
       execute(tile, ne::Gemm{Format::BF16, buf, buf + uint64_t(mb * g.kc) * 2, acc, mb, nb, g.kc, true, step > 0});
       used[step % 2] = tile.record(Engine::NE);
     }
     tile.wait(Engine::WDMA, tile.record(Engine::NE));
-    execute(tile, lsu::DmaStore{Format::FP32, acc, MemLayout::Tensor, {d_addr, {1, 1, g.m, g.n}, {0, 0, m0, n0}, {1, 1, mb, nb}}});
+    execute(tile,
+            lsu::DmaStore{
+                Format::FP32, acc, MemLayout::Tensor, {d_addr, {1, 1, g.m, g.n}, {0, 0, m0, n0}, {1, 1, mb, nb}}});
   }
 }
 
@@ -62,10 +68,12 @@ TEST(Program, GemmSplitOverTheMeshMatchesReferenceAndRespectsTheRoofline) {
   std::vector<float> d(size_t(g.m * g.n));
   chip.ddr().read(d_addr, d.data(), d.size() * 4);
   Context ctx;
-  const std::vector<float> ref = test::reference_result(mul_mat(ctx, test::tensor_of(ctx, w, {g.k, g.n}), test::tensor_of(ctx, a, {g.k, g.m})));
+  const std::vector<float> ref =
+      test::reference_result(mul_mat(ctx, test::tensor_of(ctx, w, {g.k, g.n}), test::tensor_of(ctx, a, {g.k, g.m})));
   for (size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], ref[i], 1e-5 * double(g.k)) << i;
 
   const ChipReport r = chip.report();
+  EXPECT_EQ(r.hazard_count, 0u) << (r.hazards.empty() ? "" : r.hazards[0]);
   const ChipConfig& c = chip.config();
   const double ne_bound = 2.0 * double(g.m * g.n * g.k) / (derive_peaks(c).bf16_tflops * 1e12) * c.clock_mhz * 1e6;
   const double ddr_bytes = double(r.ddr_read_bytes + r.ddr_write_bytes);

@@ -19,11 +19,12 @@ constexpr uint64_t kBytes = 256 * 1024;
 struct TwoEngines {
   Chip chip;
   uint64_t load = 0, add = 0;
-  explicit TwoEngines(bool dependent) : chip([] {
-    ChipConfig c;
-    c.mesh_x = c.mesh_y = 1;
-    return c;
-  }()) {
+  explicit TwoEngines(bool dependent)
+      : chip([] {
+          ChipConfig c;
+          c.mesh_x = c.mesh_y = 1;
+          return c;
+        }()) {
     Tile& tile = chip.tile(0);
     std::vector<uint8_t> zeros(kBytes);
     chip.ddr().write(0, zeros.data(), zeros.size());
@@ -76,7 +77,8 @@ TEST(Timing, SixteenTilesShareTheDdrBandwidth) {
       const int t = reversed ? 15 - i : i;
       const uint64_t alone = execute(chip.tile(t), lsu::LoadConst{uint64_t(t) * kBytes, 0, kBytes});
       // Alone, a tile is limited by its own RDMA, below DDR's bandwidth.
-      EXPECT_EQ(alone, uint64_t(config.rdma.latency_cycles) + uint64_t(std::ceil(kBytes / config.rdma.bytes_per_cycle)));
+      EXPECT_EQ(alone,
+                uint64_t(config.rdma.latency_cycles) + uint64_t(std::ceil(kBytes / config.rdma.bytes_per_cycle)));
     }
     std::vector<TimelineEntry> by_tile(16);
     for (const TimelineEntry& e : chip.timeline()) by_tile[size_t(e.tile)] = e;
@@ -141,8 +143,9 @@ TEST(Timing, BarrierAndFence) {
   const uint64_t before = chip.report().total_cycles;
   const uint64_t exp = execute(chip.tile(1), cgra::UnaryV{cgra::UnaryOp::Exp, Format::FP32, 0, 65536, 4096});
   chip.tile(1).fence();
-  const uint64_t store = execute(chip.tile(1), lsu::DmaStore{Format::FP32, 65536, MemLayout::Tensor,
-                                                             {0, {1, 1, 1, 4096}, {0, 0, 0, 0}, {1, 1, 1, 4096}}});
+  const uint64_t store = execute(
+      chip.tile(1),
+      lsu::DmaStore{Format::FP32, 65536, MemLayout::Tensor, {0, {1, 1, 1, 4096}, {0, 0, 0, 0}, {1, 1, 1, 4096}}});
   EXPECT_EQ(chip.report().total_cycles, before + exp + store);
 }
 
@@ -159,6 +162,106 @@ TEST(Timing, ReportCountsBusyCyclesAndSpmHighWater) {
   EXPECT_EQ(r.instructions, 1u);
   const nlohmann::json j = to_json(r);
   EXPECT_EQ(j["tiles"][0]["engines"]["CT"]["instructions"], 1);
+}
+
+}  // namespace
+}  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A load into SPM and a CGRA instruction reading it: without a wait the schedule runs them side
+// by side, which the chip would get wrong; the report says so.
+TEST(Hazards, AMissingWaitIsReported) {
+  for (bool waits : {false, true}) {
+    ChipConfig c;
+    c.mesh_x = c.mesh_y = 1;
+    Chip chip(c);
+    Tile& tile = chip.tile(0);
+    std::vector<uint8_t> bytes(4096, 0);
+    chip.ddr().write(0, bytes.data(), bytes.size());
+    execute(tile, lsu::LoadConst{0, 0, 4096});
+    if (waits) tile.wait(Engine::CT, tile.record(Engine::RDMA));
+    execute(tile, cgra::UnaryV{cgra::UnaryOp::Relu, Format::FP32, 0, 8192, 1024});
+    const ChipReport r = chip.report();
+    if (waits) {
+      EXPECT_EQ(r.hazard_count, 0u);
+    } else {
+      ASSERT_EQ(r.hazard_count, 1u);
+      EXPECT_NE(
+          r.hazards[0].find("read-after-write hazard on SPM [0x0, 0x1000) of tile 0: CGRATensor_ActOp_V_relu.fp32 "
+                            "(tile 0, CT) does not wait for op_loadConst (tile 0, RDMA), issued before it; on this "
+                            "schedule it starts "
+                            "at cycle 0, before that ends at cycle"),
+          std::string::npos)
+          << r.hazards[0];
+    }
+  }
+}
+
+TEST(Hazards, OverwritingWhatAnotherEngineStillReads) {
+  ChipConfig c;
+  c.mesh_x = c.mesh_y = 1;
+  Chip chip(c);
+  Tile& tile = chip.tile(0);
+  std::vector<uint8_t> bytes(65536, 0);
+  chip.ddr().write(0, bytes.data(), bytes.size());
+  tile.spm().write(0, bytes.data(), bytes.size());
+  execute(tile, cgra::UnaryV{cgra::UnaryOp::Exp, Format::FP32, 0, 65536, 16384});
+  execute(tile, lsu::LoadConst{0, 0, 65536});  // overwrites the exp's source while it runs
+  const ChipReport r = chip.report();
+  ASSERT_EQ(r.hazard_count, 1u);
+  EXPECT_NE(r.hazards[0].find("write-after-read hazard"), std::string::npos) << r.hazards[0];
+}
+
+TEST(Hazards, AcrossTilesThroughTheDte) {
+  for (bool waits : {false, true}) {
+    ChipConfig c;
+    c.mesh_x = 2;
+    c.mesh_y = 1;
+    Chip chip(c);
+    test::put(chip.tile(0), 0, std::vector<float>(256, 1.0f), Format::FP32);
+    execute(chip.tile(0), dte::Copy{0, 1, 4096, 1024});
+    if (waits) chip.tile(1).wait(Engine::CT, chip.tile(0).record(Engine::DTE));
+    execute(chip.tile(1), cgra::MoveV{Format::FP32, 4096, 0, 256});
+    EXPECT_EQ(chip.report().hazard_count, waits ? 0u : 1u);
+  }
+}
+
+}  // namespace
+}  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A DDR-bound copy over the whole chip lands on the DDR roofline: every tile loads a block and
+// stores it elsewhere; only two DMA latencies separate the schedule from bytes / bandwidth.
+TEST(Timing, ChipWideCopyMeetsTheDdrRoofline) {
+  Chip chip{ChipConfig{}};
+  const uint64_t block = 1 << 20;
+  std::vector<uint8_t> bytes(block, 3);
+  for (int t = 0; t < 16; ++t) chip.ddr().write(uint64_t(t) * block, bytes.data(), block);
+  for (int t = 0; t < 16; ++t) {
+    Tile& tile = chip.tile(t);
+    execute(tile, lsu::LoadConst{uint64_t(t) * block, 0, block});
+    tile.wait(Engine::WDMA, tile.record(Engine::RDMA));
+    execute(
+        tile,
+        lsu::DmaStore{
+            Format::INT8,
+            0,
+            MemLayout::Tensor,
+            {(32u << 20) + uint64_t(t) * block, {1, 1, 1, int64_t(block)}, {0, 0, 0, 0}, {1, 1, 1, int64_t(block)}}});
+  }
+  const ChipReport r = chip.report();
+  const ChipConfig& c = chip.config();
+  const double bound = double(r.ddr_read_bytes + r.ddr_write_bytes) / c.ddr.bytes_per_cycle;
+  EXPECT_GE(double(r.total_cycles), bound);
+  EXPECT_LE(double(r.total_cycles), bound + double(c.rdma.latency_cycles + c.wdma.latency_cycles) + 2);
+  EXPECT_EQ(r.hazard_count, 0u);
+  std::vector<uint8_t> back(block);
+  chip.ddr().read((32u << 20) + 15 * block, back.data(), block);
+  EXPECT_EQ(back, bytes);
 }
 
 }  // namespace

@@ -79,7 +79,8 @@ TEST(Trace, FollowsTheTraceEventFormat) {
     }
   }
   EXPECT_EQ(trace["otherData"]["total_cycles"], chip.report().total_cycles);
-  test::expect_error([&] { write_trace(chip, "/nonexistent/dir/trace.json"); }, "trace: cannot open '/nonexistent/dir/trace.json'");
+  test::expect_error([&] { write_trace(chip, "/nonexistent/dir/trace.json"); },
+                     "trace: cannot open '/nonexistent/dir/trace.json'");
 }
 
 }  // namespace
