@@ -249,7 +249,8 @@ class DecodeStep {
     }
     return {{"model", "small"}, {"position", pos}, {"tiles", chip_.tile_count()}, {"instructions", report.instructions},
             {"cycles", report.total_cycles}, {"simulated_seconds", report.seconds},
-            {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes}, {"host_seconds", host}};
+            {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes}, {"hazards", report.hazard_count},
+            {"host_seconds", host}};
   }
 
  private:

@@ -222,7 +222,7 @@ json run_gemm(bool print) {
   return {{"m", kSize}, {"n", kSize}, {"k", kSize}, {"format", "bf16"}, {"tiles", 16}, {"cycles", report.total_cycles},
           {"ne_bound_cycles", ne_bound}, {"cycles_over_ne_bound", ratio}, {"ne_busy_cycles", ne_busy}, {"within_10_percent", ratio <= 1.10},
           {"ddr_bound_cycles", ddr_bound}, {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes},
-          {"noc_bytes", report.noc_bytes}, {"host_seconds", host}};
+          {"noc_bytes", report.noc_bytes}, {"hazards", report.hazard_count}, {"host_seconds", host}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ json run_copy(bool print) {
       tile.wait(Engine::RDMA, freed[i % 2]);
       execute(tile, lsu::LoadConst{from, buf, uint64_t(kChunk)});
       tile.wait(Engine::WDMA, tile.record(Engine::RDMA));
-      lsu::DmaStore store{Format::INT8, buf, MemLayout::Tensor, {uint64_t(kBytes) + from, {1, 1, 1, kChunk}, lsu::origin(), {1, 1, 1, kChunk}}};
+      lsu::DmaStore store{Format::INT8, buf, MemLayout::Tensor, {uint64_t(kBytes) + from, {1, 1, 1, kChunk}, {0, 0, 0, 0}, {1, 1, 1, kChunk}}};
       execute(tile, store);
       freed[i % 2] = tile.record(Engine::WDMA);
     }
@@ -261,7 +261,8 @@ json run_copy(bool print) {
                 (unsigned long long)report.total_cycles, bound, ratio, 2.0 * double(kBytes) / report.seconds / 1e9, host);
   }
   return {{"bytes", kBytes}, {"tiles", tiles}, {"cycles", report.total_cycles}, {"ddr_bound_cycles", bound},
-          {"cycles_over_ddr_bound", ratio}, {"within_10_percent", ratio <= 1.10}, {"host_seconds", host}};
+          {"cycles_over_ddr_bound", ratio}, {"within_10_percent", ratio <= 1.10}, {"hazards", report.hazard_count},
+          {"host_seconds", host}};
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
   const uint64_t eb = format_bytes(q.format), row = uint64_t(d) * eb;
   const int64_t group = heads / kv_heads;
   uint64_t cycles = 0;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   for (int64_t g = 0; g < kv_heads; ++g) {
     uint64_t kg = k.addr, vg = v.addr;
     if (kv_heads > 1) {

@@ -81,7 +81,7 @@ uint64_t op_batchnorm_inference(Tile& tile, const BatchNormParam& param, const T
   const uint64_t base = narrow ? imm.addr : out.addr;
   auto x = [&](int64_t k) { return base + uint64_t(k) * slot; };
   uint64_t cycles = 0;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
 
   if (narrow) {
     // 1, 2: make room, widen.

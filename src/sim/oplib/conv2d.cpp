@@ -52,7 +52,7 @@ uint64_t op_conv2d(Tile& tile, const Conv2dParam& param, const Tsr& in, const Ts
                                                            " elements, Cout is " + std::to_string(w.c));
     c.post.bias = bias->addr;
   }
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   return execute(tile, c);
 }
 

@@ -28,7 +28,7 @@ uint64_t op_dma_load(Tile& tile, GShape& range, uint64_t ddr_addr, Tsr& dst) {
   }
   if (carry) range.done = 1;
   // One buffer per operand: the slice replaces data the tile's earlier work may still read.
-  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA}, Engine::RDMA);
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);
   lsu::LoadVar load;
   load.format = dst.format;
   load.ddr = lsu::DdrSlice{ddr_addr, shape_of(s.shape_whole), shape_of(s.shape_start), s.real()};
@@ -41,7 +41,7 @@ uint64_t op_dma_load_channels(Tile& tile, uint64_t ddr_addr, const LShape& like,
   const int64_t c = like.shape_whole[3], start = like.shape_start[3], real = like.shape_real[3];
   dst.format = Format::FP32;
   dst.layout = MemLayout::Cx;
-  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA}, Engine::RDMA);
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);
   dst.shape = LShape{{1, 1, 1, c}, {0, 0, 0, start}, {1, 1, 1, like.shape_slice[3]}, {1, 1, 1, real}, 1};
   lsu::LoadVar load;
   load.format = Format::FP32;

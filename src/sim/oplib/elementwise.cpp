@@ -28,7 +28,7 @@ uint64_t op_binary(Tile& tile, cgra::ArithOp op, const Tsr& a, const Tsr& b, con
   require_like(name, a, out);
   detail::require(b.format == a.format, name, "b must have a's format");
   const int64_t n = buffer_elements(a);
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   if (b.shape.shape_real == a.shape.shape_real && b.layout == a.layout) {
     return execute(tile, cgra::ArithVV{op, a.format, a.addr, b.addr, out.addr, n});
   }
@@ -42,7 +42,7 @@ uint64_t op_binary(Tile& tile, cgra::ArithOp op, const Tsr& a, const Tsr& b, con
 
 uint64_t op_activation(Tile& tile, cgra::UnaryOp op, const Tsr& in, const Tsr& out) {
   require_like("op_activation", in, out);
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   return execute(tile, cgra::UnaryV{op, in.format, in.addr, out.addr, buffer_elements(in)});
 }
 
@@ -55,7 +55,7 @@ uint64_t op_scale(Tile& tile, float s, float bias, const Tsr& in, const Tsr& imm
   using cgra::ArithOp;
   require_like("op_scale", in, out);
   const int64_t n = buffer_elements(in);
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   if (in.format == Format::FP32) {
     return execute(tile, cgra::ArithVS{ArithOp::Mul, Format::FP32, in.addr, s, out.addr, n}) +
            execute(tile, cgra::ArithVS{ArithOp::Add, Format::FP32, out.addr, bias, out.addr, n});

@@ -16,7 +16,7 @@ uint64_t op_embedding_gather(Tile& tile, const DdrTable& table, const Tsr& idx, 
                   "out is " + dims_string(out.shape.shape_real) + ", expected " +
                       shape_string({1, 1, count, table.row_elements}));
   const uint64_t row_bytes = uint64_t(table.row_elements) * format_bytes(table.format);
-  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA}, Engine::RDMA);  // the indices, the buffer
+  detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);  // the indices, the buffer
   return execute(tile, lsu::RdmaGather{table.addr, row_bytes, row_bytes, table.rows, idx.addr, count, out.addr});
 }
 

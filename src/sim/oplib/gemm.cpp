@@ -50,7 +50,7 @@ uint64_t op_gemm(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& b,
                                                          " elements, out has " + std::to_string(n) + " columns");
     g.post.bias = bias->addr;
   }
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   return execute(tile, g);
 }
 

@@ -11,7 +11,7 @@ uint64_t op_layernorm(Tile& tile, const NormParam& param, const Tsr& in, const T
   const detail::Rows x = detail::check_rows("op_layernorm", in, gamma, beta, imm, out);
   const int64_t n = x.r * x.d;
   if (n == 0) return 0;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   uint64_t cycles = detail::widen(tile, in.format, in.addr, x.a, n);
   cycles += detail::transpose_f32(tile, x.a, x.t, x.r, x.d);
   cycles += detail::reduce_columns(tile, cgra::ReduceOp::Mean, x.t, x.stat0, x.d, x.r);

@@ -11,7 +11,7 @@ uint64_t op_rmsnorm(Tile& tile, const NormParam& param, const Tsr& in, const Tsr
   const detail::Rows x = detail::check_rows("op_rmsnorm", in, gamma, nullptr, imm, out);
   const int64_t n = x.r * x.d;
   if (n == 0) return 0;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   uint64_t cycles = detail::widen(tile, in.format, in.addr, x.a, n);
   cycles += detail::transpose_f32(tile, x.a, x.t, x.r, x.d);
   cycles += execute(tile, cgra::ArithVV{ArithOp::Mul, Format::FP32, x.t, x.t, x.a, n});  // squares, over x

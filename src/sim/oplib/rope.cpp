@@ -69,7 +69,7 @@ uint64_t op_rope(Tile& tile, const RopeParam& param, const Tsr& x, const Tsr& co
   detail::require_imm(kOp, imm, rope_imm_bytes(param, s));
   const uint64_t plane = uint64_t(rows * pairs) * 4;
   const uint64_t xf = imm.addr, x0 = xf + uint64_t(rows * hd) * 4, x1 = x0 + plane, t0 = x1 + plane, t1 = t0 + plane;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   uint64_t cycles = detail::widen(tile, x.format, x.addr, xf, rows * hd);
   detail::order(tile, {Engine::CT}, Engine::TDMA);
   cycles += move_halves(tile, param, xf, x0, rows, hd, false, true);

@@ -36,7 +36,7 @@ uint64_t op_softmax(Tile& tile, const SoftmaxParam& param, const Tsr& in, const 
   if (n == 0) return 0;
   detail::require_imm(kOp, imm, softmax_imm_bytes(s));
   const uint64_t a = imm.addr, t = a + uint64_t(n) * 4, max = t + uint64_t(n) * 4, sum = max + uint64_t(r) * 4;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   uint64_t cycles = detail::widen(tile, in.format, in.addr, a, n);
   if (param.scale != 1.0f) cycles += execute(tile, cgra::ArithVS{ArithOp::Mul, Format::FP32, a, param.scale, a, n});
   if (mask && mask->shape.real().elements() == n) {

@@ -16,7 +16,7 @@ uint64_t op_transpose(Tile& tile, const Tsr& in, const Tsr& out) {
                   "out is " + dims_string(out.shape.shape_real) + ", expected " + shape_string({s.n, 1, s.c, s.w}));
   const uint64_t bytes = uint64_t(s.w * s.c) * format_bytes(in.format);
   uint64_t cycles = 0;
-  detail::after_loads(tile);
+  detail::after_transfers(tile);
   for (int64_t b = 0; b < s.n; ++b) {
     cycles += execute(tile, cgra::TransposeTensor{in.format, in.addr + uint64_t(b) * bytes,
                                                   out.addr + uint64_t(b) * bytes, s.w, s.c});

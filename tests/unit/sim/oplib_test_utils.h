@@ -86,6 +86,13 @@ inline oplib::Tsr put_constant(Tile& tile, oplib::SpmArena& arena, const std::ve
   return t;
 }
 
+// The schedule orders every pair of instructions that share SPM bytes (chip.h, hazards): the ops'
+// and the load / store steps' own waits make a load -> op -> store loop a correct program.
+inline void expect_no_hazards(Chip& chip) {
+  const ChipReport report = chip.report();
+  EXPECT_EQ(report.hazard_count, 0u) << (report.hazards.empty() ? "" : report.hazards.front());
+}
+
 inline oplib::Tsr imm_of(oplib::SpmArena& arena, uint64_t bytes) { return oplib::imm_tsr(arena.allocate(bytes), bytes); }
 
 // Per-format tolerance of an op's result against the f32 reference, relative to the result's

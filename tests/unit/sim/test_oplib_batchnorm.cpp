@@ -56,6 +56,7 @@ void run_case(const Case& c, test::Rng& rng) {
     cycles += op_store_var(tile, out, y_ddr);
   });
   EXPECT_GT(cycles, 0u);
+  test::expect_no_hazards(chip);
 
   Context ctx;
   Tensor* xt = test::tensor_of(ctx, x, {s.c, s.w, s.h, s.n});

@@ -41,6 +41,7 @@ TEST(OplibElementwise, BinaryMatchesReference) {
             op_binary(tile, op, x, y, x);
             op_store_var(tile, x, 1 << 24);
           });
+          test::expect_no_hazards(chip);
           Context ctx;
           Tensor* ref = build(ctx, test::tensor_of(ctx, a, {s.elements()}), test::tensor_of(ctx, b, {s.elements()}));
           test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f), test::reference_result(ref), f, what,

@@ -54,6 +54,7 @@ void run_gemm(Format in_f, Format out_f, int64_t m, int64_t n, int64_t k, bool b
     EXPECT_GT(op_gemm(tile, {bt, false, act}, at, bt_tsr, bias ? &bias_t : nullptr, out), 0u);
     op_store_var(tile, out, out_ddr);
   });
+  test::expect_no_hazards(chip);
   Context ctx;
   // mul_mat(W [K, N], X [K, M]) is [N, M]: out[m][n] row-major.
   Tensor* w = test::tensor_of(ctx, bt ? b : transposed(b, k, n), {k, n});

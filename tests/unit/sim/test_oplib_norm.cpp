@@ -29,6 +29,7 @@ void run_norm(bool layer, Format f, const Shape4& s, const Dims& step, int tiles
     return layer ? op_layernorm(tile, {1e-5f}, in, &g, &b, imm, out) : op_rmsnorm(tile, {1e-5f}, in, &g, imm, out);
   });
   EXPECT_GT(cycles, 0u);
+  test::expect_no_hazards(chip);
   Context ctx;
   Tensor* xt = test::tensor_of(ctx, x, {s.c, s.w, s.h, s.n});
   Tensor* ref = layer ? norm(ctx, xt, 1e-5f) : rms_norm(ctx, xt, 1e-5f);

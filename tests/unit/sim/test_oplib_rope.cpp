@@ -35,6 +35,7 @@ void run_rope(Format f, bool neox, int64_t tokens, int64_t heads, int64_t hd, in
     const Tsr sn = test::put_constant(tile, arena, tables.sin, {1, 1, tokens, n_dims / 2});
     return op_rope(tile, param, in, c, sn, test::imm_of(arena, rope_imm_bytes(param, in.shape.real())), out);
   });
+  test::expect_no_hazards(chip);
   test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f), test::reference_result(ref), f, what,
                      test::oplib_abs_tolerance(f));
 }

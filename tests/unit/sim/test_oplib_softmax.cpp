@@ -29,6 +29,7 @@ void run_softmax(Format f, const Shape4& s, int tiles, bool masked, test::Rng& r
     const Tsr imm = test::imm_of(arena, softmax_imm_bytes(in.shape.real()));
     return op_softmax(tile, {scale}, in, masked ? &m : nullptr, imm, out);
   });
+  test::expect_no_hazards(chip);
   Context ctx;
   Tensor* xt = test::tensor_of(ctx, x, {s.c, s.w * s.h * s.n});
   Tensor* mt = nullptr;
