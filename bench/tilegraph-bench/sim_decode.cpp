@@ -212,7 +212,8 @@ class DecodeStep {
     const DdrTensor rope_t = alloc({1, 1, 2, hd / 2}, Format::FP32);
     chip_.ddr().write(rope_t.addr, tables.cos.data(), tables.cos.size() * 4);
     chip_.ddr().write(rope_t.addr + tables.cos.size() * 4, tables.sin.data(), tables.sin.size() * 4);
-    const DdrTensor x = alloc({1, 1, 1, d}), xn = alloc({1, 1, 1, d}), q = alloc({1, 1, h, hd}), qr = alloc({1, 1, h, hd});
+    const DdrTensor x = alloc({1, 1, 1, d}), xn = alloc({1, 1, 1, d}), q = alloc({1, 1, h, hd}),
+                    qr = alloc({1, 1, h, hd});
     const DdrTensor kx = alloc({1, 1, hkv, hd}), attn = alloc({1, 1, 1, h * hd}), o = alloc({1, 1, 1, d});
     const DdrTensor gate = alloc({1, 1, 1, ff}), up = alloc({1, 1, 1, ff}), logits = alloc({1, 1, 1, m_.n_vocab});
 
@@ -241,15 +242,21 @@ class DecodeStep {
     const ChipReport report = chip_.report();
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (print) {
-      std::printf("decode step, llama small (d %lld, %lld layers, %lld heads / %lld kv, ff %lld, vocab %lld) at position "
-                  "%lld on 16 tiles: %llu instructions, %llu cycles (%.1f us simulated); host %.3f s\n",
-                  (long long)d, (long long)m_.n_layer, (long long)h, (long long)hkv, (long long)ff, (long long)m_.n_vocab,
-                  (long long)pos, (unsigned long long)report.instructions, (unsigned long long)report.total_cycles,
-                  report.seconds * 1e6, host);
+      std::printf(
+          "decode step, llama small (d %lld, %lld layers, %lld heads / %lld kv, ff %lld, vocab %lld) at position "
+          "%lld on 16 tiles: %llu instructions, %llu cycles (%.1f us simulated); host %.3f s\n",
+          (long long)d, (long long)m_.n_layer, (long long)h, (long long)hkv, (long long)ff, (long long)m_.n_vocab,
+          (long long)pos, (unsigned long long)report.instructions, (unsigned long long)report.total_cycles,
+          report.seconds * 1e6, host);
     }
-    return {{"model", "small"}, {"position", pos}, {"tiles", chip_.tile_count()}, {"instructions", report.instructions},
-            {"cycles", report.total_cycles}, {"simulated_seconds", report.seconds},
-            {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes}, {"hazards", report.hazard_count},
+    return {{"model", "small"},
+            {"position", pos},
+            {"tiles", chip_.tile_count()},
+            {"instructions", report.instructions},
+            {"cycles", report.total_cycles},
+            {"simulated_seconds", report.seconds},
+            {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes},
+            {"hazards", report.hazard_count},
             {"host_seconds", host}};
   }
 

@@ -66,7 +66,9 @@ void fill_ddr(Chip& chip, uint64_t addr, int64_t n, Format format, std::mt19937&
 }
 
 // NE flops a tile does in a cycle for an input format.
-double ne_flops_per_cycle(const ChipConfig& c, Format f) { return 2048.0 * c.ne.arrays_per_tile / c.ne_cycles_per_step(f); }
+double ne_flops_per_cycle(const ChipConfig& c, Format f) {
+  return 2048.0 * c.ne.arrays_per_tile / c.ne_cycles_per_step(f);
+}
 
 // ---------------------------------------------------------------------------------------------
 // ops
@@ -82,26 +84,76 @@ json run_ops(bool print) {
   const ChipConfig c;
   const Format bf = Format::BF16;
   std::vector<OpCase> cases = {
-      {"batchnorm_inference fp16 NCx", "4x28x28x129", [&] { return batchnorm_inference_cost(c, Format::FP16, MemLayout::NCx, {4, 28, 28, 129}); }, 0, 2.0 * 2 * 4 * 28 * 28 * 129},
-      {"batchnorm_inference fp16 NCx", "4x112x2x30", [&] { return batchnorm_inference_cost(c, Format::FP16, MemLayout::NCx, {4, 112, 2, 30}); }, 0, 2.0 * 2 * 4 * 112 * 2 * 30},
-      {"gemm bf16", "256x256x1024", [&] { return gemm_cost(c, bf, 256, 256, 1024); }, 2.0 * 256 * 256 * 1024, 2.0 * (256 * 1024 * 2) + 4.0 * 256 * 256},
-      {"gemm bf16 (decode)", "1x256x256", [&] { return gemm_cost(c, bf, 1, 256, 256); }, 2.0 * 256 * 256, 2.0 * (256 + 256 * 256) + 4.0 * 256},
-      {"conv2d bf16 3x3", "1x28x28x64 -> 128", [&] { return conv2d_cost(c, {1, 1, 1, 1}, bf, {1, 28, 28, 64}, {3, 3, 64, 128}); }, 2.0 * 28 * 28 * 128 * 9 * 64, 2.0 * (28 * 28 * 64 + 9 * 64 * 128) + 4.0 * 28 * 28 * 128},
-      {"binary add bf16", "1x1x64x4096", [&] { return binary_cost(c, cgra::ArithOp::Add, bf, MemLayout::Tensor, {1, 1, 64, 4096}); }, 0, 3.0 * 2 * 64 * 4096},
-      {"activation silu bf16", "1x1x64x4096", [&] { return activation_cost(c, cgra::UnaryOp::Silu, bf, MemLayout::Tensor, {1, 1, 64, 4096}); }, 0, 2.0 * 2 * 64 * 4096},
-      {"rmsnorm bf16", "1x1x64x4096", [&] { return rmsnorm_cost(c, bf, {1, 1, 64, 4096}); }, 0, 2.0 * 2 * 64 * 4096},
-      {"layernorm bf16", "1x1x64x4096", [&] { return layernorm_cost(c, bf, {1, 1, 64, 4096}); }, 0, 2.0 * 2 * 64 * 4096},
-      {"softmax bf16 masked", "1x1x32x2048", [&] { return softmax_cost(c, bf, {1, 1, 32, 2048}, true); }, 0, 2.0 * 2 * 32 * 2048 + 4.0 * 32 * 2048},
-      {"rope bf16", "1x1x32x128", [&] { return rope_cost(c, {128, false}, bf, {1, 1, 32, 128}); }, 0, 2.0 * 2 * 32 * 128},
-      {"attention_decode bf16", "H32 Hkv8 n_kv 512 D128", [&] { return attention_decode_cost(c, bf, 32, 8, 512, 128); }, 4.0 * 32 * 512 * 128, 2.0 * 2 * 512 * 8 * 128},
-      {"transpose bf16", "1x1x512x512", [&] { return transpose_cost(c, bf, {1, 1, 512, 512}); }, 0, 2.0 * 2 * 512 * 512},
-      {"embedding_gather bf16", "32 rows of 4096", [&] { return embedding_gather_cost(c, DdrTable{0, bf, 32000, 4096}, 32); }, 0, 2.0 * 2 * 32 * 4096},
+      {"batchnorm_inference fp16 NCx", "4x28x28x129",
+       [&] {
+         return batchnorm_inference_cost(c, Format::FP16, MemLayout::NCx, {4, 28, 28, 129});
+       },
+       0, 2.0 * 2 * 4 * 28 * 28 * 129},
+      {"batchnorm_inference fp16 NCx", "4x112x2x30",
+       [&] {
+         return batchnorm_inference_cost(c, Format::FP16, MemLayout::NCx, {4, 112, 2, 30});
+       },
+       0, 2.0 * 2 * 4 * 112 * 2 * 30},
+      {"gemm bf16", "256x256x1024", [&] { return gemm_cost(c, bf, 256, 256, 1024); }, 2.0 * 256 * 256 * 1024,
+       2.0 * (256 * 1024 * 2) + 4.0 * 256 * 256},
+      {"gemm bf16 (decode)", "1x256x256", [&] { return gemm_cost(c, bf, 1, 256, 256); }, 2.0 * 256 * 256,
+       2.0 * (256 + 256 * 256) + 4.0 * 256},
+      {"conv2d bf16 3x3", "1x28x28x64 -> 128",
+       [&] {
+         return conv2d_cost(c, {1, 1, 1, 1}, bf, {1, 28, 28, 64}, {3, 3, 64, 128});
+       },
+       2.0 * 28 * 28 * 128 * 9 * 64, 2.0 * (28 * 28 * 64 + 9 * 64 * 128) + 4.0 * 28 * 28 * 128},
+      {"binary add bf16", "1x1x64x4096",
+       [&] {
+         return binary_cost(c, cgra::ArithOp::Add, bf, MemLayout::Tensor, {1, 1, 64, 4096});
+       },
+       0, 3.0 * 2 * 64 * 4096},
+      {"activation silu bf16", "1x1x64x4096",
+       [&] {
+         return activation_cost(c, cgra::UnaryOp::Silu, bf, MemLayout::Tensor, {1, 1, 64, 4096});
+       },
+       0, 2.0 * 2 * 64 * 4096},
+      {"rmsnorm bf16", "1x1x64x4096",
+       [&] {
+         return rmsnorm_cost(c, bf, {1, 1, 64, 4096});
+       },
+       0, 2.0 * 2 * 64 * 4096},
+      {"layernorm bf16", "1x1x64x4096",
+       [&] {
+         return layernorm_cost(c, bf, {1, 1, 64, 4096});
+       },
+       0, 2.0 * 2 * 64 * 4096},
+      {"softmax bf16 masked", "1x1x32x2048",
+       [&] {
+         return softmax_cost(c, bf, {1, 1, 32, 2048}, true);
+       },
+       0, 2.0 * 2 * 32 * 2048 + 4.0 * 32 * 2048},
+      {"rope bf16", "1x1x32x128",
+       [&] {
+         return rope_cost(c, {128, false}, bf, {1, 1, 32, 128});
+       },
+       0, 2.0 * 2 * 32 * 128},
+      {"attention_decode bf16", "H32 Hkv8 n_kv 512 D128", [&] { return attention_decode_cost(c, bf, 32, 8, 512, 128); },
+       4.0 * 32 * 512 * 128, 2.0 * 2 * 512 * 8 * 128},
+      {"transpose bf16", "1x1x512x512",
+       [&] {
+         return transpose_cost(c, bf, {1, 1, 512, 512});
+       },
+       0, 2.0 * 2 * 512 * 512},
+      {"embedding_gather bf16", "32 rows of 4096",
+       [&] {
+         return embedding_gather_cost(c, DdrTable{0, bf, 32000, 4096}, 32);
+       },
+       0, 2.0 * 2 * 32 * 4096},
   };
   json out = json::array();
-  if (print) std::printf("%-30s %-24s %12s %12s %12s %7s %12s %10s\n", "op", "shape", "cycles", "NE bound", "DDR bound", "x bound", "imm bytes", "host ms");
+  if (print)
+    std::printf("%-30s %-24s %12s %12s %12s %7s %12s %10s\n", "op", "shape", "cycles", "NE bound", "DDR bound",
+                "x bound", "imm bytes", "host ms");
   for (const OpCase& oc : cases) {
     OpCost cost;
-    const Timing t = measure("sim/ops/" + oc.op + "/" + oc.shape, [&] { cost = oc.cost(); }, 3, 0.02);
+    const Timing t = measure(
+        "sim/ops/" + oc.op + "/" + oc.shape, [&] { cost = oc.cost(); }, 3, 0.02);
     const double ne_bound = oc.flops / ne_flops_per_cycle(c, Format::BF16);
     const double ddr_bound = oc.ddr_bytes / c.ddr.bytes_per_cycle;
     const double ratio = double(cost.cycles) / std::max(ne_bound, ddr_bound);
@@ -110,9 +162,15 @@ json run_ops(bool print) {
                   (unsigned long long)cost.cycles, ne_bound, ddr_bound, ratio, (unsigned long long)cost.imm_bytes,
                   t.median_s * 1e3);
     }
-    out.push_back({{"op", oc.op}, {"shape", oc.shape}, {"cycles", cost.cycles}, {"imm_bytes", cost.imm_bytes},
-                   {"ne_bound_cycles", ne_bound}, {"ddr_bound_cycles", ddr_bound}, {"cycles_over_bound", ratio},
-                   {"host_seconds_median", t.median_s}, {"host_seconds_min", t.min_s}});
+    out.push_back({{"op", oc.op},
+                   {"shape", oc.shape},
+                   {"cycles", cost.cycles},
+                   {"imm_bytes", cost.imm_bytes},
+                   {"ne_bound_cycles", ne_bound},
+                   {"ddr_bound_cycles", ddr_bound},
+                   {"cycles_over_bound", ratio},
+                   {"host_seconds_median", t.median_s},
+                   {"host_seconds_min", t.min_s}});
   }
   return out;
 }
@@ -152,12 +210,17 @@ json run_gemm(bool print) {
       for (int t = 0; t < 16; ++t) {
         Tile& tile = chip.tile(t);
         tile.wait(Engine::RDMA, ne_done[size_t(t * kStages + b)]);
-        const int64_t a_row = r0 + tile.y() * kBlock + tile.x() * kQuarter, w_row = c0 + tile.x() * kBlock + tile.y() * kQuarter;
-        execute(tile, lsu::LoadVar{f, {a_ddr, whole, {0, 0, a_row, k0}, {1, 1, kQuarter, kKc}},
-                                   a_buf(b) + uint64_t(tile.x() * kQuarter * kKc) * eb, MemLayout::Tensor});
+        const int64_t a_row = r0 + tile.y() * kBlock + tile.x() * kQuarter,
+                      w_row = c0 + tile.x() * kBlock + tile.y() * kQuarter;
+        execute(tile, lsu::LoadVar{f,
+                                   {a_ddr, whole, {0, 0, a_row, k0}, {1, 1, kQuarter, kKc}},
+                                   a_buf(b) + uint64_t(tile.x() * kQuarter * kKc) * eb,
+                                   MemLayout::Tensor});
         a_loaded[size_t(t)] = tile.record(Engine::RDMA);
-        execute(tile, lsu::LoadVar{f, {w_ddr, whole, {0, 0, w_row, k0}, {1, 1, kQuarter, kKc}},
-                                   w_buf(b) + uint64_t(tile.y() * kQuarter * kKc) * eb, MemLayout::Tensor});
+        execute(tile, lsu::LoadVar{f,
+                                   {w_ddr, whole, {0, 0, w_row, k0}, {1, 1, kQuarter, kKc}},
+                                   w_buf(b) + uint64_t(tile.y() * kQuarter * kKc) * eb,
+                                   MemLayout::Tensor});
       }
       // ... and sends them to the other tiles of its row (A, as soon as it is loaded) and column
       // (W), once they are done with this buffer.
@@ -200,8 +263,12 @@ json run_gemm(bool print) {
       tile.wait(Engine::CT, tile.record(Engine::WDMA));  // the previous pass's bf16 copy has left
       execute(tile, cgra::ConvertV{Format::FP32, f, acc[pass % 2], out_bf16, kBlock * kBlock});
       tile.wait(Engine::WDMA, tile.record(Engine::CT));
-      execute(tile, lsu::DmaStore{f, out_bf16, MemLayout::Tensor,
-                                  {d_ddr, whole, {0, 0, r0 + tile.y() * kBlock, c0 + tile.x() * kBlock}, {1, 1, kBlock, kBlock}}});
+      execute(tile,
+              lsu::DmaStore{
+                  f,
+                  out_bf16,
+                  MemLayout::Tensor,
+                  {d_ddr, whole, {0, 0, r0 + tile.y() * kBlock, c0 + tile.x() * kBlock}, {1, 1, kBlock, kBlock}}});
       stored[size_t(t * 2 + pass % 2)] = tile.record(Engine::CT);
     }
   }
@@ -214,15 +281,27 @@ json run_gemm(bool print) {
   uint64_t ne_busy = 0;
   for (const TileReport& tr : report.tiles) ne_busy = std::max(ne_busy, tr.engines[int(Engine::NE)].busy_cycles);
   if (print) {
-    std::printf("gemm 4096^3 bf16 on 16 tiles: %llu cycles (%.3f ms simulated), NE-peak bound %.0f (x%.3f), NE busy %llu, "
-                "DDR bound %.0f, NoC %.1f MiB; host %.2f s\n",
-                (unsigned long long)report.total_cycles, report.seconds * 1e3, ne_bound, ratio, (unsigned long long)ne_busy, ddr_bound,
-                double(report.noc_bytes) / (1 << 20), host);
+    std::printf(
+        "gemm 4096^3 bf16 on 16 tiles: %llu cycles (%.3f ms simulated), NE-peak bound %.0f (x%.3f), NE busy %llu, "
+        "DDR bound %.0f, NoC %.1f MiB; host %.2f s\n",
+        (unsigned long long)report.total_cycles, report.seconds * 1e3, ne_bound, ratio, (unsigned long long)ne_busy,
+        ddr_bound, double(report.noc_bytes) / (1 << 20), host);
   }
-  return {{"m", kSize}, {"n", kSize}, {"k", kSize}, {"format", "bf16"}, {"tiles", 16}, {"cycles", report.total_cycles},
-          {"ne_bound_cycles", ne_bound}, {"cycles_over_ne_bound", ratio}, {"ne_busy_cycles", ne_busy}, {"within_10_percent", ratio <= 1.10},
-          {"ddr_bound_cycles", ddr_bound}, {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes},
-          {"noc_bytes", report.noc_bytes}, {"hazards", report.hazard_count}, {"host_seconds", host}};
+  return {{"m", kSize},
+          {"n", kSize},
+          {"k", kSize},
+          {"format", "bf16"},
+          {"tiles", 16},
+          {"cycles", report.total_cycles},
+          {"ne_bound_cycles", ne_bound},
+          {"cycles_over_ne_bound", ratio},
+          {"ne_busy_cycles", ne_busy},
+          {"within_10_percent", ratio <= 1.10},
+          {"ddr_bound_cycles", ddr_bound},
+          {"ddr_bytes", report.ddr_read_bytes + report.ddr_write_bytes},
+          {"noc_bytes", report.noc_bytes},
+          {"hazards", report.hazard_count},
+          {"host_seconds", host}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +326,10 @@ json run_copy(bool print) {
       tile.wait(Engine::RDMA, freed[i % 2]);
       execute(tile, lsu::LoadConst{from, buf, uint64_t(kChunk)});
       tile.wait(Engine::WDMA, tile.record(Engine::RDMA));
-      lsu::DmaStore store{Format::INT8, buf, MemLayout::Tensor, {uint64_t(kBytes) + from, {1, 1, 1, kChunk}, {0, 0, 0, 0}, {1, 1, 1, kChunk}}};
+      lsu::DmaStore store{Format::INT8,
+                          buf,
+                          MemLayout::Tensor,
+                          {uint64_t(kBytes) + from, {1, 1, 1, kChunk}, {0, 0, 0, 0}, {1, 1, 1, kChunk}}};
       execute(tile, store);
       freed[i % 2] = tile.record(Engine::WDMA);
     }
@@ -258,10 +340,16 @@ json run_copy(bool print) {
   const double ratio = double(report.total_cycles) / bound;
   if (print) {
     std::printf("copy 128 MiB on 16 tiles: %llu cycles, DDR bound %.0f (x%.3f), %.1f GB/s; host %.2f s\n",
-                (unsigned long long)report.total_cycles, bound, ratio, 2.0 * double(kBytes) / report.seconds / 1e9, host);
+                (unsigned long long)report.total_cycles, bound, ratio, 2.0 * double(kBytes) / report.seconds / 1e9,
+                host);
   }
-  return {{"bytes", kBytes}, {"tiles", tiles}, {"cycles", report.total_cycles}, {"ddr_bound_cycles", bound},
-          {"cycles_over_ddr_bound", ratio}, {"within_10_percent", ratio <= 1.10}, {"hazards", report.hazard_count},
+  return {{"bytes", kBytes},
+          {"tiles", tiles},
+          {"cycles", report.total_cycles},
+          {"ddr_bound_cycles", bound},
+          {"cycles_over_ddr_bound", ratio},
+          {"within_10_percent", ratio <= 1.10},
+          {"hazards", report.hazard_count},
           {"host_seconds", host}};
 }
 
@@ -287,8 +375,9 @@ void run_suite(bool json_out, const std::string& only) {
 void add_sim_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("sim", "TX8 C-model: oplib ops, a 4096^3 GEMM on 16 tiles, a DDR-bound copy and a llama "
-                                        "decode step, simulated cycles against rooflines and host time");
+  auto* cmd = app.add_subcommand("sim",
+                                 "TX8 C-model: oplib ops, a 4096^3 GEMM on 16 tiles, a DDR-bound copy and a llama "
+                                 "decode step, simulated cycles against rooflines and host time");
   cmd->add_flag("--json", *json_out, "Print one JSON object instead of the tables");
   cmd->add_option("--only", *only, "Run one section")->check(CLI::IsMember({"ops", "gemm", "copy", "decode"}));
   cmd->callback([=] { run_suite(*json_out, *only); });

@@ -74,7 +74,8 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
       kg = m.k;
       vg = m.v;
     }
-    detail::order(tile, {Engine::TDMA, Engine::CT}, Engine::NE);  // the gathered head; the last group's probabilities read
+    detail::order(tile, {Engine::TDMA, Engine::CT},
+                  Engine::NE);  // the gathered head; the last group's probabilities read
     ne::Gemm scores;
     scores.in_format = q.format;
     scores.a = q.addr + uint64_t(g * group) * row;
@@ -89,8 +90,8 @@ uint64_t op_attention_decode(Tile& tile, const AttentionParam& param, const Tsr&
     detail::order(tile, {Engine::NE}, Engine::CT);
     detail::order(tile, {Engine::NE}, Engine::TDMA);  // the next head's gather overwrites K/V
     if (mask) {
-      cycles += execute(tile, cgra::ArithVuV{cgra::ArithOp::Add, Format::FP32, m.scores, mask->addr, m.scores,
-                                             group * n_kv, n_kv});
+      cycles += execute(
+          tile, cgra::ArithVuV{cgra::ArithOp::Add, Format::FP32, m.scores, mask->addr, m.scores, group * n_kv, n_kv});
     }
     cycles += detail::softmax_rows_f32(tile, m.scores, m.scores_t, m.max, m.sum, group, n_kv);
     cycles += execute(tile, cgra::ConvertV{Format::FP32, q.format, m.scores, m.probs, group * n_kv});

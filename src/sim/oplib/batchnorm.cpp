@@ -19,7 +19,8 @@ uint64_t copy_batches(Tile& tile, uint64_t src, uint64_t src_stride, uint64_t ds
                       uint64_t stride_bytes, uint64_t last_bytes) {
   uint64_t cycles = 0;
   if (n > 1) {
-    cycles += execute(tile, lsu::GatherScatter{src, dst, stride_bytes, n - 1, int64_t(src_stride), int64_t(dst_stride)});
+    cycles +=
+        execute(tile, lsu::GatherScatter{src, dst, stride_bytes, n - 1, int64_t(src_stride), int64_t(dst_stride)});
   }
   const uint64_t last = uint64_t(n - 1);
   cycles += execute(tile, lsu::GatherScatter{src + last * src_stride, dst + last * dst_stride, last_bytes, 1, 0, 0});
@@ -60,19 +61,20 @@ uint64_t op_batchnorm_inference(Tile& tile, const BatchNormParam& param, const T
   require(out.format == in.format && out.layout == in.layout, kOp, "out must have in's format and layout");
   detail::require_same_shape(kOp, "in", in, "out", out);
   const Shape4 s = in.shape.real();
-  for (const auto& [name, t] : {std::pair<const char*, const Tsr*>{"scale", &scale}, {"shift", &shift}, {"mean", &mean},
-                                {"var", &var}}) {
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Tsr*>{"scale", &scale}, {"shift", &shift}, {"mean", &mean}, {"var", &var}}) {
     detail::require_format(kOp, name, *t, {Format::FP32});
     require(t->layout == MemLayout::Cx, kOp, std::string(name) + " must be a Cx channel vector (op_dma_load_channels)");
     require(t->shape.shape_real[3] == s.c, kOp,
-            std::string(name) + " has " + std::to_string(t->shape.shape_real[3]) + " channels, in has " + std::to_string(s.c));
+            std::string(name) + " has " + std::to_string(t->shape.shape_real[3]) + " channels, in has " +
+                std::to_string(s.c));
   }
   if (s.elements() == 0) return 0;
   const uint64_t imm_needed = batchnorm_inference_imm_bytes(in.format, in.layout, s);
   detail::require_imm(kOp, imm, imm_needed);
 
   const LayoutGeometry g(s, in.format, in.layout);
-  const LayoutGeometry g32(s, Format::FP32, in.layout);  // the same element positions in fp32
+  const LayoutGeometry g32(s, Format::FP32, in.layout);            // the same element positions in fp32
   const int64_t e = int64_t(g.batch_bytes() / g.element_bytes());  // elements of a batch, padding within included
   const uint64_t stride = g.batch_stride();
   const bool narrow = in.format != Format::FP32;

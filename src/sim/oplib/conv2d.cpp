@@ -48,8 +48,8 @@ uint64_t op_conv2d(Tile& tile, const Conv2dParam& param, const Tsr& in, const Ts
   c.post.out_format = out.format;
   if (bias) {
     detail::require_format(kOp, "bias", *bias, {Format::FP32});
-    require(bias->shape.real().elements() == w.c, kOp, "bias has " + std::to_string(bias->shape.real().elements()) +
-                                                           " elements, Cout is " + std::to_string(w.c));
+    require(bias->shape.real().elements() == w.c, kOp,
+            "bias has " + std::to_string(bias->shape.real().elements()) + " elements, Cout is " + std::to_string(w.c));
     c.post.bias = bias->addr;
   }
   detail::after_transfers(tile);

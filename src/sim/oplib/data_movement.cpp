@@ -9,14 +9,16 @@
 namespace tg::sim::oplib {
 
 uint64_t op_dma_load(Tile& tile, GShape& range, uint64_t ddr_addr, Tsr& dst) {
-  if (range.done) throw Error("op_dma_load: the range " + dims_string(range.spatial_start) + " to " +
-                              dims_string(range.spatial_end) + " is already loaded");
+  if (range.done)
+    throw Error("op_dma_load: the range " + dims_string(range.spatial_start) + " to " + dims_string(range.spatial_end) +
+                " is already loaded");
   LShape& s = dst.shape;
   s.shape_whole = range.shape;
   s.shape_start = range.dynamic_offset;
   s.dim = range.dim;
   for (int d = 0; d < kShapeDims; ++d) {
-    if (s.shape_slice[d] <= 0) throw Error("op_dma_load: slice " + dims_string(s.shape_slice) + " has an empty dimension");
+    if (s.shape_slice[d] <= 0)
+      throw Error("op_dma_load: slice " + dims_string(s.shape_slice) + " has an empty dimension");
     s.shape_real[d] = std::min(s.shape_slice[d], range.spatial_end[d] - s.shape_start[d]);
   }
   // The odometer: C steps fastest; a dimension that wraps carries into the one before it.
@@ -57,7 +59,8 @@ uint64_t op_store_var(Tile& tile, const Tsr& src, uint64_t ddr_addr) {
   store.format = src.format;
   store.spm_addr = src.addr;
   store.layout = src.layout;
-  store.ddr = lsu::DdrSlice{ddr_addr, shape_of(src.shape.shape_whole), shape_of(src.shape.shape_start), src.shape.real()};
+  store.ddr =
+      lsu::DdrSlice{ddr_addr, shape_of(src.shape.shape_whole), shape_of(src.shape.shape_start), src.shape.real()};
   return execute(tile, store);
 }
 

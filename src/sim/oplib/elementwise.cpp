@@ -33,10 +33,10 @@ uint64_t op_binary(Tile& tile, cgra::ArithOp op, const Tsr& a, const Tsr& b, con
     return execute(tile, cgra::ArithVV{op, a.format, a.addr, b.addr, out.addr, n});
   }
   const Shape4 bs = b.shape.real();
-  detail::require(!a.geometry().aligned() && !b.geometry().aligned() && bs.n * bs.h * bs.w == 1 &&
-                      bs.c == a.shape.real().c,
-                  name, "b " + dims_string(b.shape.shape_real) + " is neither a's shape " +
-                            dims_string(a.shape.shape_real) + " nor one dense row of it");
+  detail::require(
+      !a.geometry().aligned() && !b.geometry().aligned() && bs.n * bs.h * bs.w == 1 && bs.c == a.shape.real().c, name,
+      "b " + dims_string(b.shape.shape_real) + " is neither a's shape " + dims_string(a.shape.shape_real) +
+          " nor one dense row of it");
   return execute(tile, cgra::ArithVuV{op, a.format, a.addr, b.addr, out.addr, n, bs.c});
 }
 

@@ -12,9 +12,9 @@ uint64_t op_embedding_gather(Tile& tile, const DdrTable& table, const Tsr& idx, 
   detail::require_format(kOp, "idx", idx, {Format::INT32});
   const int64_t count = idx.shape.real().elements();
   detail::require(out.format == table.format, kOp, "out must have the table's format");
-  detail::require(out.shape.real() == Shape4{1, 1, count, table.row_elements}, kOp,
-                  "out is " + dims_string(out.shape.shape_real) + ", expected " +
-                      shape_string({1, 1, count, table.row_elements}));
+  detail::require(
+      out.shape.real() == Shape4{1, 1, count, table.row_elements}, kOp,
+      "out is " + dims_string(out.shape.shape_real) + ", expected " + shape_string({1, 1, count, table.row_elements}));
   const uint64_t row_bytes = uint64_t(table.row_elements) * format_bytes(table.format);
   detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);  // the indices, the buffer
   return execute(tile, lsu::RdmaGather{table.addr, row_bytes, row_bytes, table.rows, idx.addr, count, out.addr});

@@ -1,8 +1,9 @@
 #pragma once
 // How the ops order their engines on the schedule (docs/sim.md, "Op library"): an op's engines
 // start after the tile's loads and stores issued before it (its inputs are in; the buffers it
-// overwrites have left), and within an op an engine that reads what another wrote waits for it. The instructions' functional work is sequential anyway; these waits
-// make the schedule's cycles those of a correct program.
+// overwrites have left), and within an op an engine that reads what another wrote waits for it.
+// The instructions' functional work is sequential anyway; these waits make the schedule's cycles
+// those of a correct program.
 #include <initializer_list>
 
 #include "tilegraph/sim/chip.h"

@@ -12,8 +12,9 @@ constexpr const char* kOp = "op_gemm";
 // rows x columns of a 2-D slice.
 std::pair<int64_t, int64_t> matrix_of(const char* op, const char* name, const Tsr& t) {
   const Shape4 s = t.shape.real();
-  detail::require(s.n == 1 && s.h == 1, op, std::string(name) + " " + dims_string(t.shape.shape_real) +
-                                                " is not a matrix (1 x 1 x rows x columns)");
+  detail::require(
+      s.n == 1 && s.h == 1, op,
+      std::string(name) + " " + dims_string(t.shape.shape_real) + " is not a matrix (1 x 1 x rows x columns)");
   detail::require_layout(op, name, t, {MemLayout::Tensor, MemLayout::NTensor});
   return {s.w, s.c};
 }
@@ -46,8 +47,9 @@ uint64_t op_gemm(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& b,
   g.post.out_format = out.format;
   if (bias) {
     detail::require_format(kOp, "bias", *bias, {Format::FP32});
-    require(bias->shape.real().elements() == n, kOp, "bias has " + std::to_string(bias->shape.real().elements()) +
-                                                         " elements, out has " + std::to_string(n) + " columns");
+    require(bias->shape.real().elements() == n, kOp,
+            "bias has " + std::to_string(bias->shape.real().elements()) + " elements, out has " + std::to_string(n) +
+                " columns");
     g.post.bias = bias->addr;
   }
   detail::after_transfers(tile);

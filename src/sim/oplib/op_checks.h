@@ -21,11 +21,13 @@ inline void require_format(const char* op, const char* operand, const Tsr& t, st
   require(false, op, std::string(operand) + " is " + std::string(format_name(t.format)) + " (takes " + names + ")");
 }
 
-inline void require_layout(const char* op, const char* operand, const Tsr& t, std::initializer_list<MemLayout> allowed) {
+inline void require_layout(const char* op, const char* operand, const Tsr& t,
+                           std::initializer_list<MemLayout> allowed) {
   for (MemLayout l : allowed) {
     if (t.layout == l) return;
   }
-  require(false, op, std::string(operand) + " has layout " + std::string(mem_layout_name(t.layout)) + ", not accepted here");
+  require(false, op,
+          std::string(operand) + " has layout " + std::string(mem_layout_name(t.layout)) + ", not accepted here");
 }
 
 inline void require_same_shape(const char* op, const char* a_name, const Tsr& a, const char* b_name, const Tsr& b) {
@@ -35,7 +37,8 @@ inline void require_same_shape(const char* op, const char* a_name, const Tsr& a,
 }
 
 inline void require_imm(const char* op, const Tsr& imm, uint64_t needed) {
-  require(needed == 0 || imm.allocated_bytes() >= needed, op, "imm holds " + std::to_string(imm.allocated_bytes()) + " bytes, the op needs " + std::to_string(needed));
+  require(needed == 0 || imm.allocated_bytes() >= needed, op,
+          "imm holds " + std::to_string(imm.allocated_bytes()) + " bytes, the op needs " + std::to_string(needed));
 }
 
 }  // namespace tg::sim::oplib::detail

@@ -26,7 +26,8 @@ Tsr SpmArena::tensor(Format format, MemLayout layout, const Shape4& shape, int32
   return t;
 }
 
-OpCost cost_only_run(const ChipConfig& config, uint64_t imm_bytes, const std::function<uint64_t(Tile&, SpmArena&)>& op) {
+OpCost cost_only_run(const ChipConfig& config, uint64_t imm_bytes,
+                     const std::function<uint64_t(Tile&, SpmArena&)>& op) {
   ChipConfig one = config;
   one.mesh_x = one.mesh_y = 1;
   Chip chip(one);

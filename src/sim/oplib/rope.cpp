@@ -27,7 +27,8 @@ uint64_t move_halves(Tile& tile, const RopeParam& p, uint64_t xf, uint64_t packe
   }
   const uint64_t at = xf + (second ? 4 : 0);
   if (p.n_dims == hd) {  // every other element of the whole slice
-    g = gather ? lsu::GatherScatter{at, packed, 4, rows * pairs, 8, 4} : lsu::GatherScatter{packed, at, 4, rows * pairs, 4, 8};
+    g = gather ? lsu::GatherScatter{at, packed, 4, rows * pairs, 8, 4}
+               : lsu::GatherScatter{packed, at, 4, rows * pairs, 4, 8};
     return execute(tile, g);
   }
   uint64_t cycles = 0;
@@ -58,12 +59,13 @@ uint64_t op_rope(Tile& tile, const RopeParam& param, const Tsr& x, const Tsr& co
   require(s.n == 1, kOp, "x " + dims_string(x.shape.shape_real) + " is not 1 x tokens x heads x head_dim");
   const int64_t tokens = s.h, heads = s.w, hd = s.c, pairs = param.n_dims / 2, rows = tokens * heads;
   require(param.n_dims > 0 && param.n_dims % 2 == 0 && param.n_dims <= hd, kOp,
-          "n_dims = " + std::to_string(param.n_dims) + " must be even, positive and at most head_dim " + std::to_string(hd));
+          "n_dims = " + std::to_string(param.n_dims) + " must be even, positive and at most head_dim " +
+              std::to_string(hd));
   for (const auto& [name, t] : {std::pair<const char*, const Tsr*>{"cos", &cos}, {"sin", &sin}}) {
     detail::require_format(kOp, name, *t, {Format::FP32});
     require(t->shape.real().elements() == tokens * pairs, kOp,
-            std::string(name) + " has " + std::to_string(t->shape.real().elements()) + " elements, expected tokens x n_dims/2 = " +
-                std::to_string(tokens * pairs));
+            std::string(name) + " has " + std::to_string(t->shape.real().elements()) +
+                " elements, expected tokens x n_dims/2 = " + std::to_string(tokens * pairs));
   }
   if (rows == 0) return 0;
   detail::require_imm(kOp, imm, rope_imm_bytes(param, s));

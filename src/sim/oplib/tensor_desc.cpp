@@ -15,7 +15,9 @@ LShape LShape::whole(const Shape4& shape, int32_t dim) {
   return s;
 }
 
-uint64_t Tsr::allocated_bytes() const { return LayoutGeometry(shape_of(shape.shape_slice), format, layout).total_bytes(); }
+uint64_t Tsr::allocated_bytes() const {
+  return LayoutGeometry(shape_of(shape.shape_slice), format, layout).total_bytes();
+}
 
 Tsr imm_tsr(uint64_t addr, uint64_t bytes) {
   Tsr t;

@@ -63,7 +63,8 @@ inline void run_split(Chip& chip, int tiles, const Shape4& whole, int dim,
 // out) and stores out to out_ddr. Returns the sum of the cycles.
 using SliceOp = std::function<uint64_t(Tile&, const oplib::Tsr& in, oplib::SpmArena& arena, const oplib::Tsr& out)>;
 inline uint64_t run_sliced(Chip& chip, int tiles, Format format, MemLayout layout, const Shape4& whole,
-                           const oplib::Dims& step, int split_dim, uint64_t in_ddr, uint64_t out_ddr, const SliceOp& op) {
+                           const oplib::Dims& step, int split_dim, uint64_t in_ddr, uint64_t out_ddr,
+                           const SliceOp& op) {
   uint64_t cycles = 0;
   run_split(chip, tiles, whole, split_dim, [&](Tile& tile, oplib::GShape& range) {
     oplib::SpmArena arena(tile.spm().size());
@@ -80,7 +81,8 @@ inline uint64_t run_sliced(Chip& chip, int tiles, Format format, MemLayout layou
 }
 
 // An f32 constant put in the tile's SPM by the host (a weight the program would load once).
-inline oplib::Tsr put_constant(Tile& tile, oplib::SpmArena& arena, const std::vector<float>& values, const Shape4& shape) {
+inline oplib::Tsr put_constant(Tile& tile, oplib::SpmArena& arena, const std::vector<float>& values,
+                               const Shape4& shape) {
   oplib::Tsr t = arena.tensor(Format::FP32, shape.n == 1 ? MemLayout::Tensor : MemLayout::NTensor, shape);
   put(tile, t.addr, values, Format::FP32);
   return t;
@@ -93,7 +95,9 @@ inline void expect_no_hazards(Chip& chip) {
   EXPECT_EQ(report.hazard_count, 0u) << (report.hazards.empty() ? "" : report.hazards.front());
 }
 
-inline oplib::Tsr imm_of(oplib::SpmArena& arena, uint64_t bytes) { return oplib::imm_tsr(arena.allocate(bytes), bytes); }
+inline oplib::Tsr imm_of(oplib::SpmArena& arena, uint64_t bytes) {
+  return oplib::imm_tsr(arena.allocate(bytes), bytes);
+}
 
 // Per-format tolerance of an op's result against the f32 reference, relative to the result's
 // magnitude (the op computes in f32 and rounds once, or a few times, to the format): the

@@ -36,7 +36,8 @@ TEST(OplibDataMovement, GShapeWalksTheRangeInSlices) {
   EXPECT_EQ(starts[2], (Dims{1, 4, 0, 0}));
   EXPECT_EQ(reals[2], (Dims{1, 1, 1, 64}));
   EXPECT_EQ(starts[7], (Dims{2, 4, 0, 64}));
-  test::expect_error([&] { op_dma_load(tile, range, 0, t); }, "op_dma_load: the range 1x1x0x0 to 3x5x1x70 is already loaded");
+  test::expect_error([&] { op_dma_load(tile, range, 0, t); },
+                     "op_dma_load: the range 1x1x0x0 to 3x5x1x70 is already loaded");
   test::expect_error([] { GShape::range({1, 2, 2, 2}, {0, 0, 0, 0}, {1, 3, 2, 2}); }, "G_SHAPE: range");
 }
 
@@ -48,11 +49,13 @@ TEST(OplibDataMovement, LoadStoreRoundTripsEverySliceInEveryLayout) {
         const Shape4 s{2, 5, 3, c};
         Chip chip(test::mesh(2, 2));
         const std::vector<float> x = test::ddr_put(chip, 0, test::random_values(rng, s.elements()), f);
-        test::run_sliced(chip, 4, f, layout, s, {1, 2, 2, 64}, 1, 0, 1 << 24,
-                         [&](Tile& tile, const Tsr& in, SpmArena&, const Tsr& out) {
-          return execute(tile, lsu::GatherScatter{in.addr, out.addr, in.geometry().total_bytes(), 1, 0, 0});
-        });
-        EXPECT_EQ(test::ddr_get(chip, 1 << 24, s.elements(), f), x) << format_name(f) << " " << mem_layout_name(layout) << " C " << c;
+        test::run_sliced(
+            chip, 4, f, layout, s, {1, 2, 2, 64}, 1, 0, 1 << 24,
+            [&](Tile& tile, const Tsr& in, SpmArena&, const Tsr& out) {
+              return execute(tile, lsu::GatherScatter{in.addr, out.addr, in.geometry().total_bytes(), 1, 0, 0});
+            });
+        EXPECT_EQ(test::ddr_get(chip, 1 << 24, s.elements(), f), x)
+            << format_name(f) << " " << mem_layout_name(layout) << " C " << c;
       }
     }
   }
@@ -112,8 +115,11 @@ TEST(OplibDataMovement, EmbeddingGatherMatchesGetRows) {
   const int32_t bad = 5;
   tile.spm().write(it.addr, &bad, 4);
   const Tsr out = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, 1, 4}, 2);
-  test::expect_error([&] { op_embedding_gather(tile, DdrTable{0, Format::FP32, 5, 4}, it, out); },
-                     "op_rdmaGather on tile 0: index 0 is 5, outside [0, 5)");
+  test::expect_error(
+      [&] {
+        op_embedding_gather(tile, DdrTable{0, Format::FP32, 5, 4}, it, out);
+      },
+      "op_rdmaGather on tile 0: index 0 is 5, outside [0, 5)");
   EXPECT_GT(embedding_gather_cost(test::mesh(1, 1), DdrTable{0, Format::BF16, 1000, 64}, 8).cycles, 0u);
 }
 

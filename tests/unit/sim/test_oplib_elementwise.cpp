@@ -28,7 +28,8 @@ TEST(OplibElementwise, BinaryMatchesReference) {
                                    std::string(mem_layout_name(layout)) + " " + shape_string(s);
           Chip chip(test::mesh(2, 2));
           const std::vector<float> a = test::ddr_put(chip, 0, test::random_values(rng, s.elements()), f);
-          const std::vector<float> b = test::ddr_put(chip, 1 << 22, test::random_values(rng, s.elements(), 0.5f, 2.0f), f);
+          const std::vector<float> b =
+              test::ddr_put(chip, 1 << 22, test::random_values(rng, s.elements(), 0.5f, 2.0f), f);
           test::run_split(chip, 4, s, 1, [&](Tile& tile, GShape& range) {
             SpmArena arena(tile.spm().size());
             GShape b_range = range;
@@ -73,20 +74,18 @@ TEST(OplibElementwise, RowBroadcast) {
 
 TEST(OplibElementwise, ActivationsAndScaleMatchReference) {
   test::Rng rng(43);
-  const std::pair<UnaryOp, tg::UnaryOp> acts[] = {{UnaryOp::Relu, tg::UnaryOp::RELU},
-                                                  {UnaryOp::Gelu, tg::UnaryOp::GELU},
-                                                  {UnaryOp::Silu, tg::UnaryOp::SILU},
-                                                  {UnaryOp::Sigmoid, tg::UnaryOp::SIGMOID},
-                                                  {UnaryOp::Tanh, tg::UnaryOp::TANH},
-                                                  {UnaryOp::Exp, tg::UnaryOp::EXP}};
+  const std::pair<UnaryOp, tg::UnaryOp> acts[] = {
+      {UnaryOp::Relu, tg::UnaryOp::RELU},       {UnaryOp::Gelu, tg::UnaryOp::GELU}, {UnaryOp::Silu, tg::UnaryOp::SILU},
+      {UnaryOp::Sigmoid, tg::UnaryOp::SIGMOID}, {UnaryOp::Tanh, tg::UnaryOp::TANH}, {UnaryOp::Exp, tg::UnaryOp::EXP}};
   for (Format f : test::kOplibFormats) {
     for (MemLayout layout : kLayouts) {
       const Shape4 s{2, 3, 1, 67};
       for (const auto& [op, ref_op] : acts) {
         Chip chip(test::mesh(2, 2));
         const std::vector<float> x = test::ddr_put(chip, 0, test::random_values(rng, s.elements()), f);
-        test::run_sliced(chip, 4, f, layout, s, {1, 1, 1, 67}, 1, 0, 1 << 24,
-                         [&](Tile& tile, const Tsr& in, SpmArena&, const Tsr& out) { return op_activation(tile, op, in, out); });
+        test::run_sliced(
+            chip, 4, f, layout, s, {1, 1, 1, 67}, 1, 0, 1 << 24,
+            [&](Tile& tile, const Tsr& in, SpmArena&, const Tsr& out) { return op_activation(tile, op, in, out); });
         Context ctx;
         test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f),
                            test::reference_result(unary(ctx, test::tensor_of(ctx, x, {s.elements()}), ref_op)), f,
@@ -97,8 +96,9 @@ TEST(OplibElementwise, ActivationsAndScaleMatchReference) {
       const std::vector<float> x = test::ddr_put(chip, 0, test::random_values(rng, s.elements()), f);
       test::run_sliced(chip, 4, f, layout, s, {1, 2, 1, 67}, 1, 0, 1 << 24,
                        [&](Tile& tile, const Tsr& in, SpmArena& arena, const Tsr& out) {
-        return op_scale(tile, 1.5f, -0.25f, in, test::imm_of(arena, scale_imm_bytes(f, layout, in.shape.real())), out);
-      });
+                         return op_scale(tile, 1.5f, -0.25f, in,
+                                         test::imm_of(arena, scale_imm_bytes(f, layout, in.shape.real())), out);
+                       });
       Context ctx;
       test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f),
                          test::reference_result(scale(ctx, test::tensor_of(ctx, x, {s.elements()}), 1.5f, -0.25f)), f,

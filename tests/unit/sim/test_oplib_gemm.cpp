@@ -69,7 +69,8 @@ void run_gemm(Format in_f, Format out_f, int64_t m, int64_t n, int64_t k, bool b
 TEST(OplibGemm, MatchesReference) {
   test::Rng rng(51);
   for (Format f : test::kOplibFormats) {
-    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 13, 31}, {33, 65, 129}, {64, 17, 256}}) {
+    for (const auto& [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 13, 31}, {33, 65, 129}, {64, 17, 256}}) {
       for (bool bt : {false, true}) {
         run_gemm(f, Format::FP32, m, n, k, bt, false, ne::Activation::None, 1, rng);
         run_gemm(f, f, m, n, k, bt, true, ne::Activation::Relu, 4, rng);
@@ -82,7 +83,8 @@ TEST(OplibGemm, MatchesReference) {
 
 TEST(OplibGemm, CostIsTheNeInstructionsAndErrorsNameOperands) {
   const ChipConfig config = test::mesh(1, 1);
-  EXPECT_EQ(gemm_cost(config, Format::BF16, 128, 256, 512).cycles, ne::gemm_cycles(config, Format::BF16, 128, 256, 512));
+  EXPECT_EQ(gemm_cost(config, Format::BF16, 128, 256, 512).cycles,
+            ne::gemm_cycles(config, Format::BF16, 128, 256, 512));
   EXPECT_EQ(gemm_cost(config, Format::BF16, 128, 256, 512).imm_bytes, 0u);
   Chip chip(config);
   SpmArena arena(chip.tile(0).spm().size());
@@ -97,7 +99,8 @@ std::vector<float> nhwc_to_nchw(const std::vector<float>& x, const Shape4& s) {
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t h = 0; h < s.h; ++h)
       for (int64_t w = 0; w < s.w; ++w)
-        for (int64_t c = 0; c < s.c; ++c) out[size_t(((n * s.c + c) * s.h + h) * s.w + w)] = x[size_t(((n * s.h + h) * s.w + w) * s.c + c)];
+        for (int64_t c = 0; c < s.c; ++c)
+          out[size_t(((n * s.c + c) * s.h + h) * s.w + w)] = x[size_t(((n * s.h + h) * s.w + w) * s.c + c)];
   return out;
 }
 
@@ -127,7 +130,8 @@ TEST(OplibConv2d, MatchesReference) {
         for (int64_t kw = 0; kw < w_s.h; ++kw)
           for (int64_t ci = 0; ci < w_s.w; ++ci)
             for (int64_t co = 0; co < w_s.c; ++co)
-              kernel[size_t(((co * w_s.w + ci) * w_s.n + kh) * w_s.h + kw)] = wv[size_t(((kh * w_s.h + kw) * w_s.w + ci) * w_s.c + co)];
+              kernel[size_t(((co * w_s.w + ci) * w_s.n + kh) * w_s.h + kw)] =
+                  wv[size_t(((kh * w_s.h + kw) * w_s.w + ci) * w_s.c + co)];
       Tensor* ref = conv_2d(ctx, test::tensor_of(ctx, kernel, {w_s.h, w_s.n, w_s.w, w_s.c}),
                             test::tensor_of(ctx, nhwc_to_nchw(x, in_s), {in_s.w, in_s.h, in_s.c, in_s.n}),
                             Conv2dParams{p.stride_w, p.stride_h, p.pad_w, p.pad_h, p.dil_w, p.dil_h});

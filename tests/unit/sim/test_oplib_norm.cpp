@@ -21,13 +21,13 @@ void run_norm(bool layer, Format f, const Shape4& s, const Dims& step, int tiles
   const std::vector<float> x = test::ddr_put(chip, 0, test::random_values(rng, s.elements()), f);
   const std::vector<float> gamma = test::random_values(rng, s.c), beta = test::random_values(rng, s.c);
   const MemLayout layout = s.n == 1 ? MemLayout::Tensor : MemLayout::NTensor;
-  const uint64_t cycles = test::run_sliced(chip, tiles, f, layout, s, step, 1, 0, 1 << 24,
-                                           [&](Tile& tile, const Tsr& in, SpmArena& arena, const Tsr& out) {
-    const Tsr g = test::put_constant(tile, arena, gamma, {1, 1, 1, s.c});
-    const Tsr b = test::put_constant(tile, arena, beta, {1, 1, 1, s.c});
-    const Tsr imm = test::imm_of(arena, norm_imm_bytes(in.shape.real()));
-    return layer ? op_layernorm(tile, {1e-5f}, in, &g, &b, imm, out) : op_rmsnorm(tile, {1e-5f}, in, &g, imm, out);
-  });
+  const uint64_t cycles = test::run_sliced(
+      chip, tiles, f, layout, s, step, 1, 0, 1 << 24, [&](Tile& tile, const Tsr& in, SpmArena& arena, const Tsr& out) {
+        const Tsr g = test::put_constant(tile, arena, gamma, {1, 1, 1, s.c});
+        const Tsr b = test::put_constant(tile, arena, beta, {1, 1, 1, s.c});
+        const Tsr imm = test::imm_of(arena, norm_imm_bytes(in.shape.real()));
+        return layer ? op_layernorm(tile, {1e-5f}, in, &g, &b, imm, out) : op_rmsnorm(tile, {1e-5f}, in, &g, imm, out);
+      });
   EXPECT_GT(cycles, 0u);
   test::expect_no_hazards(chip);
   Context ctx;

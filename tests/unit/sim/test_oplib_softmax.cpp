@@ -24,11 +24,12 @@ void run_softmax(Format f, const Shape4& s, int tiles, bool masked, test::Rng& r
   const float scale = 0.7f;
   const Dims step{1, 1, s.w, s.c};  // one row of rows at a time
   const MemLayout layout = s.n == 1 ? MemLayout::Tensor : MemLayout::NTensor;
-  test::run_sliced(chip, tiles, f, layout, s, step, 1, 0, 1 << 24, [&](Tile& tile, const Tsr& in, SpmArena& arena, const Tsr& out) {
-    const Tsr m = test::put_constant(tile, arena, mask, {1, 1, 1, s.c});
-    const Tsr imm = test::imm_of(arena, softmax_imm_bytes(in.shape.real()));
-    return op_softmax(tile, {scale}, in, masked ? &m : nullptr, imm, out);
-  });
+  test::run_sliced(chip, tiles, f, layout, s, step, 1, 0, 1 << 24,
+                   [&](Tile& tile, const Tsr& in, SpmArena& arena, const Tsr& out) {
+                     const Tsr m = test::put_constant(tile, arena, mask, {1, 1, 1, s.c});
+                     const Tsr imm = test::imm_of(arena, softmax_imm_bytes(in.shape.real()));
+                     return op_softmax(tile, {scale}, in, masked ? &m : nullptr, imm, out);
+                   });
   test::expect_no_hazards(chip);
   Context ctx;
   Tensor* xt = test::tensor_of(ctx, x, {s.c, s.w * s.h * s.n});
@@ -38,8 +39,8 @@ void run_softmax(Format f, const Shape4& s, int tiles, bool masked, test::Rng& r
     for (int64_t r = 0; r < s.w * s.h * s.n; ++r) rows.insert(rows.end(), mask.begin(), mask.end());
     mt = test::tensor_of(ctx, rows, {s.c, s.w * s.h * s.n});
   }
-  test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f), test::reference_result(soft_max(ctx, xt, mt, scale)),
-                     f, what, test::oplib_abs_tolerance(f));
+  test::expect_close(test::ddr_get(chip, 1 << 24, s.elements(), f),
+                     test::reference_result(soft_max(ctx, xt, mt, scale)), f, what, test::oplib_abs_tolerance(f));
 }
 
 TEST(OplibSoftmax, MatchesReference) {

@@ -36,7 +36,6 @@ class SpmArena {
 
 // Runs `op` on a fresh one-tile chip of `config` whose SPM is all zeros and returns the cycles it
 // returned with `imm_bytes`.
-OpCost cost_only_run(const ChipConfig& config, uint64_t imm_bytes,
-                     const std::function<uint64_t(Tile&, SpmArena&)>& op);
+OpCost cost_only_run(const ChipConfig& config, uint64_t imm_bytes, const std::function<uint64_t(Tile&, SpmArena&)>& op);
 
 }  // namespace tg::sim::oplib
