@@ -36,5 +36,6 @@ int main(int argc, char** argv) {
   tg::bench::add_model_suite(app);
   tg::bench::add_gemm_suite(app);
   tg::bench::add_evg_suite(app);
+  tg::bench::add_sim_suite(app);
   return tg::cli::run_cli(app, argc, argv, "tilegraph-bench");
 }

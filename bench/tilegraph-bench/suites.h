@@ -10,5 +10,6 @@ void add_graph_suite(CLI::App& app);
 void add_model_suite(CLI::App& app);
 void add_gemm_suite(CLI::App& app);
 void add_evg_suite(CLI::App& app);
+void add_sim_suite(CLI::App& app);
 
 }  // namespace tg::bench

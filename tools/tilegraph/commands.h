@@ -10,5 +10,6 @@ void add_jit_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_gguf_gen_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_sim_command(CLI::App& app);
 
 }  // namespace tg::cli

@@ -1,0 +1,25 @@
+#include "sim/oplib/engine_order.h"
+#include "sim/oplib/norm_steps.h"
+#include "sim/oplib/row_steps.h"
+#include "tilegraph/sim/oplib/norm.h"
+
+namespace tg::sim::oplib {
+
+uint64_t op_rmsnorm(Tile& tile, const NormParam& param, const Tsr& in, const Tsr* gamma, const Tsr& imm,
+                    const Tsr& out) {
+  using cgra::ArithOp;
+  const detail::Rows x = detail::check_rows("op_rmsnorm", in, gamma, nullptr, imm, out);
+  const int64_t n = x.r * x.d;
+  if (n == 0) return 0;
+  detail::after_transfers(tile);
+  uint64_t cycles = detail::widen(tile, in.format, in.addr, x.a, n);
+  cycles += detail::transpose_f32(tile, x.a, x.t, x.r, x.d);
+  cycles += execute(tile, cgra::ArithVV{ArithOp::Mul, Format::FP32, x.t, x.t, x.a, n});  // squares, over x
+  cycles += detail::reduce_columns(tile, cgra::ReduceOp::Mean, x.a, x.stat0, x.d, x.r);
+  cycles += execute(tile, cgra::ArithVS{ArithOp::Add, Format::FP32, x.stat0, param.epsilon, x.stat0, x.r});
+  cycles += execute(tile, cgra::UnaryV{cgra::UnaryOp::Rsqrt, Format::FP32, x.stat0, x.stat0, x.r});
+  cycles += detail::apply_columns(tile, ArithOp::Mul, x.t, x.stat0, x.d, x.r);
+  return cycles + detail::finish_rows(tile, x, gamma, nullptr, out);
+}
+
+}  // namespace tg::sim::oplib
