@@ -29,10 +29,10 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "gemm.h"
+#include "launcher.h"
+#include "thread_pool.h"
+#include "vec.h"
 #include "gemm_buffers.h"
 #include "measure.h"
 #include "peer_process.h"

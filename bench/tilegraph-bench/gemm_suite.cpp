@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "common/cli_checks.h"
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "gemm.h"
+#include "launcher.h"
+#include "thread_pool.h"
+#include "vec.h"
 #include "bandwidth.h"
 #include "gemm_buffers.h"
 #include "gemm_fused.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend_internal.h"
+#include "cpu_backend_internal.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/backends.h"

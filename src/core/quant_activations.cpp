@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/quant_internal.h"
+#include "quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {

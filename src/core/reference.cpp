@@ -5,7 +5,7 @@
 #include <numbers>
 #include <string>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::reference {

@@ -4,7 +4,7 @@
 #include <numbers>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/rope.h"
 
 namespace tg::reference::detail {

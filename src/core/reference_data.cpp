@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::reference::detail {

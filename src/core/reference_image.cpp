@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 
 namespace tg::reference {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 
 namespace tg::reference {
 

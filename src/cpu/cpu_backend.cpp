@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend_internal.h"
-#include "cpu/fusion.h"
-#include "cpu/kernels.h"
-#include "cpu/matmul_call.h"
-#include "cpu/replay_plan.h"
-#include "cpu/row_ops.h"
-#include "cpu/thread_pool.h"
+#include "cpu_backend_internal.h"
+#include "fusion.h"
+#include "kernels.h"
+#include "matmul_call.h"
+#include "replay_plan.h"
+#include "row_ops.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/node_rules.h"
 #include "tilegraph/runtime/config.h"

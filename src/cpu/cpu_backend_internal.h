@@ -3,7 +3,7 @@
 // compare the vector paths with each other on one machine.
 #include <memory>
 
-#include "cpu/vec.h"
+#include "vec.h"
 #include "tilegraph/runtime/backend.h"
 
 namespace tg::cpu {

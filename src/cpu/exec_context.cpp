@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
 #include "tilegraph/core/context.h"
 
 namespace tg::cpu {

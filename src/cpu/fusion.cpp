@@ -1,7 +1,7 @@
-#include "cpu/fusion.h"
+#include "fusion.h"
 
-#include "cpu/row_io.h"
-#include "cpu/row_ops.h"
+#include "row_io.h"
+#include "row_ops.h"
 
 namespace tg::cpu {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu/vec.h"
+#include "vec.h"
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/kernel/callback_epilogue.h"
 #include "tilegraph/evg/kernel/operand.h"

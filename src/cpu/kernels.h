@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/launcher.h"
-#include "cpu/rope_cache.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "launcher.h"
+#include "rope_cache.h"
+#include "thread_pool.h"
+#include "vec.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/tensor.h"
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
 #include "tilegraph/core/reference.h"
-#include "cpu/row_io.h"
+#include "row_io.h"
 
 namespace tg::cpu {
 

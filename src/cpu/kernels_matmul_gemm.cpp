@@ -20,11 +20,11 @@
 #include <optional>
 #include <span>
 
-#include "cpu/gemm.h"
-#include "cpu/kernels.h"
-#include "cpu/matmul_call.h"
-#include "cpu/row_io.h"
-#include "cpu/row_ops.h"
+#include "gemm.h"
+#include "kernels.h"
+#include "matmul_call.h"
+#include "row_io.h"
+#include "row_ops.h"
 
 namespace tg::cpu {
 

@@ -1,9 +1,9 @@
 // Rotary position embedding (ggml's rope_ext, YaRN included).
 #include <cstring>
 
-#include "cpu/kernels.h"
-#include "cpu/rope_cache.h"
-#include "cpu/row_io.h"
+#include "kernels.h"
+#include "rope_cache.h"
+#include "row_io.h"
 #include "tilegraph/core/rope.h"
 
 namespace tg::cpu {

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "cpu/kernels.h"
-#include "cpu/row_io.h"
+#include "kernels.h"
+#include "row_io.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
 

@@ -1,4 +1,4 @@
-#include "cpu/launcher.h"
+#include "launcher.h"
 
 #include <algorithm>
 #include <atomic>

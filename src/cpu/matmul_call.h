@@ -7,8 +7,8 @@
 #include <optional>
 #include <span>
 
-#include "cpu/gemm.h"
-#include "cpu/kernels.h"
+#include "gemm.h"
+#include "kernels.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::cpu {

@@ -1,4 +1,4 @@
-#include "cpu/replay_plan.h"
+#include "replay_plan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "cpu/fusion.h"
-#include "cpu/row_ops.h"
+#include "fusion.h"
+#include "row_ops.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::cpu {

@@ -1,4 +1,4 @@
-#include "cpu/row_io.h"
+#include "row_io.h"
 
 #include <cmath>
 #include <cstring>

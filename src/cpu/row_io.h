@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu/kernels.h"
-#include "cpu/vec.h"
+#include "kernels.h"
+#include "vec.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::cpu {

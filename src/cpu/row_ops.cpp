@@ -1,9 +1,9 @@
-#include "cpu/row_ops.h"
+#include "row_ops.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "cpu/row_io.h"
+#include "row_io.h"
 
 namespace tg::cpu {
 

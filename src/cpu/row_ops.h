@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
 
 namespace tg::cpu {
 

@@ -1,4 +1,4 @@
-#include "cpu/thread_pool.h"
+#include "thread_pool.h"
 
 #include <algorithm>
 #include <system_error>

@@ -642,8 +642,8 @@ inline void tile_rows(const char* first_row, int64_t row_step, size_t stride, co
   }
 }
 
-#include "cpu/vec_impl_int_dot.h"
-#include "cpu/vec_impl_int_gemm.h"
+#include "vec_impl_int_dot.h"
+#include "vec_impl_int_gemm.h"
 
 // ---- rope ----
 

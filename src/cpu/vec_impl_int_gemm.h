@@ -106,4 +106,4 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
   }
 }
 
-#include "cpu/vec_impl_int_gemm_tile.h"
+#include "vec_impl_int_gemm_tile.h"

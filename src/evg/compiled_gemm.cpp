@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/driver/gemm_params.h"
 

@@ -1,6 +1,6 @@
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 
-#include "evg/cpu_target.h"
+#include "cpu_target.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/compiler.h"
 

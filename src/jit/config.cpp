@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tilegraph/core/error.h"
-#include "tilegraph/runtime/config.h"
+#include "tilegraph/core/env.h"
 
 namespace tg::jit {
 

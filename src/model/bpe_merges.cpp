@@ -1,9 +1,9 @@
-#include "model/bpe_merges.h"
+#include "bpe_merges.h"
 
 #include <optional>
 
-#include "model/pair_merge.h"
-#include "model/printable.h"
+#include "pair_merge.h"
+#include "printable.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::model {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "tilegraph/core/error.h"
-#include "model/printable.h"
+#include "printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "model/printable.h"
+#include "printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/random_weights.h"
 

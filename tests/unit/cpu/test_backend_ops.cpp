@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
-#include "cpu/cpu_backend_internal.h"
+#include "cpu_backend_internal.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/ops.h"

@@ -18,9 +18,9 @@
 
 #include "common/expect_error.h"
 #include "common/tensor_utils.h"
-#include "cpu/cpu_backend_internal.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "cpu_backend_internal.h"
+#include "thread_pool.h"
+#include "vec.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"

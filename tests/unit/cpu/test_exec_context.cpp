@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/kernels.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "kernels.h"
+#include "thread_pool.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {

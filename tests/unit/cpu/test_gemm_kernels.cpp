@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "gemm.h"
+#include "launcher.h"
+#include "thread_pool.h"
+#include "vec.h"
 #include "gemm_test_utils.h"
 #include "tilegraph/core/error.h"
 

@@ -16,7 +16,7 @@
 #include "tilegraph/cpu/cpu_backend.h"
 #include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/runtime/graph_mode.h"
-#include "cpu/replay_plan.h"
+#include "replay_plan.h"
 
 namespace tg {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/vec.h"
+#include "vec.h"
 #include "tilegraph/evg/fusion/functional.h"
 
 namespace tg::cpu {

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "cpu/vec.h"
+#include "vec.h"
 #include "tilegraph/core/dtype.h"
 
 namespace tg::cpu {

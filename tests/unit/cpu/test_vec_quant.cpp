@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
-#include "cpu/vec.h"
+#include "vec.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
 

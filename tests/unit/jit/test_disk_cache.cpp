@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "jit/file_lock.h"
+#include "file_lock.h"
 #include "jit_test_utils.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/sha256.h"

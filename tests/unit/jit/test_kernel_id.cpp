@@ -6,7 +6,7 @@
 #include <functional>
 #include <set>
 
-#include "jit/escape.h"
+#include "escape.h"
 #include "jit_test_utils.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/kernel_id.h"

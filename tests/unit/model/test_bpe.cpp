@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/expect_error.h"
-#include "model/bpe_bytes.h"
-#include "model/bpe_merges.h"
-#include "model/pretokenizer.h"
+#include "bpe_bytes.h"
+#include "bpe_merges.h"
+#include "pretokenizer.h"
 #include "tilegraph/core/utf8.h"
 
 namespace tg::model {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/expect_error.h"
-#include "model/bpe_bytes.h"
+#include "bpe_bytes.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/utf8.h"
 #include "tilegraph/model/chat_template.h"
