@@ -31,7 +31,7 @@
 #define TG_EVG_SIMD_AVX2 1
 #endif
 
-// Spelled as in cpu/vector.h, which fused GEMM kernels include too.
+// Spelled as in host/vector.h, which fused GEMM kernels include too.
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
 
 #define TG_EVG_DIAGNOSTICS_PUSH \

@@ -4,7 +4,7 @@
 //   D = epilogue(A · B),  A: M x K, B: K x N, f32 accumulation
 //
 // composed of three parts:
-//   BlockMmad       computes one block of the accumulator over all of K (CPU: evg/cpu/block_mmad.h).
+//   BlockMmad       computes one block of the accumulator over all of K (CPU: evg/host/block_mmad.h).
 //   BlockEpilogue   consumes each finished block (the contract in evg/block.h; the plain store is
 //                   StoreEpilogue, EVG graphs are the others).
 //   BlockScheduler  cuts D into blocks and numbers them for the Launcher's threads.

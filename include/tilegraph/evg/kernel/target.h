@@ -5,7 +5,7 @@
 // ISA flags (src/cpu/gemm_{scalar,avx2,avx512,avx512_bf16}.cpp). An inline function or a template that does
 // not depend on the ISA would then be defined several times with different machine code, and the
 // linker would keep any one of them: an AVX-512 copy could end up called on a CPU without
-// AVX-512. Every definition with code in evg/kernel and evg/cpu therefore lives in
+// AVX-512. Every definition with code in evg/kernel and evg/host therefore lives in
 // `inline namespace TG_EVG_TARGET_NAMESPACE`, which gives each ISA its own symbols while the
 // source keeps writing tg::evg::... Data-only types shared across ISAs (block.h, operand.h) stay
 // outside it.

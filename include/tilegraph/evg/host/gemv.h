@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 // Rows of A up to which a column-major B is streamed rather than packed.
@@ -212,4 +212,4 @@ inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 #if defined(TG_EVG_TARGET_AVX512)
@@ -119,4 +119,4 @@ inline MicroKernel micro_kernel_for(int rows, bool bf16_pairs = false) {
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

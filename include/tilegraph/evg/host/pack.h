@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tilegraph/evg/cpu/micro_kernel.h"
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/micro_kernel.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 namespace detail {
@@ -135,4 +135,4 @@ inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

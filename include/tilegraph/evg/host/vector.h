@@ -20,7 +20,7 @@
 
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 // Whether Vec has dot_bf16_pairs (AVX512_BF16's vdpbf16ps).
@@ -274,4 +274,4 @@ struct Vec {
 #endif
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

@@ -29,14 +29,14 @@
 #include <numeric>
 
 #include "tilegraph/evg/block.h"
-#include "tilegraph/evg/cpu/gemv.h"
-#include "tilegraph/evg/cpu/micro_kernel.h"
-#include "tilegraph/evg/cpu/pack.h"
-#include "tilegraph/evg/cpu/pack_once.h"
+#include "tilegraph/evg/host/gemv.h"
+#include "tilegraph/evg/host/micro_kernel.h"
+#include "tilegraph/evg/host/pack.h"
+#include "tilegraph/evg/host/pack_once.h"
 #include "tilegraph/evg/kernel/operand.h"
 #include "tilegraph/evg/kernel/tiling.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 class BlockMmad {
@@ -327,4 +327,4 @@ class BlockMmad {
 };
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host
