@@ -53,7 +53,7 @@ extern "C" void run(uint32_t block_num, void* stream, const void* params) {
 }
 )";
 
-// Macros the size of a real GEMM specialisation (seed 004's JitMacroGenerator output).
+// Macros the size of a real GEMM specialisation (torch_catlass's JitMacroGenerator output).
 jit::MacroMap macros(int scale) {
   return {{"SCALE", std::to_string(scale)}, {"ELEMENT_A", "half"},     {"ELEMENT_B", "half"},
           {"ELEMENT_C", "float"},           {"LAYOUT_A", "RowMajor"}, {"LAYOUT_B", "ColumnMajor"}};
@@ -131,7 +131,7 @@ void run_suite(bool json, int processes, int compiles) {
     compiler_alone.push_back(seconds_since(start));
   }
 
-  // Memory hit, and the seed's per-call SHA-256 lookup as the peer.
+  // Memory hit, and torch_catlass's per-call SHA-256 lookup as the peer.
   jit::Compiler compiler(config);
   const jit::MacroMap m = macros(1);
   const jit::Kernel kernel = compiler.load(source.string(), m, jit::KernelType::kCpu);

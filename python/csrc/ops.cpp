@@ -159,7 +159,7 @@ std::vector<at::Tensor> run_gemm(const at::Tensor& a, const at::Tensor& b, std::
 at::Tensor basic_matmul(const at::Tensor& a, const at::Tensor& b, c10::optional<at::ScalarType> out_dtype) {
   return guarded("basic_matmul", [&] {
     const at::ScalarType out = out_dtype.value_or(at::kFloat);
-    // The seed's outDType: the epilogue's output element type, the cast rounding to nearest even.
+    // torch_catlass's outDType: the epilogue's output element type, the cast rounding to nearest even.
     const char* epilogue = out == at::kFloat      ? "D = acc"
                            : out == at::kHalf     ? "D = f16(acc)"
                            : out == at::kBFloat16 ? "D = bf16(acc)"

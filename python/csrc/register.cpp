@@ -1,4 +1,4 @@
-// torch.ops.tilegraph.*: the seed's TORCH_LIBRARY layer. The schemas are the ops' documentation
+// torch.ops.tilegraph.*: the TORCH_LIBRARY layer (as in torch_catlass). The schemas are the ops' documentation
 // as Python and TorchScript see them (docs/python.md has them with examples). Registered for
 // every backend (a catch-all), so that a tensor on another device reaches the op and gets its
 // message ("a is on meta; the tilegraph ops run on the CPU") rather than the dispatcher's. The

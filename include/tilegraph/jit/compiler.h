@@ -1,5 +1,5 @@
 #pragma once
-// The JIT compiler of seed 004 (torch_catlass's JitCompiler): template + macros + kernel type →
+// The JIT compiler (after torch_catlass's JitCompiler): template + macros + kernel type →
 // kernel id → in-memory map → disk cache → compile → dlopen → the template's `run`.
 //
 //   using namespace tg::jit;

@@ -31,7 +31,7 @@ struct KernelKeyInputs {
 };
 
 // The canonical JSON form of the inputs (sorted keys), stored in each entry's manifest so the id
-// can be recomputed from it: {"key_format", "inputs": {"macros" (the seed's key=value& string,
+// can be recomputed from it: {"key_format", "inputs": {"macros" (torch_catlass's key=value& string,
 // arch and kernel type included), "template", "headers", "tilegraph"}, "compiler": {"path",
 // "version"}, "flags"}. Paths, flags and the version may hold any bytes: they are stored with
 // '%' and every byte outside valid UTF-8 written as %XX, so any input gives a valid document

@@ -24,7 +24,7 @@ struct Manifest {
   static Manifest from_json(const nlohmann::json& json);
 
   // From the key, for listings: the template's path (as the bytes it is, unescaped) and the
-  // seed's macro string.
+  // canonical macro string (macros.h).
   std::string template_path() const;
   std::string macros() const;
 };

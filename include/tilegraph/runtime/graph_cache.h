@@ -1,5 +1,5 @@
 #pragma once
-// The LRU cache of captured graphs (seed 000 §6.3, ggml_cann_graph_lru_cache), keyed by
+// The LRU cache of captured graphs (the CANN backend's ACL graph cache in llama.cpp, ggml_cann_graph_lru_cache), keyed by
 // GraphSignature::key so a lookup is a hash probe plus an exact verification of the few
 // candidates with that key — never a scan of the whole cache. Found entries move to the front;
 // inserts go to the front and evict from the back past the count or byte bound.

@@ -1,5 +1,5 @@
 #pragma once
-// Graph mode (seed 000 §5.1 with seed 003's safeguards), independent of any backend: decide per
+// Graph mode (llama.cpp's CANN ACL graph with ggml-cuda's update rule), independent of any backend: decide per
 // compute whether to run eagerly, replay a captured graph, re-bind one whose data moved, or
 // capture a new one; keep the captures in a GraphCache; stop capturing while the workload
 // changes every step, and start again once it is stable.

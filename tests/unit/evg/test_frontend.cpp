@@ -82,7 +82,7 @@ TEST(EvgFrontEnd, GeluBiasBecomesAChain) {
 }
 
 TEST(EvgFrontEnd, SharedSubexpressionsAreComputedOnce) {
-  // The seed's (C+X)+(C+X): one load per operand, one C+X.
+  // Catlass EVG's example (C+X)+(C+X): one load per operand, one C+X.
   EXPECT_EQ(ops(build_dag("D = (C + X) + (C + X)", only({"C", "X", "D"}))),
             "load:C load:X Plus(0,1) Plus(2,2) store:D(3)");
   // A named value used by several statements, extra outputs, comments and new lines.

@@ -54,7 +54,7 @@ int64_t vectors_per_node(int64_t m, int64_t n, const BlockGrid& g, int lanes, in
   return total;
 }
 
-// The seed's (C+X)+(C+X).
+// Catlass EVG's example (C+X)+(C+X).
 using SharedDag = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2, 2>, Seq<3>>, LoadF, LoadF,
                                      Compute<CountingPlus>, Compute<fn::Plus>, StoreF>;
 using DuplicatedTree =

@@ -76,7 +76,7 @@ TEST(Macros, ErrorNamesTheMacroAndShowsControlCharacters) {
   }
 }
 
-TEST(Macros, CanonicalStringIsTheSeedsSortedKeyValueList) {
+TEST(Macros, CanonicalStringIsTheSortedKeyValueList) {
   MacroMap macros;
   macros.set("ELEMENT_B", "half");
   macros.set("ELEMENT_A", "float");

@@ -1,4 +1,4 @@
-// Graph mode's decisions (seed 000 §11): capture, match, a miss for each property that changes,
+// Graph mode's decisions: capture, match, a miss for each property that changes,
 // the VIEW address exemption, LRU order and eviction, configuration, prefill detection, the
 // consecutive-update guard. The backend here only counts calls; replay correctness on a real
 // backend is tested with the CPU backend (tests/unit/cpu/test_graph_replay.cpp).

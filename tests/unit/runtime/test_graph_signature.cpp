@@ -1,5 +1,5 @@
 // GraphSignature's compact records against a plain reference: a snapshot of every property the
-// match covers (seed 000 §6.1/§7.2), compared field by field. The records leave out what follows
+// match covers (the ACL graph's node properties), compared field by field. The records leave out what follows
 // from other fields (default strides, zero op_params, absent sources, a zero view offset) and
 // pack small shapes, so every shortcut gets a case where it must not hide a difference.
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 namespace tg {
 namespace {
 
-// What seed 000 compares, kept the obvious way.
+// What the ACL graph compares, kept the obvious way.
 struct Snapshot {
   struct Props {
     DType type;

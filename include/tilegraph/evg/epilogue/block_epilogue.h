@@ -1,6 +1,6 @@
 #pragma once
 // BlockEpilogue<Arch, ComputeLength, EVG>: an epilogue visitor graph as the BlockEpilogue of
-// block.h (the seed's Block layer), so MatmulVisitor can run any EVG after its main loop.
+// block.h (Catlass's Block layer), so MatmulVisitor can run any EVG after its main loop.
 //
 //   using EVG = TreeVisitor<VisitorAuxStore<float>,
 //                 TreeVisitor<VisitorCompute<fn::GELU>,

@@ -1,6 +1,6 @@
 #pragma once
 // A checked string epilogue: a DAG of EVG nodes in topological order, shared subexpressions
-// merged (the seed's (C+X)+(C+X) computes C+X once), every edge typed, ready to lower to a
+// merged (Catlass EVG's example (C+X)+(C+X) computes C+X once), every edge typed, ready to lower to a
 // TopologicalVisitor.
 //
 // Checks (each a FrontEndError with the position and name): unknown names and functions,

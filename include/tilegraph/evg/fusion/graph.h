@@ -18,7 +18,7 @@ namespace tg::evg {
 template <class... Ts>
 struct TypeList {};
 
-// The inputs of one node, by index (the seed's tla::seq).
+// The inputs of one node, by index (Catlass's tla::seq).
 template <int... Is>
 using Seq = std::integer_sequence<int, Is...>;
 

@@ -37,7 +37,7 @@
 
 namespace tg::evg {
 
-// What a node does, which fixes the seed's phase it runs in: loads in LOAD, computes and
+// What a node does, which fixes the Catlass EVG phase it runs in: loads in LOAD, computes and
 // reductions in COMPUTE, stores in STORE.
 enum class NodeRole { kLoad, kCompute, kReduce, kStore };
 

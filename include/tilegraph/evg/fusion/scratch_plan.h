@@ -1,5 +1,5 @@
 #pragma once
-// Where each value of an epilogue graph lives in a thread's scratch (the seed's UB allocation),
+// Where each value of an epilogue graph lives in a thread's scratch (Catlass EVG's UB allocation),
 // planned at compile time from the graph, the compute length and the architecture policy.
 //
 // Anchors get buffers of their own, never shared: each load has one per load stage (two for

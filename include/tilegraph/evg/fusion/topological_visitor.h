@@ -1,8 +1,8 @@
 #pragma once
-// TopologicalVisitor<EdgeTuple, Ops...>: a DAG (the seed's TopologicalVisitor). EdgeTuple is
+// TopologicalVisitor<EdgeTuple, Ops...>: a DAG (Catlass EVG's TopologicalVisitor). EdgeTuple is
 // std::tuple<Seq<inputs of op 0>, Seq<inputs of op 1>, ...>, one per op, each input an index of
 // an earlier op; the last op is the root. A node with several consumers is computed once per
-// sub-tile and its value read by all of them — the seed's (C+X)+(C+X):
+// sub-tile and its value read by all of them — Catlass EVG's example (C+X)+(C+X):
 //
 //   using CX = TopologicalVisitor<
 //       std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2, 2>, Seq<3>>,

@@ -1,6 +1,6 @@
 #pragma once
 // TreeVisitor<NodeOp, Children...>: NodeOp applied to the values of its children, each a leaf
-// node or another organiser (the seed's TreeVisitor; CUTLASS's Sm90EVT). A child used twice in
+// node or another organiser (Catlass EVG's TreeVisitor; CUTLASS's Sm90EVT). A child used twice in
 // a tree is computed twice; share it with a TopologicalVisitor.
 //
 //   using EVG = TreeVisitor<VisitorAuxStore<float>,

@@ -1,5 +1,5 @@
 #pragma once
-// VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (the seed's AccLoad).
+// VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (Catlass EVG's AccLoad).
 #include <cstring>
 
 #include "tilegraph/evg/arch/simd.h"

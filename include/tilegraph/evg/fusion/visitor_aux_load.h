@@ -1,5 +1,5 @@
 #pragma once
-// VisitorAuxLoad<Element, Layout>: an M x N auxiliary matrix (the seed's C or X), any layout,
+// VisitorAuxLoad<Element, Layout>: an M x N auxiliary matrix (the C or X of Catlass EVG's examples), any layout,
 // loaded in its own element type (follow it with a VisitorCast to compute in f32).
 #include <cstring>
 
