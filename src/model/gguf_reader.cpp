@@ -16,9 +16,9 @@
 #include <string>
 #include <type_traits>
 
+#include "printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/input_file.h"
-#include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
@@ -296,9 +296,9 @@ void GgufFile::parse_contents() {
     key_index_.emplace(key, metadata_.size());
     metadata_.emplace_back(std::move(key), std::move(value));
   }
-  if (const GgufValue* a = find(kGgufAlignmentKey)) {
+  if (const GgufValue* a = find(gguf_keys::kAlignment)) {
     if (a->type() != GgufType::U32 || a->get<uint32_t>() == 0 || !std::has_single_bit(a->get<uint32_t>())) {
-      in.fail(std::string(kGgufAlignmentKey) + " must be a u32 power of two, got " + a->describe());
+      in.fail(std::string(gguf_keys::kAlignment) + " must be a u32 power of two, got " + a->describe());
     }
     alignment_ = a->get<uint32_t>();
   }

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "model/temporary_files.h"
+#include "temporary_files.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"
 
@@ -138,7 +138,7 @@ void GgufWriter::set(std::string key, GgufValue value) {
     throw Error("gguf writer: a key must have 1.." + std::to_string(kGgufMaxKeyLength) + " bytes");
   }
   if (key_index_.count(key)) throw Error("gguf writer: duplicate metadata key '" + key + "'");
-  if (key == kGgufAlignmentKey) {
+  if (key == gguf_keys::kAlignment) {
     if (value.type() != GgufType::U32 || value.get<uint32_t>() == 0 || !std::has_single_bit(value.get<uint32_t>())) {
       throw Error("gguf writer: " + key + " must be a u32 power of two, got " + value.describe());
     }

@@ -8,6 +8,7 @@
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/vocab.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
@@ -79,23 +80,23 @@ GgufWriter LlamaModel::gguf_writer(const std::string& name, const Vocab& vocab,
   GgufWriter w;
   const std::string arch(architecture_name(c.arch));
   const std::string prefix = arch + ".";
-  w.set("general.architecture", arch);
-  w.set("general.name", name);
-  w.set("general.file_type", file_type(*this));
-  if (is_quantized(weight_type())) w.set("general.quantization_version", uint32_t(2));
-  w.set(prefix + "vocab_size", uint32_t(c.n_vocab));
-  w.set(prefix + "context_length", uint32_t(c.n_ctx_train));
-  w.set(prefix + "embedding_length", uint32_t(c.n_embd));
-  w.set(prefix + "block_count", uint32_t(c.n_layer));
-  w.set(prefix + "feed_forward_length", uint32_t(c.n_ff));
-  w.set(prefix + "rope.dimension_count", uint32_t(c.head_dim()));
-  w.set(prefix + "attention.head_count", uint32_t(c.n_head));
-  w.set(prefix + "attention.head_count_kv", uint32_t(c.n_head_kv));
-  w.set(prefix + "attention.layer_norm_rms_epsilon", c.rms_eps);
-  w.set(prefix + "rope.freq_base", c.rope_base);
+  w.set(gguf_keys::kArchitecture, arch);
+  w.set(gguf_keys::kName, name);
+  w.set(gguf_keys::kFileType, file_type(*this));
+  if (is_quantized(weight_type())) w.set(gguf_keys::kQuantizationVersion, uint32_t(2));
+  w.set(prefix + gguf_keys::kVocabSize, uint32_t(c.n_vocab));
+  w.set(prefix + gguf_keys::kContextLength, uint32_t(c.n_ctx_train));
+  w.set(prefix + gguf_keys::kEmbeddingLength, uint32_t(c.n_embd));
+  w.set(prefix + gguf_keys::kBlockCount, uint32_t(c.n_layer));
+  w.set(prefix + gguf_keys::kFeedForwardLength, uint32_t(c.n_ff));
+  w.set(prefix + gguf_keys::kRopeDimensionCount, uint32_t(c.head_dim()));
+  w.set(prefix + gguf_keys::kHeadCount, uint32_t(c.n_head));
+  w.set(prefix + gguf_keys::kHeadCountKv, uint32_t(c.n_head_kv));
+  w.set(prefix + gguf_keys::kLayerNormRmsEpsilon, c.rms_eps);
+  w.set(prefix + gguf_keys::kRopeFreqBase, c.rope_base);
   if (c.rope_freq_scale != 1.0f) {
-    w.set(prefix + "rope.scaling.type", "linear");
-    w.set(prefix + "rope.scaling.factor", 1.0f / c.rope_freq_scale);
+    w.set(prefix + gguf_keys::kRopeScalingType, "linear");
+    w.set(prefix + gguf_keys::kRopeScalingFactor, 1.0f / c.rope_freq_scale);
   }
   vocab.write_to(w);
 

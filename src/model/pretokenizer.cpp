@@ -1,4 +1,4 @@
-#include "model/pretokenizer.h"
+#include "pretokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -89,6 +89,25 @@ std::vector<std::string_view> Pretokenizer::split(std::string_view text) const {
   }
   if (offset < subject.bytes.size()) add(offset, subject.bytes.size());
   return words;
+}
+
+const std::string_view kSupportedPretokenizers =
+    "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 "
+    "(llama 3's regex and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, "
+    "stablelm2 (Qwen2's regex)";
+
+const PretokenizerKind* pretokenizer_kind(std::string_view name) {
+  static constexpr PretokenizerKind kGpt2{kGpt2Pattern, false, false};
+  static constexpr PretokenizerKind kLlama3{kLlama3Pattern, true, true};
+  static constexpr PretokenizerKind kLlama3RegexOnly{kLlama3Pattern, false, false};
+  if (name == "default" || name == "gpt2" || name == "gpt-2") return &kGpt2;
+  for (std::string_view llama3 : {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}) {
+    if (name == llama3) return &kLlama3;
+  }
+  if (name == "smaug-bpe" || name == "dbrx") return &kLlama3RegexOnly;
+  static constexpr PretokenizerKind kQwen2{kQwen2Pattern, false, false};
+  if (name == "qwen2" || name == "deepseek-r1-qwen" || name == "stablelm2") return &kQwen2;
+  return nullptr;
 }
 
 }  // namespace tg::model

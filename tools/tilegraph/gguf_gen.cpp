@@ -16,6 +16,7 @@
 #include "tilegraph/model/gguf.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/vocab.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::cli {
 
@@ -64,7 +65,7 @@ void generate(const GenOptions& o) {
   // memory, and one larger than the disk's free space is refused before any is generated.
   model::GgufWriter w = model::LlamaModel::generate_gguf(
       c, types, seed, "tilegraph " + o.config + " " + type_name + " seed " + std::to_string(seed), vocab);
-  if (o.vocab == "qwen2") w.set("tokenizer.chat_template", std::string(kChatmlTemplate));
+  if (o.vocab == "qwen2") w.set(model::gguf_keys::kChatTemplate, std::string(kChatmlTemplate));
   // Interrupted, the run leaves neither a half-written file nor its hidden temporary.
   model::GgufWriter::remove_temporaries_on_signals();
   w.write_file(o.output);

@@ -27,6 +27,7 @@
 #include "tilegraph/model/text_stream.h"
 #include "tilegraph/model/vocab.h"
 #include "tilegraph/runtime/graph_mode.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::cli {
 
@@ -134,7 +135,7 @@ std::vector<model::TextPart> chat_prompt(const RunOptions& o, const model::GgufF
   }
   if (!t) {
     const std::string what = !file ? "the embedded model has no chat template"
-                             : file->find("tokenizer.chat_template")
+                             : file->find(model::gguf_keys::kChatTemplate)
                                  ? *o.model + "'s tokenizer.chat_template is none this build writes"
                                  : *o.model + " has no tokenizer.chat_template";
     throw Error("--chat: " + what + " (pass --chat-template chatml, llama3 or llama2)");

@@ -19,13 +19,13 @@
 
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/core/tensor.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
 inline constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr uint32_t kGgufVersion = 3;
 inline constexpr uint32_t kGgufDefaultAlignment = 32;
-inline constexpr std::string_view kGgufAlignmentKey = "general.alignment";
 inline constexpr size_t kGgufMaxKeyLength = 65535;          // the GGUF specification's bound
 inline constexpr size_t kGgufMaxTensorName = kMaxName - 1;  // ggml's GGML_MAX_NAME with its NUL
 

@@ -261,7 +261,7 @@ void check_round_trip(const GgufFile& file, uint32_t alignment, bool mapped) {
 
 GgufWriter writer_with_everything(const std::vector<TestTensor>& tensors, uint32_t alignment) {
   GgufWriter w;
-  if (alignment != kGgufDefaultAlignment) w.set(std::string(kGgufAlignmentKey), alignment);
+  if (alignment != kGgufDefaultAlignment) w.set(std::string(gguf_keys::kAlignment), alignment);
   for (const auto& [key, value] : every_value()) w.set(key, value);
   for (const TestTensor& t : tensors) w.add_tensor(t.name, t.type, t.ne, t.data.data());
   return w;
@@ -508,7 +508,7 @@ TEST(GgufWriter, WritesTensorsFromSourcesAsTheFileIsWritten) {
     int calls = 0;
     GgufWriter with_data, with_source;
     for (GgufWriter* writer : {&with_data, &with_source}) {
-      writer->set(std::string(kGgufAlignmentKey), alignment);
+      writer->set(std::string(gguf_keys::kAlignment), alignment);
       writer->set("x", "odd");
     }
     with_data.add_tensor("w", *w);
@@ -546,8 +546,8 @@ TEST(GgufWriter, RejectsBadInput) {
   w.set("a", uint32_t(1));
   EXPECT_THROW(w.set("a", uint32_t(2)), Error);
   EXPECT_THROW(w.set("", uint32_t(2)), Error);
-  EXPECT_THROW(w.set(std::string(kGgufAlignmentKey), uint32_t(48)), Error);
-  EXPECT_THROW(w.set(std::string(kGgufAlignmentKey), uint64_t(64)), Error);
+  EXPECT_THROW(w.set(std::string(gguf_keys::kAlignment), uint32_t(48)), Error);
+  EXPECT_THROW(w.set(std::string(gguf_keys::kAlignment), uint64_t(64)), Error);
   const float data[4] = {};
   const int64_t ne[] = {4};
   w.add_tensor("x", DType::F32, ne, data);
@@ -626,13 +626,13 @@ TEST(GgufMalformed, Metadata) {
 
 TEST(GgufMalformed, Alignment) {
   for (uint32_t bad : {0u, 3u, 48u}) {
-    expect_parse_error(Raw().header(0, 1).kv_u32(kGgufAlignmentKey, bad).bytes, "general.alignment must be a u32 power of two, got u32 " + std::to_string(bad));
+    expect_parse_error(Raw().header(0, 1).kv_u32(gguf_keys::kAlignment, bad).bytes, "general.alignment must be a u32 power of two, got u32 " + std::to_string(bad));
   }
-  expect_parse_error(Raw().header(0, 1).str(kGgufAlignmentKey).u32(uint32_t(GgufType::U64)).u64(64).bytes,
+  expect_parse_error(Raw().header(0, 1).str(gguf_keys::kAlignment).u32(uint32_t(GgufType::U64)).u64(64).bytes,
                      "general.alignment must be a u32 power of two, got u64 64");
   // With alignment 64, an offset of 32 is misaligned.
   Raw r;
-  r.header(1, 1).kv_u32(kGgufAlignmentKey, 64).tensor("a", {4}, kGgmlF32, 32).pad_to(64).zeros(64);
+  r.header(1, 1).kv_u32(gguf_keys::kAlignment, 64).tensor("a", {4}, kGgmlF32, 32).pad_to(64).zeros(64);
   expect_parse_error(r.bytes, "tensor 'a': data offset 32 is not a multiple of the alignment 64");
 }
 
