@@ -30,17 +30,17 @@ FUZZ_FLAGS ?= -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -malloc_limit_m
 
 .PHONY: demo test bench compiler fuzz clean
 
-# The demo needs no MLIR: the CLI is built without the TX8 compiler (its `compile` subcommand says
-# how to get it).
+# The demo needs neither MLIR nor torch: the CLI is built without the TX8 compiler (its `compile`
+# subcommand says how to get it), and configuring does not look for torch.
 demo:
 	scripts/bootstrap demo
-	$(CONFIGURE) -DTG_BUILD_COMPILER=OFF $(CMAKE_FLAGS)
+	$(CONFIGURE) -DTG_BUILD_COMPILER=OFF -DTG_BUILD_PYTHON=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target tilegraph-cli
 	$(BIN)/tilegraph run
 
 test:
 	scripts/bootstrap test
-	$(CONFIGURE) -DTG_BUILD_TESTS=ON -DTG_BUILD_COMPILER=ON $(CMAKE_FLAGS)
+	$(CONFIGURE) -DTG_BUILD_TESTS=ON -DTG_BUILD_COMPILER=ON -DTG_BUILD_PYTHON=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
