@@ -18,7 +18,8 @@ struct CacheRunner {
   std::unique_ptr<Decoder> decoder;
   int step = 0;
 
-  CacheRunner(const Model& model, size_t capacity, bool guard) : backend(cpu_backend(1, capacity > 0, capacity > 0 ? capacity : 12)) {
+  CacheRunner(const Model& model, size_t capacity, bool guard)
+      : backend(cpu_backend(1, capacity > 0, capacity > 0 ? capacity : 12)) {
     if (!guard) {
       GraphModeConfig config = backend->graph_mode()->config();
       config.max_consecutive_updates = 1 << 30;
@@ -72,10 +73,10 @@ void print_cache(const std::vector<CacheCell>& cells) {
     throw std::runtime_error("graph bench: no cache cell for k " + std::to_string(k));
   };
   for (const bool guard : {true, false}) {
-    std::printf("\ncache effect, %s: steps cycle through k graphs (d_model 64 model, n_kv 32..32k), 1 thread;\n"
-                "us per step / hit rate for cache capacity c (medians of 3 rounds)\n",
-                guard ? "default update guard (capturing off after 4 evicting captures in a row)"
-                      : "update guard disabled");
+    std::printf(
+        "\ncache effect, %s: steps cycle through k graphs (d_model 64 model, n_kv 32..32k), 1 thread;\n"
+        "us per step / hit rate for cache capacity c (medians of 3 rounds)\n",
+        guard ? "default update guard (capturing off after 4 evicting captures in a row)" : "update guard disabled");
     std::printf("%6s", "");
     for (int k : kCacheKs) std::printf(" %13s", ("k=" + std::to_string(k)).c_str());
     std::printf("\n%6s", "eager");

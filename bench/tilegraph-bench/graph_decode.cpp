@@ -40,8 +40,9 @@ std::vector<DecodeRow> run_decode(const ReadBandwidth& bandwidth, const std::vec
       // Steps, each round preceded by one bandwidth run for the bound.
       std::vector<double> bandwidths;
       graph_backend->graph_mode()->reset_stats();
-      const auto steps = measure_rounds(tag + "/step", {[&] { eager.next_decode_step(); }, [&] { graphed.next_decode_step(); }},
-                                        rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
+      const auto steps =
+          measure_rounds(tag + "/step", {[&] { eager.next_decode_step(); }, [&] { graphed.next_decode_step(); }},
+                         rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
       row.graph_hit_rate = hit_rate(graph_backend->graph_mode()->stats());
       row.eager_step_s = median_of(steps[0]);
       row.graph_step_s = median_of(steps[1]);
@@ -56,19 +57,19 @@ std::vector<DecodeRow> run_decode(const ReadBandwidth& bandwidth, const std::vec
       const Graph& eager_graph = eager.persistent_graph().graph;
       const Graph& graph_graph = graphed.persistent_graph().graph;
       graph_backend->compute(graph_graph);
-      const auto computes = measure_rounds(tag + "/compute", {[&] { eager_backend->compute(eager_graph); },
-                                                               [&] { graph_backend->compute(graph_graph); }},
-                                           rounds, min_s);
+      const auto computes = measure_rounds(
+          tag + "/compute",
+          {[&] { eager_backend->compute(eager_graph); }, [&] { graph_backend->compute(graph_graph); }}, rounds, min_s);
       row.eager_compute_s = median_of(computes[0]);
       row.graph_compute_s = median_of(computes[1]);
       row.compute_ratio = median_ratio(computes[0], computes[1]);
       rows.push_back(row);
       if (!quiet) {
-        std::printf("%7lld %3d %5zu/%-4zu %8.2f %10.1f %10.1f %6.2fx %10.1f %10.1f %6.2fx %5.0f%% %6.2f %10.1f %6.0f%%\n",
-                    (long long)row.d_model, row.threads, row.executed, row.nodes, row.weight_mib,
-                    row.eager_step_s * 1e6, row.graph_step_s * 1e6, row.step_ratio,
-                    row.eager_compute_s * 1e6, row.graph_compute_s * 1e6, row.compute_ratio,
-                    row.graph_hit_rate * 100, row.bandwidth / 1e9, row.bound_s * 1e6, 100 * row.bound_eff);
+        std::printf(
+            "%7lld %3d %5zu/%-4zu %8.2f %10.1f %10.1f %6.2fx %10.1f %10.1f %6.2fx %5.0f%% %6.2f %10.1f %6.0f%%\n",
+            (long long)row.d_model, row.threads, row.executed, row.nodes, row.weight_mib, row.eager_step_s * 1e6,
+            row.graph_step_s * 1e6, row.step_ratio, row.eager_compute_s * 1e6, row.graph_compute_s * 1e6,
+            row.compute_ratio, row.graph_hit_rate * 100, row.bandwidth / 1e9, row.bound_s * 1e6, 100 * row.bound_eff);
         std::fflush(stdout);
       }
     }

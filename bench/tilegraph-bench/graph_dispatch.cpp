@@ -28,9 +28,9 @@ std::vector<DispatchRow> run_dispatch(bool quiet) {
       DispatchRow row{name, threads, executed_nodes(graph), 0, 0, 0, 0, 0, 0};
       const double n = double(row.executed);
       std::vector<std::vector<double>> cpu;
-      const auto t = measure_rounds(tag, {[&] { eager->compute(graph); }, [&] { graphed->compute(graph); },
-                                          [&] { graphed->launch(captured); }},
-                                    7, 0.02, {}, &cpu);
+      const auto t = measure_rounds(
+          tag, {[&] { eager->compute(graph); }, [&] { graphed->compute(graph); }, [&] { graphed->launch(captured); }},
+          7, 0.02, {}, &cpu);
       row.hit_cpu_ns = median_of(cpu[1]) / n * 1e9;
       row.launch_cpu_ns = median_of(cpu[2]) / n * 1e9;
       row.eager_ns = median_of(t[0]) / n * 1e9;
@@ -40,7 +40,8 @@ std::vector<DispatchRow> run_dispatch(bool quiet) {
       rows.push_back(row);
       if (!quiet) {
         std::printf("%-30s %3d %6zu %10.1f %10.1f %10.1f %8.2fx %10.1f %10.1f\n", row.chain.c_str(), row.threads,
-                    row.executed, row.eager_ns, row.hit_ns, row.launch_ns, row.ratio, row.hit_cpu_ns, row.launch_cpu_ns);
+                    row.executed, row.eager_ns, row.hit_ns, row.launch_ns, row.ratio, row.hit_cpu_ns,
+                    row.launch_cpu_ns);
         std::fflush(stdout);
       }
     }

@@ -110,21 +110,32 @@ std::vector<LookupRow> run_lookup(bool quiet) {
         cache.insert(std::move(entry));
       }
       for (const Graph& g : graphs) scan.push_back(g);
-      if (cache.find(target, GraphSignature::key(target)).match != SignatureMatch::kExact || scan.find(target) != kCached - 1) {
+      if (cache.find(target, GraphSignature::key(target)).match != SignatureMatch::kExact ||
+          scan.find(target) != kCached - 1) {
         throw std::runtime_error("graph bench: lookup baseline does not find its graph");
       }
       const std::string tag = "lookup/" + std::to_string(n) + (same_shape ? "/same-shape" : "/distinct");
-      LookupRow row{same_shape ? "12 same-shape graphs, other addresses" : "12 distinct graphs", size_t(n), 0, 0, 0, 0, 0, 0, 0, 0};
+      LookupRow row{same_shape ? "12 same-shape graphs, other addresses" : "12 distinct graphs",
+                    size_t(n),
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0};
       const double per = 1e9 / double(n);
       uint64_t key = 0;
       const GraphKey target_key = GraphSignature::key(target);
       std::vector<std::vector<double>> cpu;
-      const auto t = measure_rounds(tag, {[&] { key += GraphSignature::key(target).structure; },
-                                          [&] { key += uint64_t(cache.find(target, target_key).match); },
-                                          [&] { key += uint64_t(cache.find(target, GraphSignature::key(target)).match); },
-                                          [&] { key += uint64_t(scan.find(target)); },
-                                          [&] { key += uint64_t(cache.find_recent(target).match); }},
-                                    7, 0.01, {}, &cpu);
+      const auto t = measure_rounds(
+          tag,
+          {[&] { key += GraphSignature::key(target).structure; },
+           [&] { key += uint64_t(cache.find(target, target_key).match); },
+           [&] { key += uint64_t(cache.find(target, GraphSignature::key(target)).match); },
+           [&] { key += uint64_t(scan.find(target)); }, [&] { key += uint64_t(cache.find_recent(target).match); }},
+          7, 0.01, {}, &cpu);
       row.ours_cpu_ns = median_of(cpu[2]) * per;
       row.scan_cpu_ns = median_of(cpu[3]) * per;
       row.key_ns = median_of(t[0]) * per;

@@ -34,7 +34,8 @@ void add_graph_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
   auto d_models = std::make_shared<std::vector<int64_t>>();
-  auto* cmd = app.add_subcommand("graph", "Graph mode on the CPU backend: replay vs eager, dispatch, lookup, cache effect");
+  auto* cmd =
+      app.add_subcommand("graph", "Graph mode on the CPU backend: replay vs eager, dispatch, lookup, cache effect");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the tables"));
   cmd->add_option("--only", *only, "Run one section: decode, dispatch, lookup or cache")
       ->check(CLI::IsMember({"decode", "dispatch", "lookup", "cache"}));
@@ -43,7 +44,9 @@ void add_graph_suite(CLI::App& app) {
   cmd->callback([json_out, only, d_models] {
     auto run = [&](const char* section) { return only->empty() || *only == section; };
     const bool quiet = *json_out;
-    json out = {{"suite", "graph"}, {"layers_per_step", kLayers}, {"weight_type", std::string(dtype_name(kWeightType))},
+    json out = {{"suite", "graph"},
+                {"layers_per_step", kLayers},
+                {"weight_type", std::string(dtype_name(kWeightType))},
                 {"n_kv", kDecodeContext}};
 
     std::vector<DecodeRow> decode;
@@ -52,14 +55,17 @@ void add_graph_suite(CLI::App& app) {
       const double bw1 = bandwidth.measure(1, 7), bw2 = bandwidth.measure(2, 7);
       out["read_bandwidth_gbs"] = {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}};
       if (!quiet) {
-        std::printf("memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-                    "1t %.2f GB/s, 2t %.2f GB/s\n\n", kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
-        std::printf("decode step: %d llama blocks (model::build_block), 1 token, n_kv %lld, %s weights, f16 KV cache;\n"
-                    "step = build graph + allocate + fill inputs + compute; compute = compute() of a graph built once;\n"
-                    "eager and graph timed in alternating rounds (7, or 5 at d_model 2048): medians, ratio = median of the\n"
-                    "rounds' ratios; bw = read bandwidth, one run before each round; bound = weight bytes / bw;\n"
-                    "eff = median over the rounds of bound / graph step. Times in us.\n",
-                    kLayers, (long long)kDecodeContext, std::string(dtype_name(kWeightType)).c_str());
+        std::printf(
+            "memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
+            "1t %.2f GB/s, 2t %.2f GB/s\n\n",
+            kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
+        std::printf(
+            "decode step: %d llama blocks (model::build_block), 1 token, n_kv %lld, %s weights, f16 KV cache;\n"
+            "step = build graph + allocate + fill inputs + compute; compute = compute() of a graph built once;\n"
+            "eager and graph timed in alternating rounds (7, or 5 at d_model 2048): medians, ratio = median of the\n"
+            "rounds' ratios; bw = read bandwidth, one run before each round; bound = weight bytes / bw;\n"
+            "eff = median over the rounds of bound / graph step. Times in us.\n",
+            kLayers, (long long)kDecodeContext, std::string(dtype_name(kWeightType)).c_str());
         std::printf("%7s %3s %10s %8s %10s %10s %7s %10s %10s %7s %6s %6s %10s %7s\n", "d_model", "thr", "exec/nodes",
                     "MiB", "eager", "graph", "ratio", "eager-cmp", "graph-cmp", "ratio", "hits", "bw", "bound", "eff");
       }
@@ -69,9 +75,10 @@ void add_graph_suite(CLI::App& app) {
     std::vector<DispatchRow> dispatch;
     if (run("dispatch")) {
       if (!quiet) {
-        std::printf("\ndispatch: 1000-op chains on 1-element f32 tensors, ns per executed node\n"
-                    "(hit = backend->compute on a cached graph: key + find + verify + replay; launch = replay alone;\n"
-                    "medians of 7 rounds, wall clock; -cpu: the calling thread's CPU time)\n");
+        std::printf(
+            "\ndispatch: 1000-op chains on 1-element f32 tensors, ns per executed node\n"
+            "(hit = backend->compute on a cached graph: key + find + verify + replay; launch = replay alone;\n"
+            "medians of 7 rounds, wall clock; -cpu: the calling thread's CPU time)\n");
         std::printf("%-30s %3s %6s %10s %10s %10s %9s %10s %10s\n", "chain", "thr", "nodes", "eager", "hit", "launch",
                     "eager/hit", "hit-cpu", "launch-cpu");
       }
@@ -81,10 +88,12 @@ void add_graph_suite(CLI::App& app) {
     std::vector<LookupRow> lookup;
     if (run("lookup")) {
       if (!quiet) {
-        std::printf("\nlookup + verify on an exact hit, ns per node: ours = GraphSignature::key + GraphCache::find;\n"
-                    "recent = GraphCache::find_recent, graph mode's first try (the hit is the most recent entry);\n"
-                    "scan = record the graph's node properties (ggml_graph_node_properties) + linear scan of 12\n"
-                    "graphs, memcmp each (the hit last in the scan); medians of 7 rounds, wall clock; -cpu: the thread's CPU time\n");
+        std::printf(
+            "\nlookup + verify on an exact hit, ns per node: ours = GraphSignature::key + GraphCache::find;\n"
+            "recent = GraphCache::find_recent, graph mode's first try (the hit is the most recent entry);\n"
+            "scan = record the graph's node properties (ggml_graph_node_properties) + linear scan of 12\n"
+            "graphs, memcmp each (the hit last in the scan); medians of 7 rounds, wall clock; -cpu: the thread's CPU "
+            "time\n");
         std::printf("%-38s %6s %9s %9s %9s %9s %9s %9s %9s %9s\n", "cache holds", "nodes", "key", "find", "ours",
                     "recent", "scan", "scan/ours", "ours-cpu", "scan-cpu");
       }
@@ -136,7 +145,8 @@ void add_graph_suite(CLI::App& app) {
       for (const DecodeRow& r : decode) {
         if (r.d_model == 2048) worst = std::min(worst, r.bound_eff);
       }
-      targets.push_back({"d_model 2048 within 85% of the bandwidth bound", fmt("%.0f%% of the bound (worst of 1t/2t)", 100 * worst), worst >= 0.85});
+      targets.push_back({"d_model 2048 within 85% of the bandwidth bound",
+                         fmt("%.0f%% of the bound (worst of 1t/2t)", 100 * worst), worst >= 0.85});
     }
     if (!lookup.empty()) {
       double worst = 0, worst_cpu = 0, worst_recent = 0;
@@ -154,29 +164,53 @@ void add_graph_suite(CLI::App& app) {
     if (quiet) {
       json j_decode = json::array(), j_dispatch = json::array(), j_lookup = json::array(), j_cache = json::array();
       for (const DecodeRow& r : decode) {
-        j_decode.push_back({{"d_model", r.d_model}, {"threads", r.threads}, {"nodes", r.nodes}, {"executed_nodes", r.executed},
-                            {"weight_mib", r.weight_mib}, {"eager_step_s", r.eager_step_s}, {"graph_step_s", r.graph_step_s},
-                            {"step_ratio", r.step_ratio}, {"eager_compute_s", r.eager_compute_s},
-                            {"graph_compute_s", r.graph_compute_s}, {"compute_ratio", r.compute_ratio},
-                            {"graph_hit_rate", r.graph_hit_rate}, {"read_bandwidth_gbs", r.bandwidth / 1e9},
-                            {"bandwidth_bound_s", r.bound_s}, {"bound_over_graph_step", r.bound_eff}});
+        j_decode.push_back({{"d_model", r.d_model},
+                            {"threads", r.threads},
+                            {"nodes", r.nodes},
+                            {"executed_nodes", r.executed},
+                            {"weight_mib", r.weight_mib},
+                            {"eager_step_s", r.eager_step_s},
+                            {"graph_step_s", r.graph_step_s},
+                            {"step_ratio", r.step_ratio},
+                            {"eager_compute_s", r.eager_compute_s},
+                            {"graph_compute_s", r.graph_compute_s},
+                            {"compute_ratio", r.compute_ratio},
+                            {"graph_hit_rate", r.graph_hit_rate},
+                            {"read_bandwidth_gbs", r.bandwidth / 1e9},
+                            {"bandwidth_bound_s", r.bound_s},
+                            {"bound_over_graph_step", r.bound_eff}});
       }
       for (const DispatchRow& r : dispatch) {
-        j_dispatch.push_back({{"chain", r.chain}, {"threads", r.threads}, {"executed_nodes", r.executed},
-                              {"eager_ns_per_node", r.eager_ns}, {"hit_ns_per_node", r.hit_ns}, {"launch_ns_per_node", r.launch_ns},
-                              {"eager_over_hit", r.ratio}, {"hit_cpu_ns_per_node", r.hit_cpu_ns},
+        j_dispatch.push_back({{"chain", r.chain},
+                              {"threads", r.threads},
+                              {"executed_nodes", r.executed},
+                              {"eager_ns_per_node", r.eager_ns},
+                              {"hit_ns_per_node", r.hit_ns},
+                              {"launch_ns_per_node", r.launch_ns},
+                              {"eager_over_hit", r.ratio},
+                              {"hit_cpu_ns_per_node", r.hit_cpu_ns},
                               {"launch_cpu_ns_per_node", r.launch_cpu_ns}});
       }
       for (const LookupRow& r : lookup) {
-        j_lookup.push_back({{"scenario", r.scenario}, {"nodes", r.nodes}, {"key_ns_per_node", r.key_ns},
-                            {"find_ns_per_node", r.find_ns}, {"key_find_ns_per_node", r.ours_ns}, {"linear_scan_ns_per_node", r.scan_ns},
+        j_lookup.push_back({{"scenario", r.scenario},
+                            {"nodes", r.nodes},
+                            {"key_ns_per_node", r.key_ns},
+                            {"find_ns_per_node", r.find_ns},
+                            {"key_find_ns_per_node", r.ours_ns},
+                            {"linear_scan_ns_per_node", r.scan_ns},
                             {"find_recent_ns_per_node", r.recent_ns},
-                            {"scan_over_ours", r.ratio}, {"key_find_cpu_ns_per_node", r.ours_cpu_ns},
+                            {"scan_over_ours", r.ratio},
+                            {"key_find_cpu_ns_per_node", r.ours_cpu_ns},
                             {"linear_scan_cpu_ns_per_node", r.scan_cpu_ns}});
       }
       for (const CacheCell& c : cache) {
-        j_cache.push_back({{"update_guard", c.guard && c.capacity > 0}, {"k", c.k}, {"capacity", c.capacity}, {"graph_mode", c.capacity > 0}, {"step_s", c.step_s},
-                           {"hit_rate", c.hit_rate}, {"eager_fraction", c.eager_fraction}});
+        j_cache.push_back({{"update_guard", c.guard && c.capacity > 0},
+                           {"k", c.k},
+                           {"capacity", c.capacity},
+                           {"graph_mode", c.capacity > 0},
+                           {"step_s", c.step_s},
+                           {"hit_rate", c.hit_rate},
+                           {"eager_fraction", c.eager_fraction}});
       }
       out["decode"] = j_decode;
       out["dispatch"] = j_dispatch;

@@ -44,7 +44,7 @@ struct Model {
   std::vector<model::BlockWeights> layers;
   std::vector<model::KvCache> caches;
   double weight_bytes = 0;  // read by every step (the KV caches are not counted)
-  std::vector<float> x;  // the residual stream fed to every step
+  std::vector<float> x;     // the residual stream fed to every step
 
   Model(const ModelSize& size, int64_t n_ctx);
 };
@@ -158,7 +158,7 @@ constexpr int kCacheKs[] = {1, 2, 4, 8, 16};
 constexpr size_t kCapacities[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
 struct CacheCell {
-  bool guard;      // the consecutive-update guard at its default (else disabled)
+  bool guard;  // the consecutive-update guard at its default (else disabled)
   int k;
   size_t capacity;  // 0: eager (graph mode off)
   double step_s;

@@ -17,9 +17,10 @@ TORCH_LIBRARY(tilegraph, m) {
   // scalars[i] is the f32 scalar scalar_names[i]. A matrix output is out_dtype, else the type
   // its statement casts to last (`D = f16(...)`), else float32; a row_*/col_* reduction output
   // is a float32 vector of N / M values.
-  m.def("evg_matmul(Tensor a, Tensor b, str epilogue, str[] names, Tensor[] tensors, str[] scalar_names, "
-        "float[] scalars, ScalarType? out_dtype=None, str[]? outputs=None) -> Tensor[]",
-        &tg::python::evg_matmul);
+  m.def(
+      "evg_matmul(Tensor a, Tensor b, str epilogue, str[] names, Tensor[] tensors, str[] scalar_names, "
+      "float[] scalars, ScalarType? out_dtype=None, str[]? outputs=None) -> Tensor[]",
+      &tg::python::evg_matmul);
   // The in-process kernel cache's kernels, hits and misses, and the JIT's compiles and disk hits
   // in this process.
   m.def("cache_stats() -> (int kernels, int hits, int misses, int jit_compiles, int jit_disk_hits)",

@@ -19,8 +19,7 @@ bool env_bool(const char* name, bool fallback) {
   const std::optional<std::string> raw = env(name);
   if (!raw || raw->empty()) return fallback;
   std::string value = *raw;
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (value == "1" || value == "on" || value == "true" || value == "yes") return true;
   if (value == "0" || value == "off" || value == "false" || value == "no") return false;
   throw Error(std::string(name) + "='" + *raw + "': expected on/off, true/false, yes/no or 1/0");

@@ -169,8 +169,7 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa
     throw Error("cpu: this CPU cannot run the " + std::string(isa_name(isa)) +
                 " kernels (best: " + std::string(isa_name(best_isa())) + ")");
   }
-  const int n_threads =
-      options.num_threads > 0 ? options.num_threads : config::default_num_threads();
+  const int n_threads = options.num_threads > 0 ? options.num_threads : config::default_num_threads();
   return std::make_unique<CpuBackend>(n_threads, isa, options.fuse);
 }
 

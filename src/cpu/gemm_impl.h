@@ -18,10 +18,10 @@
 namespace tg::cpu {
 namespace {
 
-using StoreGemm = evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue,
-                                             evg::host::BlockScheduler>;
-using CallbackGemm = evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::CallbackEpilogue,
-                                                evg::host::BlockScheduler>;
+using StoreGemm =
+    evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue, evg::host::BlockScheduler>;
+using CallbackGemm =
+    evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::CallbackEpilogue, evg::host::BlockScheduler>;
 
 void micro_kernel(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                   bool accumulate) {
@@ -66,8 +66,8 @@ void gemm_with_epilogue(const GemmPlan& plan, const evg::MatrixOperand& a, const
 
 template <Isa kIsa>
 GemmKernels make_gemm_kernels() {
-  return {kIsa, evg::host::kTileRows, evg::host::kTileCols, micro_kernel, plan<kIsa>, gemm<kIsa>,
-          gemm_with_epilogue<kIsa>};
+  return {kIsa,       evg::host::kTileRows, evg::host::kTileCols,    micro_kernel,
+          plan<kIsa>, gemm<kIsa>,           gemm_with_epilogue<kIsa>};
 }
 
 }  // namespace

@@ -6,8 +6,7 @@ namespace tg::cpu {
 
 bool takes_mat_vec(const Tensor& a, const Tensor& b) {
   if (b.ne[1] == 1) return true;
-  return is_quantized(a.type) && a.nb[0] == dtype_traits(a.type).type_size &&
-         b.ne[1] <= kMaxQuantTokens;
+  return is_quantized(a.type) && a.nb[0] == dtype_traits(a.type).type_size && b.ne[1] <= kMaxQuantTokens;
 }
 
 const float* read_activation_row(const VecKernels& vec, DType weight_type, const Tensor& b, int64_t i1, int64_t i2,

@@ -18,9 +18,7 @@ class QuantActivationRows {
     });
   }
 
-  const uint8_t* row(int64_t n, int64_t batch) const {
-    return data_ + size_t(batch * b_.ne[1] + n) * row_bytes_;
-  }
+  const uint8_t* row(int64_t n, int64_t batch) const { return data_ + size_t(batch * b_.ne[1] + n) * row_bytes_; }
 
  private:
   const Tensor& b_;
@@ -55,8 +53,8 @@ void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContex
       for (int64_t p = 0; p < n_panels_a; ++p) {
         const int64_t m = item.m0 + p * nr;
         vec.pack_quant_panel(a.type, kc, int(std::min<int64_t>(nr, m_len - m)),
-                             row_ptr(a, m, item.i2 / bc.r2, item.i3 / bc.r3) + k0 / layout.block * block_bytes,
-                             a.nb[1], panels + size_t(p) * panel_bytes);
+                             row_ptr(a, m, item.i2 / bc.r2, item.i3 / bc.r3) + k0 / layout.block * block_bytes, a.nb[1],
+                             panels + size_t(p) * panel_bytes);
       }
       const size_t x_offset = size_t(k0 / layout.block) * layout.activation_block_bytes();
       for (int64_t q = item.q_begin; q < item.q_end; ++q) {
@@ -65,9 +63,8 @@ void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContex
         for (int t = 0; t < tokens; ++t) x[t] = x_rows.row(n + t, item.batch) + x_offset;
         for (int64_t p = 0; p < n_panels_a; ++p) {
           const int64_t m = item.m0 + p * nr;
-          vec.quant_gemm_tile(layout, kc, panels + size_t(p) * panel_bytes,
-                              int(std::min<int64_t>(nr, m_len - m)), tokens, x,
-                              output_at(node, m, n, item.i2, item.i3), ldc, kb > 0);
+          vec.quant_gemm_tile(layout, kc, panels + size_t(p) * panel_bytes, int(std::min<int64_t>(nr, m_len - m)),
+                              tokens, x, output_at(node, m, n, item.i2, item.i3), ldc, kb > 0);
         }
       }
     }

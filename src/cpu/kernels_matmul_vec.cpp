@@ -9,9 +9,7 @@ namespace tg::cpu {
 namespace {
 
 // The activation formats (quant.h) as the vector tables quantize them.
-void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_K* y, const float* x) {
-  vec.quantize_q8k(n, y, x);
-}
+void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_K* y, const float* x) { vec.quantize_q8k(n, y, x); }
 void quantize_activations(const VecKernels& vec, int64_t n, BlockQ8_32* y, const float* x) {
   vec.quantize_q8_32(n, y, x);
 }
@@ -43,9 +41,7 @@ class FloatRows {
     return converted_ + ((i3 * b_.ne[2] + i2) * b_.ne[1] + n) * b_.ne[0];
   }
   // Floats from row n to row n + 1 of one batch.
-  int64_t row_stride() const {
-    return converted_ ? b_.ne[0] : int64_t(b_.nb[1] / sizeof(float));
-  }
+  int64_t row_stride() const { return converted_ ? b_.ne[0] : int64_t(b_.nb[1] / sizeof(float)); }
 
  private:
   const Tensor& b_;
@@ -98,11 +94,9 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
       const int64_t stride = int64_t(a.nb[1]);
       float* out = output_at(node, m, 0, i2, i3);
       if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_K>>) {
-        vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
-                         out_stride);
+        vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride);
       } else if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_32>>) {
-        vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out,
-                           out_stride);
+        vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride);
       } else if (!direct) {
         for (int64_t j = 0; j < count; ++j) {
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);

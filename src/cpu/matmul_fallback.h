@@ -101,9 +101,8 @@ void for_each_gemm_item(const Tensor& node, int64_t m_len, const GemmItems& item
       const int64_t chunk = i % items.n_chunks, tm = i / items.n_chunks % items.m_tiles,
                     batch = i / (items.n_chunks * items.m_tiles);
       const int64_t q_begin = chunk * items.panels_per_chunk;
-      fn(tc, GemmItem{batch, batch % node.ne[2], batch / node.ne[2], tm * kTileM,
-                      std::min(kTileM, m_len - tm * kTileM), q_begin,
-                      std::min(items.n_panels, q_begin + items.panels_per_chunk)});
+      fn(tc, GemmItem{batch, batch % node.ne[2], batch / node.ne[2], tm * kTileM, std::min(kTileM, m_len - tm * kTileM),
+                      q_begin, std::min(items.n_panels, q_begin + items.panels_per_chunk)});
     }
   });
 }

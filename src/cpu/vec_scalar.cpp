@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "simd.h"
-#include "vec.h"
 #include "tilegraph/evg/fusion/math.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace scalar {

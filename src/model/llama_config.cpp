@@ -55,8 +55,8 @@ float float_key(const GgufFile& file, const std::string& key, float fallback) {
 
 // RoPE's position scale, as llama.cpp reads it (`prefix`: the architecture's keys, "llama."):
 // linear scaling (also what a file without llama.rope.scaling.type means) divides positions by
-// llama.rope.scaling.factor (older files: llama.rope.scale_linear; absent or 0: no scaling); type none never scales. YaRN and the other
-// schemes change more than the scale, so they are refused.
+// llama.rope.scaling.factor (older files: llama.rope.scale_linear; absent or 0: no scaling); type none never scales.
+// YaRN and the other schemes change more than the scale, so they are refused.
 float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
   std::string type = "linear";
   if (const GgufValue* v = file.find(prefix + gguf_keys::kRopeScalingType)) {
@@ -66,8 +66,8 @@ float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
       fail(prefix + "rope.scaling.type " + v->describe() + " is not supported (only none and linear)");
     }
   }
-  const std::string key =
-      file.find(prefix + gguf_keys::kRopeScalingFactor) ? prefix + gguf_keys::kRopeScalingFactor : prefix + gguf_keys::kRopeScaleLinear;
+  const std::string key = file.find(prefix + gguf_keys::kRopeScalingFactor) ? prefix + gguf_keys::kRopeScalingFactor
+                                                                            : prefix + gguf_keys::kRopeScaleLinear;
   const GgufValue* factor = file.find(key);
   if (type == "none" || !factor) return 1.0f;
   double value;
@@ -77,8 +77,10 @@ float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
     fail(std::string(key) + " must be f32 or f64, got " + factor->describe());
   }
   if (value == 0) return 1.0f;
-  if (!std::isfinite(value) || value < 0) fail(std::string(key) + " must be positive and finite, got " + factor->describe());
-  if (!std::isnormal(float(1.0 / value))) fail(std::string(key) + " = " + factor->describe() + " is outside the range of f32 (as 1 / factor)");
+  if (!std::isfinite(value) || value < 0)
+    fail(std::string(key) + " must be positive and finite, got " + factor->describe());
+  if (!std::isnormal(float(1.0 / value)))
+    fail(std::string(key) + " = " + factor->describe() + " is outside the range of f32 (as 1 / factor)");
   return float(1.0 / value);
 }
 
@@ -121,9 +123,7 @@ BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType ca
   return b;
 }
 
-std::string_view architecture_name(Architecture arch) {
-  return arch == Architecture::kQwen2 ? "qwen2" : "llama";
-}
+std::string_view architecture_name(Architecture arch) { return arch == Architecture::kQwen2 ? "qwen2" : "llama"; }
 
 std::optional<Architecture> architecture_from_name(std::string_view name) {
   for (Architecture arch : {Architecture::kLlama, Architecture::kQwen2}) {
@@ -149,7 +149,8 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   c.n_layer = int_key(file, prefix + gguf_keys::kBlockCount);
   c.n_ff = int_key(file, prefix + gguf_keys::kFeedForwardLength);
   c.n_head = int_key(file, prefix + gguf_keys::kHeadCount);
-  c.n_head_kv = file.find(prefix + gguf_keys::kHeadCountKv) ? int_key(file, prefix + gguf_keys::kHeadCountKv) : c.n_head;
+  c.n_head_kv =
+      file.find(prefix + gguf_keys::kHeadCountKv) ? int_key(file, prefix + gguf_keys::kHeadCountKv) : c.n_head;
   c.rms_eps = float_key(file, prefix + gguf_keys::kLayerNormRmsEpsilon, c.rms_eps);
   c.rope_base = float_key(file, prefix + gguf_keys::kRopeFreqBase, c.rope_base);
   const GgufValue* tokens = file.find(gguf_keys::kTokens);
@@ -180,8 +181,8 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   }
   for (const std::string& key : {prefix + gguf_keys::kKeyLength, prefix + gguf_keys::kValueLength}) {
     if (file.find(key) && int_key(file, key) != c.head_dim()) {
-      fail(key + " " + std::to_string(int_key(file, key)) + " differs from head_dim " +
-           std::to_string(c.head_dim()) + " (n_embd / n_head): other head sizes are not supported");
+      fail(key + " " + std::to_string(int_key(file, key)) + " differs from head_dim " + std::to_string(c.head_dim()) +
+           " (n_embd / n_head): other head sizes are not supported");
     }
   }
   if (file.find(prefix + gguf_keys::kExpertCount)) {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf_keys.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/vocab.h"
-#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
@@ -18,17 +18,17 @@ namespace {
 // the closest to all of one type).
 uint32_t file_type(DType type) {
   switch (type) {
-    case DType::F32: return 0;   // LLAMA_FTYPE_ALL_F32
-    case DType::F16: return 1;   // LLAMA_FTYPE_MOSTLY_F16
-    case DType::Q4_0: return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
-    case DType::Q4_1: return 3;  // LLAMA_FTYPE_MOSTLY_Q4_1
-    case DType::Q8_0: return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
-    case DType::Q5_0: return 8;  // LLAMA_FTYPE_MOSTLY_Q5_0
-    case DType::Q5_1: return 9;  // LLAMA_FTYPE_MOSTLY_Q5_1
-    case DType::Q4_K: return 14; // LLAMA_FTYPE_MOSTLY_Q4_K_S
-    case DType::Q5_K: return 16; // LLAMA_FTYPE_MOSTLY_Q5_K_S
-    case DType::Q6_K: return 18; // LLAMA_FTYPE_MOSTLY_Q6_K
-    case DType::BF16: return 32; // LLAMA_FTYPE_MOSTLY_BF16
+    case DType::F32: return 0;    // LLAMA_FTYPE_ALL_F32
+    case DType::F16: return 1;    // LLAMA_FTYPE_MOSTLY_F16
+    case DType::Q4_0: return 2;   // LLAMA_FTYPE_MOSTLY_Q4_0
+    case DType::Q4_1: return 3;   // LLAMA_FTYPE_MOSTLY_Q4_1
+    case DType::Q8_0: return 7;   // LLAMA_FTYPE_MOSTLY_Q8_0
+    case DType::Q5_0: return 8;   // LLAMA_FTYPE_MOSTLY_Q5_0
+    case DType::Q5_1: return 9;   // LLAMA_FTYPE_MOSTLY_Q5_1
+    case DType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S
+    case DType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S
+    case DType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
+    case DType::BF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16
     case DType::I32: break;
   }
   throw Error("llama: no file type for " + std::string(dtype_name(type)) + " weights");

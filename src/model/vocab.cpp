@@ -103,7 +103,8 @@ std::vector<int32_t> Vocab::encode(std::span<const TextPart> parts) const {
                 " (tokenizer.ggml.pre) is not supported; supported: " + std::string(kSupportedPretokenizers));
   }
   if (kind_ == Kind::kBytePairGpt2 && !merges_) {
-    throw Error("tokenizer: this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text (pass token ids)");
+    throw Error(
+        "tokenizer: this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text (pass token ids)");
   }
   std::vector<int32_t> ids;
   if (add_bos_) ids.push_back(bos_);
@@ -153,7 +154,8 @@ std::string Vocab::decode(std::span<const int32_t> ids) const {
   std::string out;
   for (int32_t id : ids) {
     if (id < 0 || id >= size()) {
-      throw Error("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(size()) + " tokens");
+      throw Error("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(size()) + " tokens");
     }
     if (kind_ == Kind::kSentencePiece) {
       append_sentencepiece(id, out);

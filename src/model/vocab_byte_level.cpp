@@ -31,8 +31,8 @@ Vocab Vocab::minimal_bpe(int64_t n_vocab, std::string_view pre, std::span<const 
                 " tokens, n_vocab is " + std::to_string(n_vocab));
   }
   // Enough rules that encoding merges in several rounds and by rank, not just byte by byte.
-  static constexpr std::string_view kRules[] = {"\xc4\xa0 t", "h e", "i n", "\xc4\xa0t he", "e r", "\xc4\xa0 a",
-                                                "o n", "\xc4\xa0 s", "r e", "a t", "\xc4\xa0 w", "o r"};
+  static constexpr std::string_view kRules[] = {"\xc4\xa0 t", "h e", "i n", "\xc4\xa0t he", "e r", "\xc4\xa0 a", "o n",
+                                                "\xc4\xa0 s", "r e", "a t", "\xc4\xa0 w",   "o r"};
   Vocab v;
   v.kind_ = Kind::kBytePairGpt2;
   std::vector<std::string> pieces;
@@ -48,7 +48,8 @@ Vocab Vocab::minimal_bpe(int64_t n_vocab, std::string_view pre, std::span<const 
     add(std::string(rule.substr(0, space)) + std::string(rule.substr(space + 1)), TokenType::kNormal);
   }
   const std::string space = gpt2_byte_level(" ");
-  while (int64_t(pieces.size() + specials.size()) < n_vocab) add(space + "t" + std::to_string(pieces.size()), TokenType::kNormal);
+  while (int64_t(pieces.size() + specials.size()) < n_vocab)
+    add(space + "t" + std::to_string(pieces.size()), TokenType::kNormal);
   const int32_t first_special = int32_t(pieces.size());
   for (std::string_view special : specials) add(std::string(special), TokenType::kControl);
   v.bos_ = first_special + bos;
@@ -85,8 +86,8 @@ void Vocab::encode_byte_level(std::string_view text, std::vector<int32_t>& ids) 
       if (unknown_ < 0) {
         char byte[8];
         std::snprintf(byte, sizeof byte, "0x%02X", unsigned(gpt2_byte_of_code_point(decode_utf8(piece, 0).code_point)));
-        throw Error(std::string("tokenizer: the vocabulary has neither a piece for byte ") + byte + " (" + printable(piece, '"') +
-                    ") nor an unknown token");
+        throw Error(std::string("tokenizer: the vocabulary has neither a piece for byte ") + byte + " (" +
+                    printable(piece, '"') + ") nor an unknown token");
       }
       ids.push_back(unknown_);
     }

@@ -7,8 +7,8 @@
 #include "pretokenizer.h"
 #include "printable.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/model/vocab.h"
 #include "tilegraph/model/gguf_keys.h"
+#include "tilegraph/model/vocab.h"
 
 namespace tg::model {
 
@@ -38,7 +38,8 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   } else if (model_name == "gpt2") {
     v.kind_ = Kind::kBytePairGpt2;
   } else {
-    if (unsupported) *unsupported = model ? printable(model_name.empty() ? model->describe() : model_name, '"') : "none";
+    if (unsupported)
+      *unsupported = model ? printable(model_name.empty() ? model->describe() : model_name, '"') : "none";
     return std::nullopt;
   }
   if (!tokens->is_array() || tokens->element_type() != GgufType::STRING) {
@@ -47,7 +48,8 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
   v.set_pieces(tokens->get_array<std::string>());
   const size_t n = size_t(v.size());
   if (n == 0) throw Error(file.source() + ": tokenizer.ggml.tokens is empty");
-  if (n > size_t(INT32_MAX)) throw Error(file.source() + ": tokenizer.ggml.tokens has more tokens than int32 ids can name");
+  if (n > size_t(INT32_MAX))
+    throw Error(file.source() + ": tokenizer.ggml.tokens has more tokens than int32 ids can name");
 
   const std::vector<float>* scores = optional_array<float>(file, gguf_keys::kScores, n);
   v.scores_ = scores ? *scores : std::vector<float>(n, 0.0f);
@@ -73,15 +75,16 @@ std::optional<Vocab> Vocab::from_gguf(const GgufFile& file, std::string* unsuppo
     }
     if (id == -1 || id == int64_t(UINT32_MAX)) return -1;
     if (id < 0 || id >= int64_t(n)) {
-      throw Error(file.source() + ": " + std::string(key) + " is " + std::to_string(id) + ", outside the vocabulary of " +
-                  std::to_string(n) + " tokens");
+      throw Error(file.source() + ": " + std::string(key) + " is " + std::to_string(id) +
+                  ", outside the vocabulary of " + std::to_string(n) + " tokens");
     }
     return int32_t(id);
   };
   const auto flag = [&](std::string_view key, bool fallback) {
     const GgufValue* value = file.find(key);
     if (!value) return fallback;
-    if (value->type() != GgufType::BOOL) throw Error(file.source() + ": " + std::string(key) + " must be a bool, got " + value->describe());
+    if (value->type() != GgufType::BOOL)
+      throw Error(file.source() + ": " + std::string(key) + " must be a bool, got " + value->describe());
     return value->get<bool>();
   };
   const bool spm = v.kind_ == Kind::kSentencePiece;

@@ -6,7 +6,7 @@
 
 namespace tg::model {
 
-inline constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+inline constexpr std::string_view kWordStart = "\xe2\x96\x81";     // U+2581, SentencePiece's space
 inline constexpr std::string_view kUnknownPiece = "\xe2\x96\x85";  // U+2585, what llama.cpp shows for <unk>
 
 // The byte token of `byte`: "<0xNN>".

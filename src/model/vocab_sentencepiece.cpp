@@ -28,7 +28,8 @@ int byte_of_piece(std::string_view piece) {
 
 Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
   if (n_vocab < 3) {
-    throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " + std::to_string(n_vocab));
+    throw Error("llama: a llama tokenizer needs at least 3 tokens (<unk>, <s>, </s>), n_vocab is " +
+                std::to_string(n_vocab));
   }
   Vocab v;
   std::vector<std::string> pieces;
@@ -42,7 +43,8 @@ Vocab Vocab::minimal_sentencepiece(int64_t n_vocab) {
   add("</s>", 0.0f, TokenType::kControl);
   // Byte-fallback tokens first, as SentencePiece vocabularies have them.
   const auto count = [&] { return int64_t(pieces.size()); };
-  for (int byte = 0; byte < 256 && count() < n_vocab; ++byte) add(byte_piece(static_cast<unsigned char>(byte)), 0.0f, TokenType::kByte);
+  for (int byte = 0; byte < 256 && count() < n_vocab; ++byte)
+    add(byte_piece(static_cast<unsigned char>(byte)), 0.0f, TokenType::kByte);
   if (count() < n_vocab) add(std::string(kWordStart), 0.0f, TokenType::kNormal);  // a space, not its three bytes
   while (count() < n_vocab) {
     const int64_t id = count();

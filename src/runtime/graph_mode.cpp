@@ -6,8 +6,8 @@
 #include <limits>
 #include <optional>
 
-#include "tilegraph/core/error.h"
 #include "tilegraph/core/env.h"
+#include "tilegraph/core/error.h"
 
 namespace tg {
 
@@ -269,8 +269,8 @@ std::string format_stats(const GraphModeStats& s) {
   if (s.disables || s.reenables) {
     out += "; switched off " + std::to_string(s.disables) + ", back on " + std::to_string(s.reenables);
   }
-  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms",
-                s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3);
+  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms", s.capture_seconds * 1e3,
+                s.replay_seconds * 1e3, s.eager_seconds * 1e3);
   return out + line;
 }
 

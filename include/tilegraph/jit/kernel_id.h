@@ -25,7 +25,7 @@ struct KernelKeyInputs {
   SourceDigest template_source;
   std::vector<SourceDigest> headers;  // every file the template includes, directly or not
   std::string compiler_path;
-  std::string compiler_version;  // the compiler's --version output
+  std::string compiler_version;    // the compiler's --version output
   std::vector<std::string> flags;  // every argument but the output and the template
   std::string tilegraph_version = TG_VERSION;
 };

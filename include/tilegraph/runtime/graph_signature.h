@@ -18,9 +18,9 @@
 namespace tg {
 
 enum class SignatureMatch {
-  kDifferent,       // structure differs: another graph
-  kAddressesOnly,   // same structure, some data addresses moved: re-bind the captured graph
-  kExact,           // replay as captured
+  kDifferent,      // structure differs: another graph
+  kAddressesOnly,  // same structure, some data addresses moved: re-bind the captured graph
+  kExact,          // replay as captured
 };
 
 // What a lookup hashes in one pass over the graph.

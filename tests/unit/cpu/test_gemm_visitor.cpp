@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "gemm_test_utils.h"
 #include "launcher.h"
 #include "thread_pool.h"
-#include "gemm_test_utils.h"
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/evg/host/block_mmad.h"
 #include "tilegraph/evg/host/block_scheduler.h"
@@ -74,8 +74,8 @@ TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
         for (int64_t j = 0; j < p.n; ++j) {
           const float got = d[size_t(i * p.n + j)];
           const float acc = (got - bias[size_t(j)]) / 2.0f;
-          ASSERT_TRUE(ref.close(i, j, acc, p.k + 2)) << "m=" << p.m << " threads=" << threads << " at (" << i
-                                                     << ", " << j << "): " << got;
+          ASSERT_TRUE(ref.close(i, j, acc, p.k + 2))
+              << "m=" << p.m << " threads=" << threads << " at (" << i << ", " << j << "): " << got;
         }
       }
     }
@@ -122,7 +122,8 @@ TEST(MatmulVisitor, RowStripsCoverEachBlockInOrderFromOneThread) {
   using Gemm = kernel::MatmulVisitor<host::BlockMmad, StripRecorder, host::BlockScheduler>;
   std::mt19937 rng(3);
   // Several K blocks; two block rows; the streaming path (whole blocks); K = 0.
-  for (const GemmShape& p : {GemmShape{37, 90, 260}, GemmShape{731, 41, 17}, GemmShape{1, 70, 33}, GemmShape{5, 9, 0}}) {
+  for (const GemmShape& p :
+       {GemmShape{37, 90, 260}, GemmShape{731, 41, 17}, GemmShape{1, 70, 33}, GemmShape{5, 9, 0}}) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 0);
     const Reference ref(a, b, p);

@@ -8,10 +8,10 @@
 #include <optional>
 
 #include "tilegraph/evg/block.h"
-#include "tilegraph/evg/host/block_mmad.h"
-#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/driver/gemm_params.h"
 #include "tilegraph/evg/driver/kernel_protocol.h"
+#include "tilegraph/evg/host/block_mmad.h"
+#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 
 namespace tg::evg::driver {

@@ -28,8 +28,8 @@ namespace tg::evg {
 template <int N>
 struct ScratchLayout {
   static constexpr int kMaxSlots = 3 * N + 1;
-  std::array<int, N> slot{};            // first slot of a node's buffer, -1 if it has none
-  std::array<bool, N> materialized{};   // compute nodes whose value is written to scratch
+  std::array<int, N> slot{};           // first slot of a node's buffer, -1 if it has none
+  std::array<bool, N> materialized{};  // compute nodes whose value is written to scratch
   std::array<int, N> time{};
   std::array<int, N> last_use{};
   std::array<size_t, kMaxSlots> slot_bytes{};

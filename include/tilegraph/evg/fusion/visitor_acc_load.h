@@ -32,8 +32,7 @@ struct VisitorAccLoad {
   template <int W>
   void load(const SubTile& tile, float* out) const {
     for (int r = 0; r < tile.rows; ++r) {
-      std::memcpy(out + int64_t(r) * tile.ld, tile.acc + r * tile.acc_ld,
-                  size_t(tile.cols) * sizeof(float));
+      std::memcpy(out + int64_t(r) * tile.ld, tile.acc + r * tile.acc_ld, size_t(tile.cols) * sizeof(float));
     }
   }
 };

@@ -23,8 +23,7 @@ struct VisitorAuxLoad {
     Layout layout{};
   };
 
-  VisitorAuxLoad(const Arguments& args, const NodeContext& ctx)
-      : ptr_(reinterpret_cast<const Lane*>(args.ptr)) {
+  VisitorAuxLoad(const Arguments& args, const NodeContext& ctx) : ptr_(reinterpret_cast<const Lane*>(args.ptr)) {
     args.layout.resolve(ctx.problem.m, ctx.problem.n, row_stride_, col_stride_, ctx, kName);
     if (!ptr_ && ctx.problem.m > 0 && ctx.problem.n > 0) node_error(ctx, kName, "null pointer");
     footprint_ = strided_footprint(ptr_, sizeof(Lane), ctx.problem.m, ctx.problem.n, row_stride_, col_stride_);

@@ -299,9 +299,7 @@ class BlockMmad {
     // Panels of one K block are adjacent, so a block's panels are read in one stream. An A panel
     // of a short last K block fills the start of its slot (its rows kc apart); the B panels of a
     // K block follow each other densely (as pack_b_panels writes them), kc x kTileCols apart.
-    int64_t a_panel_offset(int64_t kb, int64_t panel) const {
-      return (kb * a_panels + panel) * kDepth * kTileRows;
-    }
+    int64_t a_panel_offset(int64_t kb, int64_t panel) const { return (kb * a_panels + panel) * kDepth * kTileRows; }
     int64_t b_panel_offset(int64_t kb, int64_t panel) const {
       const int64_t kc = std::min(kDepth, k_total - kb * kDepth);
       return (kb * b_panels * kDepth + panel * kc) * kTileCols;

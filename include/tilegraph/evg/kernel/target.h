@@ -14,9 +14,8 @@
 // TG_EVG_JIT_TARGET_AVX512 (and TG_EVG_JIT_TARGET_BF16_DOT with avx512bf16) or
 // TG_EVG_JIT_TARGET_AVX2 first: GCC's C++ front end does not define __AVX512F__ and the like for
 // a target pragma.
-#if defined(TG_EVG_JIT_TARGET_AVX512) || \
-    (defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX2__) && \
-     defined(__FMA__) && defined(__F16C__))
+#if defined(TG_EVG_JIT_TARGET_AVX512) || (defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+                                          defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #define TG_EVG_TARGET_AVX512 1
 #if defined(__AVX512BF16__) || defined(TG_EVG_JIT_TARGET_BF16_DOT)
 // AVX512_BF16's vdpbf16ps: the BlockMmad multiplies bf16 by bf16 as pairs (block_mmad.h).
