@@ -112,10 +112,16 @@ void run_suite(bool json, int64_t m, int64_t n) {
   const double elements = double(m * n);
   const double fused_cpu = cases[0].cpu_seconds;
   if (json) {
-    nlohmann::json out = {{"suite", "evg"}, {"m", m}, {"n", n}, {"lanes", fused.lanes()},
-                          {"epilogue", source}, {"cases", nlohmann::json::array()}};
+    nlohmann::json out = {{"suite", "evg"},
+                          {"m", m},
+                          {"n", n},
+                          {"lanes", fused.lanes()},
+                          {"epilogue", source},
+                          {"cases", nlohmann::json::array()}};
     for (const Case& c : cases) {
-      out["cases"].push_back({{"name", c.name}, {"median_ms", c.seconds * 1e3}, {"cpu_median_ms", c.cpu_seconds * 1e3},
+      out["cases"].push_back({{"name", c.name},
+                              {"median_ms", c.seconds * 1e3},
+                              {"cpu_median_ms", c.cpu_seconds * 1e3},
                               {"cpu_ns_per_element", c.cpu_seconds / elements * 1e9},
                               {"vs_fused", c.cpu_seconds / fused_cpu}});
     }
@@ -140,8 +146,12 @@ void add_evg_suite(CLI::App& app) {
   auto n = std::make_shared<int64_t>(4096);
   auto* cmd = app.add_subcommand("evg", "Epilogue visitor graphs: fused vs staged vs scalar vs separate passes");
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("-m", *m, "Output rows")->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))->capture_default_str();
-  cmd->add_option("-n", *n, "Output columns")->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))->capture_default_str();
+  cmd->add_option("-m", *m, "Output rows")
+      ->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))
+      ->capture_default_str();
+  cmd->add_option("-n", *n, "Output columns")
+      ->check(tg::cli::integer_in<int64_t>(1, int64_t(1) << 16))
+      ->capture_default_str();
   cmd->callback([=] { run_suite(*json, *m, *n); });
 }
 

@@ -29,24 +29,24 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "gemm.h"
 #include "gemm_buffers.h"
+#include "launcher.h"
 #include "measure.h"
 #include "peer_process.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/frontend/compiled_gemm.h"
 #include "tilegraph/jit/compiler.h"
+#include "vec.h"
 
 namespace tg::bench {
 
 namespace {
 
-using nlohmann::json;
 using evg::frontend::Binding;
 using evg::frontend::GemmInput;
+using nlohmann::json;
 
 struct FusedProblem {
   int64_t m, n, k;
@@ -147,9 +147,10 @@ FusedRow run_fused_problem(const FusedProblem& p, int threads, int rounds, const
   };
 
   const GemmInput in_a = GemmInput::row_major(a.data, p.m, p.k);
-  const GemmInput in_b = p.weights_transposed ? GemmInput::col_major(b.data, p.k, p.n)
-                                              : GemmInput::row_major(b.data, p.k, p.n);
-  const evg::frontend::Bindings bindings{{"bias", Binding::vector(bias.data)}, {"D", Binding::matrix(d_fused.data, p.n)}};
+  const GemmInput in_b =
+      p.weights_transposed ? GemmInput::col_major(b.data, p.k, p.n) : GemmInput::row_major(b.data, p.k, p.n);
+  const evg::frontend::Bindings bindings{{"bias", Binding::vector(bias.data)},
+                                         {"D", Binding::matrix(d_fused.data, p.n)}};
   auto run_fused = [&] { fused.run(in_a, in_b, bindings, launcher); };
   auto run_gemm = [&] { gemm(d_gemm.data); };
   // Row passes over D, split into contiguous row ranges per thread, as the backend splits them.
@@ -179,8 +180,12 @@ FusedRow run_fused_problem(const FusedProblem& p, int threads, int rounds, const
   std::vector<double> torch_times;
   auto time_torch = [&] {
     if (!torch.available()) return;
-    const json reply = torch.request({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"threads", threads},
-                                      {"b_transposed", p.weights_transposed}, {"min_seconds", kMinSeconds}});
+    const json reply = torch.request({{"m", p.m},
+                                      {"n", p.n},
+                                      {"k", p.k},
+                                      {"threads", threads},
+                                      {"b_transposed", p.weights_transposed},
+                                      {"min_seconds", kMinSeconds}});
     if (reply.contains("seconds")) torch_times.push_back(reply["seconds"].get<double>());
   };
   // Each round starts with another peer (torch's turn is index peers.size()), so that none always
@@ -210,7 +215,9 @@ FusedRow run_fused_problem(const FusedProblem& p, int threads, int rounds, const
   return row;
 }
 
-double gflops(const FusedProblem& p, double s) { return s > 0 ? 2.0 * double(p.m) * double(p.n) * double(p.k) / s / 1e9 : 0; }
+double gflops(const FusedProblem& p, double s) {
+  return s > 0 ? 2.0 * double(p.m) * double(p.n) * double(p.k) / s / 1e9 : 0;
+}
 
 // tanh gelu in different approximations (ours, oneDNN's) on f32 sums of up to 4096 terms.
 constexpr double kMaxDifference = 1e-4;
@@ -255,17 +262,19 @@ FusedSection run_fused_gemm_section(int rounds, bool quiet) {
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
 
   PeerProcess torch({"/usr/bin/python3", torch_script()});
-  const std::string torch_status =
-      torch.available() ? "torch " + torch.greeting().value("torch", std::string("?")) + " (BLAS: " +
-                              torch.greeting().value("blas", std::string("?")) + ")"
-                        : "torch unavailable: " + torch.error();
+  const std::string torch_status = torch.available()
+                                       ? "torch " + torch.greeting().value("torch", std::string("?")) +
+                                             " (BLAS: " + torch.greeting().value("blas", std::string("?")) + ")"
+                                       : "torch unavailable: " + torch.error();
   if (!quiet) {
-    std::printf("\nfused: D = gelu(A B + bias[col]), f32, tanh gelu; our kernel from the string "
-                "\"D = gelu(acc + bias[col])\"\n(%d lanes, cold JIT compile %.1f s); %s\n",
-                fused.lanes(), compile_s, torch_status.c_str());
-    std::printf("GFLOP/s (medians of %d rounds); x/fused = median of per-round time ratios (> 1: fused faster);\n"
-                "fused/gemm: the fused kernel's time over our plain GEMM's; diff against the unfused result\n",
-                rounds);
+    std::printf(
+        "\nfused: D = gelu(A B + bias[col]), f32, tanh gelu; our kernel from the string "
+        "\"D = gelu(acc + bias[col])\"\n(%d lanes, cold JIT compile %.1f s); %s\n",
+        fused.lanes(), compile_s, torch_status.c_str());
+    std::printf(
+        "GFLOP/s (medians of %d rounds); x/fused = median of per-round time ratios (> 1: fused faster);\n"
+        "fused/gemm: the fused kernel's time over our plain GEMM's; diff against the unfused result\n",
+        rounds);
     std::printf("%5s %6s %5s %3s %8s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "M", "N", "K", "thr", "fused", "gemm",
                 "unfused", "onednn", "torch", "unf/fus", "dnn/fus", "trc/fus", "fus/gemm", "diff");
   }

@@ -32,18 +32,18 @@
 #include <thread>
 #include <vector>
 
-#include "common/cli_checks.h"
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
 #include "bandwidth.h"
+#include "common/cli_checks.h"
+#include "gemm.h"
 #include "gemm_buffers.h"
 #include "gemm_fused.h"
+#include "launcher.h"
 #include "measure.h"
 #include "suites.h"
 #include "targets.h"
+#include "thread_pool.h"
 #include "tilegraph/cpu/cpu_backend.h"
+#include "vec.h"
 
 namespace tg::bench {
 
@@ -60,13 +60,13 @@ struct Problem {
 struct Row {
   Problem p;
   int threads;
-  double ours_s, openblas_s, onednn_s;     // medians over rounds
-  double vs_openblas, vs_onednn;           // median of per-round (their time / our time)
+  double ours_s, openblas_s, onednn_s;  // medians over rounds
+  double vs_openblas, vs_onednn;        // median of per-round (their time / our time)
   // 1 thread: the same ratios from the calling thread's CPU time, which leaves out the time the
   // process waited for a core (every library runs on the calling thread alone).
   double cpu_vs_openblas = 0, cpu_vs_onednn = 0;
   double bandwidth = 0, bound_s = 0, bound_eff = 0;  // M = 1 only
-  double diff_openblas = 0, diff_onednn = 0;          // max |difference| / max |OpenBLAS|
+  double diff_openblas = 0, diff_onednn = 0;         // max |difference| / max |OpenBLAS|
 };
 
 // oneDNN's f32 matmul on the same buffers, its primitive created for the current thread count.
@@ -108,8 +108,7 @@ Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& 
   const cpu::GemmKernels& kernels = cpu::gemm_kernels(cpu::best_isa());
   const evg::GemmShape shape{p.m, p.n, p.k};
   const evg::MatrixOperand op_a{a.data, evg::ElementType::F32, p.k, false};
-  const evg::MatrixOperand op_b{b.data, evg::ElementType::F32, p.weights_transposed ? p.k : p.n,
-                                p.weights_transposed};
+  const evg::MatrixOperand op_b{b.data, evg::ElementType::F32, p.weights_transposed ? p.k : p.n, p.weights_transposed};
   const size_t workspace_bytes = kernels.plan({shape, op_a, op_b}, threads).workspace_bytes;
   AlignedFloats workspace((workspace_bytes + sizeof(float) - 1) / sizeof(float));
   // The plan is made in every call, as the peers do their set-up in theirs.
@@ -120,8 +119,8 @@ Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& 
   openblas_set_num_threads(threads);
   auto openblas = [&] {
     if (p.m == 1 && p.weights_transposed) {
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(p.n), blasint(p.k), 1.0f, b.data, blasint(p.k), a.data, 1,
-                  0.0f, d_openblas.data, 1);
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(p.n), blasint(p.k), 1.0f, b.data, blasint(p.k), a.data, 1, 0.0f,
+                  d_openblas.data, 1);
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, p.weights_transposed ? CblasTrans : CblasNoTrans, blasint(p.m),
                   blasint(p.n), blasint(p.k), 1.0f, a.data, blasint(p.k), b.data,
@@ -162,8 +161,13 @@ Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& 
     return median_of(r);
   };
 
-  Row row{p, threads, median_of(t_ours), median_of(t_openblas), median_of(t_onednn),
-          ratio(t_openblas, t_ours), ratio(t_onednn, t_ours)};
+  Row row{p,
+          threads,
+          median_of(t_ours),
+          median_of(t_openblas),
+          median_of(t_onednn),
+          ratio(t_openblas, t_ours),
+          ratio(t_onednn, t_ours)};
   if (threads == 1) {
     row.cpu_vs_openblas = ratio(c_openblas, c_ours);
     row.cpu_vs_onednn = ratio(c_onednn, c_ours);
@@ -218,7 +222,8 @@ void add_gemm_suite(CLI::App& app) {
   cmd->add_option("--only", *only, "Run one section: square, llm or fused")
       ->check(CLI::IsMember({"square", "llm", "fused"}));
   cmd->add_option("--rounds", *rounds, "Rounds per figure (medians; 4096-sized problems run at most 3)")
-      ->check(tg::cli::integer_in(1, 100))->capture_default_str();
+      ->check(tg::cli::integer_in(1, 100))
+      ->capture_default_str();
   cmd->callback([json_out, only, rounds] {
     const bool quiet = *json_out;
     std::vector<Problem> problems;
@@ -246,14 +251,19 @@ void add_gemm_suite(CLI::App& app) {
     if (!quiet) {
       std::printf("ours: %s, micro tile %dx%d; OpenBLAS core %s (OPENBLAS_CORETYPE=%s); oneDNN %s\n",
                   std::string(cpu::isa_name(kernels.isa)).c_str(), kernels.tile_rows, kernels.tile_cols,
-                  corename ? corename : "?", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset",
+                  corename ? corename : "?",
+                  std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset",
                   out["onednn_version"].get<std::string>().c_str());
-      std::printf("memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-                  "1t %.2f GB/s, 2t %.2f GB/s\n\n", kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
-      std::printf("GFLOP/s, medians of %d rounds (3 at 4096); x/ours = median of per-round wall-time ratios (> 1:\n"
-                  "ours faster); x-cpu: the same from the calling thread's CPU time (1 thread: leaves out waits for a\n"
-                  "core); M = 1: GB/s of W read, read bandwidth before each round, %% of the bandwidth bound;\n"
-                  "diff = max |difference| / max |value| against OpenBLAS.\n", *rounds);
+      std::printf(
+          "memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
+          "1t %.2f GB/s, 2t %.2f GB/s\n\n",
+          kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
+      std::printf(
+          "GFLOP/s, medians of %d rounds (3 at 4096); x/ours = median of per-round wall-time ratios (> 1:\n"
+          "ours faster); x-cpu: the same from the calling thread's CPU time (1 thread: leaves out waits for a\n"
+          "core); M = 1: GB/s of W read, read bandwidth before each round, %% of the bandwidth bound;\n"
+          "diff = max |difference| / max |value| against OpenBLAS.\n",
+          *rounds);
     }
 
     std::vector<Row> rows;
@@ -263,7 +273,7 @@ void add_gemm_suite(CLI::App& app) {
         if (!quiet && std::string(section) != p.section) {
           section = p.section;
           std::printf("\n%s\n", p.section == std::string("square") ? "square: D = A B, A and B row-major"
-                                                                    : "llm: D = X Wt, W stored N x K");
+                                                                   : "llm: D = X Wt, W stored N x K");
           std::printf("%5s %6s %6s %3s %9s %9s %9s %8s %8s %8s %8s %7s %7s %7s  %s\n", "M", "N", "K", "thr", "ours",
                       "openblas", "onednn", "ob/ours", "dnn/ours", "ob-cpu", "dnn-cpu", "GB/s", "bw", "bound", "diff");
         }
@@ -294,8 +304,8 @@ void add_gemm_suite(CLI::App& app) {
     if (any_square) {
       targets.push_back({"square f32 (2048, 4096) >= 0.95x OpenBLAS",
                          fmt("worst %.2fx OpenBLAS's speed (1t/2t wall)", worst_square), worst_square >= 0.95});
-      targets.push_back({"  the same, 1 thread, CPU time",
-                         fmt("worst %.2fx OpenBLAS's speed", worst_square_cpu), worst_square_cpu >= 0.95});
+      targets.push_back({"  the same, 1 thread, CPU time", fmt("worst %.2fx OpenBLAS's speed", worst_square_cpu),
+                         worst_square_cpu >= 0.95});
     }
     if (any_gemv) {
       targets.push_back({"M = 1 within 90% of the bandwidth bound", fmt("worst %.0f%% of the bound", 100 * worst_gemv),

@@ -27,8 +27,7 @@ class CollectingReporter final : public benchmark::BenchmarkReporter {
 
 }  // namespace
 
-Timing measure(const std::string& name, const std::function<void()>& fn, int repetitions,
-               double min_seconds) {
+Timing measure(const std::string& name, const std::function<void()>& fn, int repetitions, double min_seconds) {
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(name.c_str(),
                                [&fn](benchmark::State& state) {

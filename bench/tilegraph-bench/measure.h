@@ -29,7 +29,8 @@ double median_of(std::vector<double> values);
 // figures are the medians over the rounds, ratios the medians of the per-round ratios. `cpu`, if
 // given, gets the calling thread's CPU times, which leave out the waits for a core.
 std::vector<std::vector<double>> measure_rounds(const std::string& name, const std::vector<std::function<void()>>& fns,
-                                                int rounds, double min_s, const std::function<void()>& before_round = {},
+                                                int rounds, double min_s,
+                                                const std::function<void()>& before_round = {},
                                                 std::vector<std::vector<double>>* cpu = nullptr);
 // The median over the rounds of num[i] / den[i].
 double median_ratio(const std::vector<double>& num, const std::vector<double>& den);

@@ -3,13 +3,12 @@
 //   - the tiny preset (d_model 128, 2 layers), where per-node dispatch dominates: graph / eager;
 //   - a larger model (d_model 2048, 2 layers, vocabulary 4096), bandwidth-bound: the decode step
 //     against the memory-bandwidth bound (weight bytes per token / read bandwidth measured here).
-// Weights f16 and q8_0 (--types chooses others), 1 and 2 threads. A step is one session.eval of one token plus the greedy
-// pick, in two ways: "rebuild" builds and allocates the step's graph every time, "reuse" (the
-// session's default, what `tilegraph run` does) reuses the previous step's graph and refills its
-// inputs. Positions cycle through 32..63 (the session is truncated back to 32), so every step
-// attends over n_kv = 64 rows and has the same shape.
-// Prefill, for the larger model: a 256-token prompt from an empty cache, against the f32 weights
-// of the same model (the float GEMM) in the same rounds.
+// Weights f16 and q8_0 (--types chooses others), 1 and 2 threads. A step is one session.eval of one token plus the
+// greedy pick, in two ways: "rebuild" builds and allocates the step's graph every time, "reuse" (the session's default,
+// what `tilegraph run` does) reuses the previous step's graph and refills its inputs. Positions cycle through 32..63
+// (the session is truncated back to 32), so every step attends over n_kv = 64 rows and has the same shape. Prefill, for
+// the larger model: a 256-token prompt from an empty cache, against the f32 weights of the same model (the float GEMM)
+// in the same rounds.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -107,7 +106,7 @@ struct PrefillRow {
   std::string model, type;
   int threads;
   double tokens_per_s, f32_tokens_per_s;  // medians over the rounds
-  double ratio;                            // median of the rounds' f32 time / this type's time
+  double ratio;                           // median of the rounds' f32 time / this type's time
 };
 
 PrefillRow prefill_one(const ModelSpec& spec, const model::LlamaModel& llama, const model::LlamaModel& f32, DType type,
@@ -119,8 +118,12 @@ PrefillRow prefill_one(const ModelSpec& spec, const model::LlamaModel& llama, co
   peer.run();
   const std::string tag = spec.name + "/prefill/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
   const auto times = measure_rounds(tag, {[&] { ours.run(); }, [&] { peer.run(); }}, 5, 0.2);
-  return {spec.name, std::string(dtype_name(type)), threads, double(tokens) / median_of(times[0]),
-          double(tokens) / median_of(times[1]), median_ratio(times[1], times[0])};
+  return {spec.name,
+          std::string(dtype_name(type)),
+          threads,
+          double(tokens) / median_of(times[0]),
+          double(tokens) / median_of(times[1]),
+          median_ratio(times[1], times[0])};
 }
 
 // One way of stepping (rebuild or reuse): eager and graph mode.
@@ -128,7 +131,7 @@ struct Pair {
   double eager_s, graph_s;  // per decode step, medians
   double ratio;             // eager / graph, median of the rounds
   double graph_hit_rate;
-  double bound_eff;         // median over the rounds of that round's bound / graph step
+  double bound_eff;  // median over the rounds of that round's bound / graph step
 };
 
 struct Row {
@@ -142,7 +145,8 @@ struct Row {
   double bound_s;    // decode weight bytes / bandwidth
 };
 
-Row run_one(const ModelSpec& spec, const model::LlamaModel& llama, DType type, int threads, const ReadBandwidth& bandwidth) {
+Row run_one(const ModelSpec& spec, const model::LlamaModel& llama, DType type, int threads,
+            const ReadBandwidth& bandwidth) {
   // Backends: [eager rebuild, graph rebuild, eager reuse, graph reuse], each with its decoder.
   std::vector<std::unique_ptr<Backend>> backends;
   std::vector<std::unique_ptr<Decoder>> decoders;
@@ -164,7 +168,8 @@ Row run_one(const ModelSpec& spec, const model::LlamaModel& llama, DType type, i
   const std::string tag = spec.name + "/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
   std::vector<std::function<void()>> fns;
   for (auto& d : decoders) fns.push_back([&d] { d->step(); });
-  const auto times = measure_rounds(tag, fns, rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
+  const auto times =
+      measure_rounds(tag, fns, rounds, min_s, [&] { bandwidths.push_back(bandwidth.measure(threads, 1)); });
 
   Row row{};
   row.model = spec.name;
@@ -192,8 +197,9 @@ Row run_one(const ModelSpec& spec, const model::LlamaModel& llama, DType type, i
 }
 
 json pair_json(const Pair& p) {
-  return {{"eager_tokens_per_s", 1 / p.eager_s}, {"graph_tokens_per_s", 1 / p.graph_s}, {"eager_step_s", p.eager_s},
-          {"graph_step_s", p.graph_s}, {"graph_over_eager", p.ratio}, {"graph_hit_rate", p.graph_hit_rate},
+  return {{"eager_tokens_per_s", 1 / p.eager_s}, {"graph_tokens_per_s", 1 / p.graph_s},
+          {"eager_step_s", p.eager_s},           {"graph_step_s", p.graph_s},
+          {"graph_over_eager", p.ratio},         {"graph_hit_rate", p.graph_hit_rate},
           {"bound_over_graph_step", p.bound_eff}};
 }
 
@@ -203,12 +209,14 @@ void add_model_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto type_names = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"f16", "q8_0"});
   auto prefill_tokens = std::make_shared<int64_t>(256);
-  auto* cmd = app.add_subcommand(
-      "model", "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill tokens/s against f32 weights");
+  auto* cmd = app.add_subcommand("model",
+                                 "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill "
+                                 "tokens/s against f32 weights");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
-  cmd->add_option("--types", *type_names,
-                  "Weight types to time (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k); a model whose "
-                  "widths are not whole blocks of a type (tiny for the K types) skips it")
+  cmd->add_option(
+         "--types", *type_names,
+         "Weight types to time (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k); a model whose "
+         "widths are not whole blocks of a type (tiny for the K types) skips it")
       ->delimiter(',')
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"},
                             CLI::ignore_case))
@@ -225,15 +233,18 @@ void add_model_suite(CLI::App& app) {
     const ReadBandwidth bandwidth;
     const double bw1 = bandwidth.measure(1, 5), bw2 = bandwidth.measure(2, 5);
     if (!quiet) {
-      std::printf("memory read bandwidth (bench/tilegraph-bench/bandwidth.h, median of 5): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
-                  bw1 / 1e9, bw2 / 1e9);
-      std::printf("decode: one token per step through model::LlamaSession, n_kv 64, f16 KV cache; rebuild = build +\n"
-                  "allocate + fill + compute + argmax every step, reuse = the previous step's graph refilled (the default);\n"
-                  "eager and graph mode, both ways, timed in alternating rounds (7, or 5 for d2048): tok/s from the median\n"
-                  "step, ratio = median of the rounds' graph/eager speed-ups; bound = weight bytes per token / read\n"
-                  "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse).\n");
-      std::printf("%-6s %-5s %3s %6s %8s | %9s %9s %6s | %9s %9s %6s | %6s %9s %9s %5s\n", "model", "type", "thr", "nodes",
-                  "MiB", "eager", "graph", "ratio", "eager", "graph", "ratio", "bw", "bound us", "graph us", "eff");
+      std::printf(
+          "memory read bandwidth (bench/tilegraph-bench/bandwidth.h, median of 5): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
+          bw1 / 1e9, bw2 / 1e9);
+      std::printf(
+          "decode: one token per step through model::LlamaSession, n_kv 64, f16 KV cache; rebuild = build +\n"
+          "allocate + fill + compute + argmax every step, reuse = the previous step's graph refilled (the default);\n"
+          "eager and graph mode, both ways, timed in alternating rounds (7, or 5 for d2048): tok/s from the median\n"
+          "step, ratio = median of the rounds' graph/eager speed-ups; bound = weight bytes per token / read\n"
+          "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse).\n");
+      std::printf("%-6s %-5s %3s %6s %8s | %9s %9s %6s | %9s %9s %6s | %6s %9s %9s %5s\n", "model", "type", "thr",
+                  "nodes", "MiB", "eager", "graph", "ratio", "eager", "graph", "ratio", "bw", "bound us", "graph us",
+                  "eff");
       std::printf("%-6s %-5s %3s %6s %8s | %26s | %26s |\n", "", "", "", "", "", "rebuild (tok/s)", "reuse (tok/s)");
     }
     std::vector<Row> rows;
@@ -243,8 +254,9 @@ void add_model_suite(CLI::App& app) {
       for (DType type : types) {
         const int64_t block = int64_t(dtype_traits(type).block_size);
         if (spec.config.n_embd % block != 0 || spec.config.n_ff % block != 0) {
-          if (!quiet) std::printf("%-6s %-5s skipped: n_embd and n_ff are not whole %lld-element blocks\n", spec.name.c_str(),
-                                  std::string(dtype_name(type)).c_str(), (long long)block);
+          if (!quiet)
+            std::printf("%-6s %-5s skipped: n_embd and n_ff are not whole %lld-element blocks\n", spec.name.c_str(),
+                        std::string(dtype_name(type)).c_str(), (long long)block);
           continue;
         }
         const model::LlamaModel llama = model::LlamaModel::generate(spec.config, type, kSeed);
@@ -255,10 +267,11 @@ void add_model_suite(CLI::App& app) {
           }
           const Row& r = rows.emplace_back(run_one(spec, llama, type, threads, bandwidth));
           if (!quiet) {
-            std::printf("%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%\n",
-                        r.model.c_str(), r.type.c_str(), r.threads, r.nodes, r.weight_mib, 1 / r.rebuild.eager_s,
-                        1 / r.rebuild.graph_s, r.rebuild.ratio, 1 / r.reuse.eager_s, 1 / r.reuse.graph_s, r.reuse.ratio,
-                        r.bandwidth / 1e9, r.bound_s * 1e6, r.reuse.graph_s * 1e6, 100 * r.reuse.bound_eff);
+            std::printf(
+                "%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%\n",
+                r.model.c_str(), r.type.c_str(), r.threads, r.nodes, r.weight_mib, 1 / r.rebuild.eager_s,
+                1 / r.rebuild.graph_s, r.rebuild.ratio, 1 / r.reuse.eager_s, 1 / r.reuse.graph_s, r.reuse.ratio,
+                r.bandwidth / 1e9, r.bound_s * 1e6, r.reuse.graph_s * 1e6, 100 * r.reuse.bound_eff);
             std::fflush(stdout);
           }
         }
@@ -284,17 +297,19 @@ void add_model_suite(CLI::App& app) {
         {"graph mode >= 1.3x eager on tiny (reuse)",
          tiny_ran ? fmt("%.2fx .. %.2fx (worst .. best of the types, 1t/2t)", tiny_worst, tiny_best) : none,
          tiny_ran && tiny_worst >= 1.3},
-        {"graph mode >= 1.3x eager on tiny (rebuild)", tiny_ran ? fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best) : none,
-         tiny_ran && rebuild_worst >= 1.3},
+        {"graph mode >= 1.3x eager on tiny (rebuild)",
+         tiny_ran ? fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best) : none, tiny_ran && rebuild_worst >= 1.3},
         {"d2048 decode within 80% of the bandwidth bound",
-         big_ran ? fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best) : none, big_ran && big_worst >= 0.8},
+         big_ran ? fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best) : none,
+         big_ran && big_worst >= 0.8},
     };
 
     if (!quiet && !prefill_rows.empty()) {
-      std::printf("\nprefill: %lld tokens from an empty cache, eager (as `tilegraph run`), tok/s from the median of 5\n"
-                  "alternating rounds; peer: the same model with f32 weights (the float GEMM); ratio = median of the\n"
-                  "rounds' f32 time / this type's time.\n",
-                  (long long)*prefill_tokens);
+      std::printf(
+          "\nprefill: %lld tokens from an empty cache, eager (as `tilegraph run`), tok/s from the median of 5\n"
+          "alternating rounds; peer: the same model with f32 weights (the float GEMM); ratio = median of the\n"
+          "rounds' f32 time / this type's time.\n",
+          (long long)*prefill_tokens);
       std::printf("%-6s %-5s %3s %10s %10s %7s\n", "model", "type", "thr", "tok/s", "f32 tok/s", "ratio");
       for (const PrefillRow& p : prefill_rows) {
         std::printf("%-6s %-5s %3d %10.1f %10.1f %6.2fx\n", p.model.c_str(), p.type.c_str(), p.threads, p.tokens_per_s,
@@ -304,18 +319,29 @@ void add_model_suite(CLI::App& app) {
     if (quiet) {
       json j_prefill = json::array();
       for (const PrefillRow& p : prefill_rows) {
-        j_prefill.push_back({{"model", p.model}, {"weight_type", p.type}, {"threads", p.threads}, {"tokens", *prefill_tokens},
-                             {"tokens_per_s", p.tokens_per_s}, {"f32_tokens_per_s", p.f32_tokens_per_s},
+        j_prefill.push_back({{"model", p.model},
+                             {"weight_type", p.type},
+                             {"threads", p.threads},
+                             {"tokens", *prefill_tokens},
+                             {"tokens_per_s", p.tokens_per_s},
+                             {"f32_tokens_per_s", p.f32_tokens_per_s},
                              {"f32_time_over_this", p.ratio}});
       }
       json j_rows = json::array();
       for (const Row& r : rows) {
-        j_rows.push_back({{"model", r.model}, {"weight_type", r.type}, {"threads", r.threads}, {"nodes", r.nodes},
-                          {"decode_weight_mib", r.weight_mib}, {"rebuild", pair_json(r.rebuild)}, {"reuse", pair_json(r.reuse)},
-                          {"read_bandwidth_gbs", r.bandwidth / 1e9}, {"bandwidth_bound_s", r.bound_s}});
+        j_rows.push_back({{"model", r.model},
+                          {"weight_type", r.type},
+                          {"threads", r.threads},
+                          {"nodes", r.nodes},
+                          {"decode_weight_mib", r.weight_mib},
+                          {"rebuild", pair_json(r.rebuild)},
+                          {"reuse", pair_json(r.reuse)},
+                          {"read_bandwidth_gbs", r.bandwidth / 1e9},
+                          {"bandwidth_bound_s", r.bound_s}});
       }
-      json out = {{"suite", "model"}, {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}}, {"n_kv", 2 * kPrompt},
-                  {"rows", j_rows}, {"prefill", j_prefill}, {"targets", targets_json(targets)}};
+      json out = {{"suite", "model"},     {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}},
+                  {"n_kv", 2 * kPrompt},  {"rows", j_rows},
+                  {"prefill", j_prefill}, {"targets", targets_json(targets)}};
       std::printf("%s\n", out.dump(2).c_str());
     } else {
       print_targets(targets);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend_internal.h"
+#include "cpu_backend_internal.h"
 #include "measure.h"
 #include "suites.h"
 #include "tilegraph/backends.h"
@@ -57,31 +57,38 @@ std::vector<OpCase> cases() {
   // Float weights converted in registers; bf16 and the quantized types against their rounded
   // activations (quant.h), the quantized ones as integers.
   for (DType w : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
-    c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 1", 0,
-                 [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 1})); }});
+    c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 1", 0, [w](Context& x) {
+                   return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 1}));
+                 }});
   }
   // A few tokens at once (speculative decoding, small batches): still bound by reading a once.
   c.push_back({"mul_mat", "q8_0 4096x4096 x 8", 0, [](Context& x) {
                  return mul_mat(x, input(x, DType::Q8_0, {E, E}), input(x, DType::F32, {E, 8}));
                }});
-  c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32,
-               [](Context& x) { return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32})); }});
+  c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32, [](Context& x) {
+                 return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32}));
+               }});
   // Prefill: the float GEMM (bf16 in pairs on AVX512_BF16) and the integer GEMM.
   for (DType w : {DType::F32, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
-    c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 256", 2.0 * E * E * 256,
-                 [w](Context& x) { return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 256})); }});
+    c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 256", 2.0 * E * E * 256, [w](Context& x) {
+                   return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 256}));
+                 }});
   }
-  c.push_back({"add", "f32 4096x64", 0,
-               [](Context& x) { return add(x, input(x, DType::F32, {E, 64}), input(x, DType::F32, {E, 64})); }});
-  c.push_back({"mul", "f32 4096x64 * row", 0,
-               [](Context& x) { return mul(x, input(x, DType::F32, {E, 64}), input(x, DType::F32, {E})); }});
+  c.push_back({"add", "f32 4096x64", 0, [](Context& x) {
+                 return add(x, input(x, DType::F32, {E, 64}), input(x, DType::F32, {E, 64}));
+               }});
+  c.push_back({"mul", "f32 4096x64 * row", 0, [](Context& x) {
+                 return mul(x, input(x, DType::F32, {E, 64}), input(x, DType::F32, {E}));
+               }});
   c.push_back({"scale", "f32 4096x64", 0, [](Context& x) { return scale(x, input(x, DType::F32, {E, 64}), 0.5f); }});
   c.push_back({"unary silu", "f32 11008x16", 0, [](Context& x) { return silu(x, input(x, DType::F32, {F, 16})); }});
   c.push_back({"unary gelu", "f32 11008x16", 0, [](Context& x) { return gelu(x, input(x, DType::F32, {F, 16})); }});
   c.push_back({"glu swiglu", "f32 11008x16", 0, [](Context& x) {
                  return swiglu(x, input(x, DType::F32, {F, 16}), input(x, DType::F32, {F, 16}));
                }});
-  c.push_back({"rms_norm", "f32 4096x64", 0, [](Context& x) { return rms_norm(x, input(x, DType::F32, {E, 64}), 1e-5f); }});
+  c.push_back({"rms_norm", "f32 4096x64", 0, [](Context& x) {
+                 return rms_norm(x, input(x, DType::F32, {E, 64}), 1e-5f);
+               }});
   c.push_back({"norm", "f32 4096x64", 0, [](Context& x) { return norm(x, input(x, DType::F32, {E, 64}), 1e-5f); }});
   c.push_back({"soft_max", "f32 kv4096 x 32 heads, mask", 0, [](Context& x) {
                  return soft_max(x, input(x, DType::F32, {4096, 1, H}), causal_mask(x, 4096, 1), 0.088f);
@@ -94,10 +101,10 @@ std::vector<OpCase> cases() {
   c.push_back({"get_rows", "q8_0 4096x8000, 16 rows", 0, [](Context& x) {
                  return get_rows(x, input(x, DType::Q8_0, {E, 8000}), indices(x, 16, 8000));
                }});
-  c.push_back({"set_rows", "f16 cache 1024x4096, 16 rows", 0, [](Context& x) {
-                 return set_rows(x, input(x, DType::F16, {1024, 4096}), input(x, DType::F32, {1024, 16}),
-                                 indices(x, 16, 4096));
-               }});
+  c.push_back(
+      {"set_rows", "f16 cache 1024x4096, 16 rows", 0, [](Context& x) {
+         return set_rows(x, input(x, DType::F16, {1024, 4096}), input(x, DType::F32, {1024, 16}), indices(x, 16, 4096));
+       }});
   c.push_back({"cpy", "f32->f16 4096x64", 0, [](Context& x) {
                  return cpy(x, input(x, DType::F32, {E, 64}), input(x, DType::F16, {E, 64}));
                }});
@@ -196,8 +203,8 @@ void add_ops_suite(CLI::App& app) {
     nlohmann::json results = nlohmann::json::array();
     if (!*json) {
       std::printf("cpu backend: the %s table\n", std::string(cpu::isa_name(isa)).c_str());
-      std::printf("%-15s %-36s %-7s %10s %10s %10s %9s %9s\n", "op", "case", "unit", "reference", "cpu-1t",
-                  "cpu-2t", "1t/ref", "2t/1t");
+      std::printf("%-15s %-36s %-7s %10s %10s %10s %9s %9s\n", "op", "case", "unit", "reference", "cpu-1t", "cpu-2t",
+                  "1t/ref", "2t/1t");
     }
     for (const OpCase& c : selected) {
       Context ctx;
@@ -209,11 +216,12 @@ void add_ops_suite(CLI::App& app) {
       for (size_t i = 0; i < configs.size(); ++i) {
         Backend& backend = *backends[i];
         const bool slow = configs[i].backend == "reference";
-        const Timing t = measure(c.op + "/" + c.shape + "/" + configs[i].label, [&] { backend.compute(graph); },
-                                 slow ? 3 : 5, slow ? 0.01 : 0.05);
+        const Timing t = measure(
+            c.op + "/" + c.shape + "/" + configs[i].label, [&] { backend.compute(graph); }, slow ? 3 : 5,
+            slow ? 0.01 : 0.05);
         rates.push_back(work / t.median_s / 1e9);
-        entry[configs[i].label] = {{"median_s", t.median_s}, {"min_s", t.min_s}, {"max_s", t.max_s},
-                                   {"rate", rates.back()}};
+        entry[configs[i].label] = {
+            {"median_s", t.median_s}, {"min_s", t.min_s}, {"max_s", t.max_s}, {"rate", rates.back()}};
       }
       entry["ratio_1t_vs_reference"] = rates[1] / rates[0];
       entry["ratio_2t_vs_1t"] = rates[2] / rates[1];
@@ -226,7 +234,9 @@ void add_ops_suite(CLI::App& app) {
         std::fflush(stdout);
       }
     }
-    if (*json) std::printf("%s\n", nlohmann::json{{"suite", "ops"}, {"isa", cpu::isa_name(isa)}, {"results", results}}.dump(2).c_str());
+    if (*json)
+      std::printf("%s\n",
+                  nlohmann::json{{"suite", "ops"}, {"isa", cpu::isa_name(isa)}, {"results", results}}.dump(2).c_str());
   });
 }
 

@@ -47,16 +47,15 @@ std::string quoted(const std::string& name) { return "'" + name + "'"; }
 // The shape `decl` needs of tensor `t` (M x N matrix, N or M vector), or an error naming both.
 void check_operand_shape(const OperandDecl& decl, const at::Tensor& t, int64_t m, int64_t n) {
   const int dims = decl.kind == OperandKind::kMatrix ? 2 : 1;
-  const bool fits = t.dim() == dims && (decl.kind == OperandKind::kMatrix    ? t.size(0) == m && t.size(1) == n
+  const bool fits = t.dim() == dims && (decl.kind == OperandKind::kMatrix      ? t.size(0) == m && t.size(1) == n
                                         : decl.kind == OperandKind::kRowVector ? t.size(0) == n
                                                                                : t.size(0) == m);
   if (fits) return;
-  const std::string use = decl.kind == OperandKind::kMatrix      ? decl.name + ", a matrix, must be M x N = " +
-                                                                     std::to_string(m) + "x" + std::to_string(n)
-                          : decl.kind == OperandKind::kRowVector ? decl.name + "[col], a row vector, must be N = " +
-                                                                       std::to_string(n) + " long"
-                                                                 : decl.name + "[row], a column vector, must be M = " +
-                                                                       std::to_string(m) + " long";
+  const std::string use = decl.kind == OperandKind::kMatrix
+                              ? decl.name + ", a matrix, must be M x N = " + std::to_string(m) + "x" + std::to_string(n)
+                          : decl.kind == OperandKind::kRowVector
+                              ? decl.name + "[col], a row vector, must be N = " + std::to_string(n) + " long"
+                              : decl.name + "[row], a column vector, must be M = " + std::to_string(m) + " long";
   throw Error(quoted(decl.name) + " is " + std::to_string(t.dim()) + "-D (" + shape_name(t) + "); as " + use);
 }
 
@@ -159,7 +158,7 @@ std::vector<at::Tensor> run_gemm(const at::Tensor& a, const at::Tensor& b, std::
 at::Tensor basic_matmul(const at::Tensor& a, const at::Tensor& b, c10::optional<at::ScalarType> out_dtype) {
   return guarded("basic_matmul", [&] {
     const at::ScalarType out = out_dtype.value_or(at::kFloat);
-    // The seed's outDType: the epilogue's output element type, the cast rounding to nearest even.
+    // torch_catlass's outDType: the epilogue's output element type, the cast rounding to nearest even.
     const char* epilogue = out == at::kFloat      ? "D = acc"
                            : out == at::kHalf     ? "D = f16(acc)"
                            : out == at::kBFloat16 ? "D = bf16(acc)"

@@ -1,6 +1,6 @@
 #pragma once
 // The ops behind torch.ops.tilegraph.* (their schemas: register.cpp; docs/python.md). Each is
-// the seed's second layer: check the tensors, fill the GEMM's inputs and the epilogue's bindings,
+// torch_catlass's second layer: check the tensors, fill the GEMM's inputs and the epilogue's bindings,
 // get the kernel (kernel_cache.h, then the JIT), run it on torch's threads. Every error is a
 // tg::Error whose message starts "tilegraph.<op>: ", which Python sees as a RuntimeError.
 #include <ATen/core/Tensor.h>

@@ -1,4 +1,4 @@
-// torch.ops.tilegraph.*: the seed's TORCH_LIBRARY layer. The schemas are the ops' documentation
+// torch.ops.tilegraph.*: the TORCH_LIBRARY layer (as in torch_catlass). The schemas are the ops' documentation
 // as Python and TorchScript see them (docs/python.md has them with examples). Registered for
 // every backend (a catch-all), so that a tensor on another device reaches the op and gets its
 // message ("a is on meta; the tilegraph ops run on the CPU") rather than the dispatcher's. The
@@ -17,9 +17,10 @@ TORCH_LIBRARY(tilegraph, m) {
   // scalars[i] is the f32 scalar scalar_names[i]. A matrix output is out_dtype, else the type
   // its statement casts to last (`D = f16(...)`), else float32; a row_*/col_* reduction output
   // is a float32 vector of N / M values.
-  m.def("evg_matmul(Tensor a, Tensor b, str epilogue, str[] names, Tensor[] tensors, str[] scalar_names, "
-        "float[] scalars, ScalarType? out_dtype=None, str[]? outputs=None) -> Tensor[]",
-        &tg::python::evg_matmul);
+  m.def(
+      "evg_matmul(Tensor a, Tensor b, str epilogue, str[] names, Tensor[] tensors, str[] scalar_names, "
+      "float[] scalars, ScalarType? out_dtype=None, str[]? outputs=None) -> Tensor[]",
+      &tg::python::evg_matmul);
   // The in-process kernel cache's kernels, hits and misses, and the JIT's compiles and disk hits
   // in this process.
   m.def("cache_stats() -> (int kernels, int hits, int misses, int jit_compiles, int jit_disk_hits)",

@@ -1,6 +1,6 @@
 #pragma once
 // torch tensors as what CompiledGemm takes: element types, GemmInputs for A and B, Bindings for
-// the epilogue's operands. The seed's second layer, filling TParams (dtype, layout flags) and
+// the epilogue's operands. torch_catlass's second layer, filling TParams (dtype, layout flags) and
 // MatmulParams (m, n, k, addresses) from the tensors. Every check throws tg::Error naming the
 // tensor and what is wrong with it in torch's terms (shapes "5x7", dtypes "float16").
 #include <ATen/core/Tensor.h>

@@ -1,4 +1,4 @@
-"""The Python layer of seed 004: friendly wrappers over torch.ops.tilegraph.* (docs/python.md).
+"""The Python layer of the torch_catlass-style flow: friendly wrappers over torch.ops.tilegraph.* (docs/python.md).
 
 They only normalise arguments (out_dtype given as a name, operands given as keywords); every check
 on tensors, shapes and epilogues is the op's, and its failures are RuntimeErrors.

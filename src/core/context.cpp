@@ -75,8 +75,8 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
   return &t;
 }
 
-Tensor* Context::new_view(Tensor* base, DType type, std::span<const int64_t> ne,
-                          std::span<const size_t> nb, size_t offset) {
+Tensor* Context::new_view(Tensor* base, DType type, std::span<const int64_t> ne, std::span<const size_t> nb,
+                          size_t offset) {
   Tensor& t = add_tensor();
   t.type = type;
   for (size_t i = 0; i < ne.size(); ++i) t.ne[i] = ne[i];

@@ -133,9 +133,7 @@ void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t n) {
 
 void row_to_f32(DType type, const void* src, float* dst, int64_t n) {
   switch (type) {
-    case DType::F32:
-      std::copy_n(static_cast<const float*>(src), n, dst);
-      return;
+    case DType::F32: std::copy_n(static_cast<const float*>(src), n, dst); return;
     case DType::F16:
       for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(static_cast<const f16*>(src)[i]);
       return;
@@ -145,39 +143,21 @@ void row_to_f32(DType type, const void* src, float* dst, int64_t n) {
     case DType::I32:
       for (int64_t i = 0; i < n; ++i) dst[i] = float(static_cast<const int32_t*>(src)[i]);
       return;
-    case DType::Q8_0:
-      dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), dst, n);
-      return;
-    case DType::Q4_0:
-      dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), dst, n);
-      return;
-    case DType::Q4_1:
-      dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n);
-      return;
-    case DType::Q5_0:
-      dequantize_row_q5_0(static_cast<const BlockQ5_0*>(src), dst, n);
-      return;
-    case DType::Q5_1:
-      dequantize_row_q5_1(static_cast<const BlockQ5_1*>(src), dst, n);
-      return;
-    case DType::Q4_K:
-      dequantize_row_q4_K(static_cast<const BlockQ4_K*>(src), dst, n);
-      return;
-    case DType::Q5_K:
-      dequantize_row_q5_K(static_cast<const BlockQ5_K*>(src), dst, n);
-      return;
-    case DType::Q6_K:
-      dequantize_row_q6_K(static_cast<const BlockQ6_K*>(src), dst, n);
-      return;
+    case DType::Q8_0: dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), dst, n); return;
+    case DType::Q4_0: dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), dst, n); return;
+    case DType::Q4_1: dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n); return;
+    case DType::Q5_0: dequantize_row_q5_0(static_cast<const BlockQ5_0*>(src), dst, n); return;
+    case DType::Q5_1: dequantize_row_q5_1(static_cast<const BlockQ5_1*>(src), dst, n); return;
+    case DType::Q4_K: dequantize_row_q4_K(static_cast<const BlockQ4_K*>(src), dst, n); return;
+    case DType::Q5_K: dequantize_row_q5_K(static_cast<const BlockQ5_K*>(src), dst, n); return;
+    case DType::Q6_K: dequantize_row_q6_K(static_cast<const BlockQ6_K*>(src), dst, n); return;
   }
   throw Error("row_to_f32: unknown dtype");
 }
 
 void row_from_f32(DType type, const float* src, void* dst, int64_t n) {
   switch (type) {
-    case DType::F32:
-      std::copy_n(src, n, static_cast<float*>(dst));
-      return;
+    case DType::F32: std::copy_n(src, n, static_cast<float*>(dst)); return;
     case DType::F16:
       for (int64_t i = 0; i < n; ++i) static_cast<f16*>(dst)[i] = f32_to_f16(src[i]);
       return;
@@ -187,30 +167,14 @@ void row_from_f32(DType type, const float* src, void* dst, int64_t n) {
     case DType::I32:
       for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = int32_t(std::lrint(src[i]));
       return;
-    case DType::Q8_0:
-      quantize_row_q8_0(src, static_cast<BlockQ8_0*>(dst), n);
-      return;
-    case DType::Q4_0:
-      quantize_row_q4_0(src, static_cast<BlockQ4_0*>(dst), n);
-      return;
-    case DType::Q4_1:
-      quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n);
-      return;
-    case DType::Q5_0:
-      quantize_row_q5_0(src, static_cast<BlockQ5_0*>(dst), n);
-      return;
-    case DType::Q5_1:
-      quantize_row_q5_1(src, static_cast<BlockQ5_1*>(dst), n);
-      return;
-    case DType::Q4_K:
-      quantize_row_q4_K(src, static_cast<BlockQ4_K*>(dst), n);
-      return;
-    case DType::Q5_K:
-      quantize_row_q5_K(src, static_cast<BlockQ5_K*>(dst), n);
-      return;
-    case DType::Q6_K:
-      quantize_row_q6_K(src, static_cast<BlockQ6_K*>(dst), n);
-      return;
+    case DType::Q8_0: quantize_row_q8_0(src, static_cast<BlockQ8_0*>(dst), n); return;
+    case DType::Q4_0: quantize_row_q4_0(src, static_cast<BlockQ4_0*>(dst), n); return;
+    case DType::Q4_1: quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n); return;
+    case DType::Q5_0: quantize_row_q5_0(src, static_cast<BlockQ5_0*>(dst), n); return;
+    case DType::Q5_1: quantize_row_q5_1(src, static_cast<BlockQ5_1*>(dst), n); return;
+    case DType::Q4_K: quantize_row_q4_K(src, static_cast<BlockQ4_K*>(dst), n); return;
+    case DType::Q5_K: quantize_row_q5_K(src, static_cast<BlockQ5_K*>(dst), n); return;
+    case DType::Q6_K: quantize_row_q6_K(src, static_cast<BlockQ6_K*>(dst), n); return;
   }
   throw Error("row_from_f32: unknown dtype");
 }

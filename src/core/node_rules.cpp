@@ -69,8 +69,7 @@ std::string violation(const Tensor& node) {
     case Op::SOFT_MAX:
       if (auto m = need({0}); !m.empty()) return m;
       if (!is_float(src[0]->type) || !is_float(node.type)) return "a is " + type_of(0);
-      if (src[1] && src[1]->type != DType::F32 && src[1]->type != DType::F16)
-        return "mask is " + type_of(1);
+      if (src[1] && src[1]->type != DType::F32 && src[1]->type != DType::F16) return "mask is " + type_of(1);
       return "";
     case Op::ROPE:
       if (auto m = need({0, 1}); !m.empty()) return m;
@@ -94,17 +93,14 @@ std::string violation(const Tensor& node) {
       if (auto m = need({0}); !m.empty()) return m;
       const bool ints = src[0]->type == DType::I32 && node.type == DType::I32;
       const bool numeric = src[0]->type != DType::I32 && node.type != DType::I32;
-      if (!ints && !numeric)
-        return "i32 copies only to i32 (" + type_of(0) + " -> " + node_type + ")";
+      if (!ints && !numeric) return "i32 copies only to i32 (" + type_of(0) + " -> " + node_type + ")";
       return src[0]->nelements() == node.nelements() ? "" : "element counts differ";
     }
     case Op::FLASH_ATTN_EXT:
       if (auto m = need({0, 1, 2}); !m.empty()) return m;
       if (src[0]->type != DType::F32) return "q is " + type_of(0);
-      if (!is_float(src[1]->type) || !is_float(src[2]->type))
-        return "k/v are " + type_of(1) + "/" + type_of(2);
-      if (src[3] && src[3]->type != DType::F32 && src[3]->type != DType::F16)
-        return "mask is " + type_of(3);
+      if (!is_float(src[1]->type) || !is_float(src[2]->type)) return "k/v are " + type_of(1) + "/" + type_of(2);
+      if (src[3] && src[3]->type != DType::F32 && src[3]->type != DType::F16) return "mask is " + type_of(3);
       return node.type == DType::F32 ? "" : "result is " + node_type;
     case Op::SUM_ROWS:
     case Op::ARGMAX:
@@ -113,14 +109,12 @@ std::string violation(const Tensor& node) {
     case Op::BATCH_NORM:
       if (auto m = need({0, 1, 2}); !m.empty()) return m;
       for (int i = 0; i < 5; ++i) {
-        if (src[i] && src[i]->type != DType::F32)
-          return "src[" + std::to_string(i) + "] is " + type_of(i);
+        if (src[i] && src[i]->type != DType::F32) return "src[" + std::to_string(i) + "] is " + type_of(i);
       }
       return "";
     case Op::CONV_2D:
       if (auto m = need({0, 1}); !m.empty()) return m;
-      if (src[0]->type != DType::F32 && src[0]->type != DType::F16)
-        return "kernel is " + type_of(0);
+      if (src[0]->type != DType::F32 && src[0]->type != DType::F16) return "kernel is " + type_of(0);
       return src[1]->type == DType::F32 ? "" : "input is " + type_of(1);
     case Op::POOL_2D:
       if (auto m = need({0}); !m.empty()) return m;

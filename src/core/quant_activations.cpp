@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/quant_internal.h"
+#include "quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {
@@ -107,8 +107,7 @@ void round_activations(DType weight_type, float* x, int64_t n) {
     case ActivationType::Q8_K:
       return round_through<BlockQ8_K>("round_activations to q8_K", x, n, quantize_row_q8_K, dequantize_row_q8_K);
     case ActivationType::Q8_32:
-      return round_through<BlockQ8_32>("round_activations to q8_32", x, n, quantize_row_q8_32,
-                                       dequantize_row_q8_32);
+      return round_through<BlockQ8_32>("round_activations to q8_32", x, n, quantize_row_q8_32, dequantize_row_q8_32);
   }
 }
 

@@ -10,8 +10,7 @@ namespace tg::detail {
 // Throws tg::Error unless n is whole blocks of `block` elements; `what` names the function.
 inline void check_whole_blocks(const char* what, int64_t n, int block) {
   if (n % block != 0) {
-    throw Error(std::string(what) + ": n=" + std::to_string(n) + " is not a multiple of " +
-                std::to_string(block));
+    throw Error(std::string(what) + ": n=" + std::to_string(n) + " is not a multiple of " + std::to_string(block));
   }
 }
 

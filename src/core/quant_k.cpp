@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/quant_internal.h"
+#include "quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {
@@ -33,8 +33,7 @@ f16 f16_at_least(float x) {
 // Affine quants of a super-block for q4_K (top 15) and q5_K (top 31): q[i] in 0..top, the packed
 // 6-bit scales and mins, and the f16 super-block scales. Element i decodes to
 // d*sc_s * q[i] - dmin*m_s, s = i / 32.
-void quantize_affine_k(const float* x, int top, uint8_t* q, uint8_t* scales, f16* d_out,
-                       f16* dmin_out) {
+void quantize_affine_k(const float* x, int top, uint8_t* q, uint8_t* scales, f16* d_out, f16* dmin_out) {
   constexpr int kSubs = kBlock / kSub4;
   float lo[kSubs], hi[kSubs];
   float max_step = 0.0f, max_offset = 0.0f;
@@ -188,8 +187,8 @@ void quantize_row_q6_K(const float* x, BlockQ6_K* y, int64_t n) {
       for (int l = 0; l < 32; ++l) {
         y[b].ql[64 * h + l] = uint8_t((qh_src[l] & 0xF) | (qh_src[64 + l] & 0xF) << 4);
         y[b].ql[64 * h + 32 + l] = uint8_t((qh_src[32 + l] & 0xF) | (qh_src[96 + l] & 0xF) << 4);
-        y[b].qh[32 * h + l] = uint8_t(qh_src[l] >> 4 | (qh_src[32 + l] >> 4) << 2 |
-                                      (qh_src[64 + l] >> 4) << 4 | (qh_src[96 + l] >> 4) << 6);
+        y[b].qh[32 * h + l] = uint8_t(qh_src[l] >> 4 | (qh_src[32 + l] >> 4) << 2 | (qh_src[64 + l] >> 4) << 4 |
+                                      (qh_src[96 + l] >> 4) << 6);
       }
     }
   }

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/quant_internal.h"
+#include "quant_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg {

@@ -5,7 +5,7 @@
 #include <numbers>
 #include <string>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::reference {
@@ -35,8 +35,8 @@ void write_row(const Tensor& t, int64_t i1, int64_t i2, int64_t i3, const float*
   }
 }
 
-void copy_row(const Tensor& src, int64_t s1, int64_t s2, int64_t s3, const Tensor& dst, int64_t d1,
-              int64_t d2, int64_t d3) {
+void copy_row(const Tensor& src, int64_t s1, int64_t s2, int64_t s3, const Tensor& dst, int64_t d1, int64_t d2,
+              int64_t d3) {
   if (src.type == dst.type) {
     const size_t bytes = unit_bytes(src.type);
     const char* from = row_ptr(src, s1, s2, s3);
@@ -125,8 +125,7 @@ void compute_node(const Tensor& node) {
     case Op::PERMUTE:
     case Op::TRANSPOSE: return;  // is_noop() already returned; listed so the switch is complete
   }
-  throw Error("compute_node: unknown op " + std::to_string(int(node.op)) + " (" + describe(node) +
-              ")");
+  throw Error("compute_node: unknown op " + std::to_string(int(node.op)) + " (" + describe(node) + ")");
 }
 
 void compute_graph(const Graph& graph) {
@@ -148,7 +147,7 @@ float unary(UnaryOp op, float x) {
   switch (op) {
     case UnaryOp::RELU: return x > 0.0f ? x : 0.0f;
     case UnaryOp::GELU: return gelu_tanh(x);
-    case UnaryOp::GELU_ERF:  // erfc keeps the precision that 1 + erf(x) loses for negative x
+    case UnaryOp::GELU_ERF:                         // erfc keeps the precision that 1 + erf(x) loses for negative x
       if (std::isinf(x)) return x > 0 ? x : -0.0f;  // the limits, not -inf * 0
       return float(0.5 * double(x) * std::erfc(-double(x) / std::numbers::sqrt2));
     case UnaryOp::SILU: return silu(x);

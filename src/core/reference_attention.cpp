@@ -4,7 +4,7 @@
 #include <numbers>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/rope.h"
 
 namespace tg::reference::detail {
@@ -12,8 +12,8 @@ namespace tg::reference::detail {
 namespace {
 
 // cos and sin (both times the magnitude scale) of every rotated pair at one position.
-void rope_angles(const RopeYarn& c, int32_t pos, const std::vector<float>& freq_factors,
-                 std::vector<double>& cos_out, std::vector<double>& sin_out) {
+void rope_angles(const RopeYarn& c, int32_t pos, const std::vector<float>& freq_factors, std::vector<double>& cos_out,
+                 std::vector<double>& sin_out) {
   for (int64_t i = 0; i < c.n_dims / 2; ++i) {
     const double factor = freq_factors.empty() ? 1.0 : freq_factors[size_t(i)];
     c.rotation(i, pos * c.inverse_frequency(i, factor), &cos_out[size_t(i)], &sin_out[size_t(i)]);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::reference::detail {
@@ -15,9 +15,9 @@ namespace {
 // `rows` is the tensor the index selects a row of (dimension 1).
 void check_row_index(Op op, const Tensor& rows, int32_t index, int64_t i, int64_t j, int64_t k) {
   if (index >= 0 && index < rows.ne[1]) return;
-  throw Error(std::string(op_name(op)) + ": row index " + std::to_string(index) + " at idx[" +
-              std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
-              "] is out of range [0, " + std::to_string(rows.ne[1]) + ") (" + describe(rows) + ")");
+  throw Error(std::string(op_name(op)) + ": row index " + std::to_string(index) + " at idx[" + std::to_string(i) + "," +
+              std::to_string(j) + "," + std::to_string(k) + "] is out of range [0, " + std::to_string(rows.ne[1]) +
+              ") (" + describe(rows) + ")");
 }
 
 // Calls fn(unit pointer, unit coordinates) for every storage unit of `t` in logical order.

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/reference.h"
 

@@ -3,12 +3,11 @@
 #include <cmath>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 
 namespace tg::reference {
 
-void pool_2d_row(const Tensor& node, const float* plane, int64_t width, int64_t height, int64_t oy,
-                 float* out) {
+void pool_2d_row(const Tensor& node, const float* plane, int64_t width, int64_t height, int64_t oy, float* out) {
   const auto op = PoolOp(node.op_params[0]);
   const int32_t k0 = node.op_params[1], k1 = node.op_params[2];
   const int32_t s0 = node.op_params[3], s1 = node.op_params[4];

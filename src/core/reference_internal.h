@@ -27,8 +27,8 @@ void read_row(const Tensor& t, int64_t i1, int64_t i2, int64_t i3, float* out);
 void write_row(const Tensor& t, int64_t i1, int64_t i2, int64_t i3, const float* in);
 // Copies a row between tensors with equal ne[0]: bit-exact when the types match (so i32 values
 // beyond 2^24 survive), converting through f32 otherwise.
-void copy_row(const Tensor& src, int64_t s1, int64_t s2, int64_t s3, const Tensor& dst, int64_t d1,
-              int64_t d2, int64_t d3);
+void copy_row(const Tensor& src, int64_t s1, int64_t s2, int64_t s3, const Tensor& dst, int64_t d1, int64_t d2,
+              int64_t d3);
 // The whole tensor as f32 in logical order (dimension 0 fastest), and back.
 std::vector<float> read_all(const Tensor& t);
 void write_all(const Tensor& t, std::span<const float> values);

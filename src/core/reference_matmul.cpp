@@ -1,7 +1,7 @@
 // Contractions: mul_mat and conv_2d (direct convolution).
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 #include "tilegraph/core/quant.h"
 
 namespace tg::reference::detail {

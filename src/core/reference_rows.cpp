@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/reference_internal.h"
+#include "reference_internal.h"
 
 namespace tg::reference {
 
@@ -26,12 +26,10 @@ float alibi_slope(float max_bias, int64_t n_head, int64_t head) {
   const int64_t n_head_log2 = int64_t(1) << int64_t(std::floor(std::log2(double(n_head))));
   const float m0 = std::pow(2.0f, -max_bias / float(n_head_log2));
   const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / float(n_head_log2));
-  return head < n_head_log2 ? std::pow(m0, float(head + 1))
-                            : std::pow(m1, float(2 * (head - n_head_log2) + 1));
+  return head < n_head_log2 ? std::pow(m0, float(head + 1)) : std::pow(m1, float(2 * (head - n_head_log2) + 1));
 }
 
 namespace detail {
-
 
 void softmax_in_place(std::span<double> scores) {
   double max = -std::numeric_limits<double>::infinity();

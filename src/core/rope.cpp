@@ -27,8 +27,7 @@ RopeYarn RopeYarn::from_node(const Tensor& node) {
   const double beta_fast = node.param_f32(9);
   const double beta_slow = node.param_f32(10);
   c.corr_low = std::max(0.0, std::floor(yarn_corr_dim(c.n_dims, n_ctx_orig, beta_fast, c.freq_base)));
-  c.corr_high =
-      std::min(double(c.n_dims - 1), std::ceil(yarn_corr_dim(c.n_dims, n_ctx_orig, beta_slow, c.freq_base)));
+  c.corr_high = std::min(double(c.n_dims - 1), std::ceil(yarn_corr_dim(c.n_dims, n_ctx_orig, beta_slow, c.freq_base)));
   return c;
 }
 

@@ -10,10 +10,10 @@ namespace tg {
 namespace {
 
 constexpr std::string_view kOpNames[kOpCount] = {
-    "none",     "mul_mat",   "add",        "sub",        "mul",      "div",     "scale",
-    "unary",    "glu",       "norm",       "rms_norm",   "soft_max", "rope",    "get_rows",
-    "set_rows", "cpy",       "cont",       "view",       "reshape",  "permute", "transpose",
-    "flash_attn_ext", "sum_rows", "argmax", "batch_norm", "conv_2d", "pool_2d", "concat",
+    "none",           "mul_mat",  "add",    "sub",        "mul",      "div",     "scale",
+    "unary",          "glu",      "norm",   "rms_norm",   "soft_max", "rope",    "get_rows",
+    "set_rows",       "cpy",      "cont",   "view",       "reshape",  "permute", "transpose",
+    "flash_attn_ext", "sum_rows", "argmax", "batch_norm", "conv_2d",  "pool_2d", "concat",
 };
 constexpr std::string_view kUnaryNames[kUnaryOpCount] = {
     "relu", "gelu", "gelu_erf", "silu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "rsqrt",
@@ -39,8 +39,8 @@ size_t Tensor::nbytes() const {
   if (is_empty()) return 0;
   const DTypeTraits& traits = dtype_traits(type);
   // The last element's offset plus its size; for block types, whole blocks along ne[0].
-  size_t bytes = traits.block_size == 1 ? traits.type_size + size_t(ne[0] - 1) * nb[0]
-                                        : size_t(ne[0]) / traits.block_size * nb[0];
+  size_t bytes =
+      traits.block_size == 1 ? traits.type_size + size_t(ne[0] - 1) * nb[0] : size_t(ne[0]) / traits.block_size * nb[0];
   for (int i = 1; i < kMaxDims; ++i) bytes += size_t(ne[i] - 1) * nb[i];
   return bytes;
 }
@@ -57,13 +57,11 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-bool Tensor::has_contiguous_rows() const {
-  return ne[0] <= 1 || nb[0] == dtype_traits(type).type_size;
-}
+bool Tensor::has_contiguous_rows() const { return ne[0] <= 1 || nb[0] == dtype_traits(type).type_size; }
 
 bool Tensor::is_noop() const {
-  return is_empty() || op == Op::NONE || op == Op::VIEW || op == Op::RESHAPE ||
-         op == Op::PERMUTE || op == Op::TRANSPOSE;
+  return is_empty() || op == Op::NONE || op == Op::VIEW || op == Op::RESHAPE || op == Op::PERMUTE ||
+         op == Op::TRANSPOSE;
 }
 
 int Tensor::num_src() const {
@@ -94,14 +92,12 @@ std::string shape_string(std::span<const int64_t> ne) {
 std::string describe(const Tensor& t) {
   std::ostringstream out;
   if (t.name[0]) out << t.name << ' ';
-  out << dtype_name(t.type) << ' ' << shape_string(t) << " nb=[" << t.nb[0] << ',' << t.nb[1]
-      << ',' << t.nb[2] << ',' << t.nb[3] << ']';
+  out << dtype_name(t.type) << ' ' << shape_string(t) << " nb=[" << t.nb[0] << ',' << t.nb[1] << ',' << t.nb[2] << ','
+      << t.nb[3] << ']';
   return out.str();
 }
 
-bool same_shape(const Tensor& a, const Tensor& b) {
-  return std::equal(a.ne, a.ne + kMaxDims, b.ne);
-}
+bool same_shape(const Tensor& a, const Tensor& b) { return std::equal(a.ne, a.ne + kMaxDims, b.ne); }
 
 bool can_repeat(const Tensor& b, const Tensor& a) {
   if (b.is_empty()) return a.is_empty();

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend_internal.h"
-#include "cpu/fusion.h"
-#include "cpu/kernels.h"
-#include "cpu/matmul_call.h"
-#include "cpu/replay_plan.h"
-#include "cpu/row_ops.h"
-#include "cpu/thread_pool.h"
+#include "cpu_backend_internal.h"
+#include "fusion.h"
+#include "kernels.h"
+#include "matmul_call.h"
+#include "replay_plan.h"
+#include "row_ops.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/node_rules.h"
 #include "tilegraph/runtime/config.h"
@@ -169,8 +169,7 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa
     throw Error("cpu: this CPU cannot run the " + std::string(isa_name(isa)) +
                 " kernels (best: " + std::string(isa_name(best_isa())) + ")");
   }
-  const int n_threads =
-      options.num_threads > 0 ? options.num_threads : config::default_num_threads();
+  const int n_threads = options.num_threads > 0 ? options.num_threads : config::default_num_threads();
   return std::make_unique<CpuBackend>(n_threads, isa, options.fuse);
 }
 

@@ -3,8 +3,8 @@
 // compare the vector paths with each other on one machine.
 #include <memory>
 
-#include "cpu/vec.h"
 #include "tilegraph/runtime/backend.h"
+#include "vec.h"
 
 namespace tg::cpu {
 

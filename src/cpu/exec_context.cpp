@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
 #include "tilegraph/core/context.h"
 
 namespace tg::cpu {
@@ -26,8 +26,7 @@ void Scratch::Free::operator()(void* p) const { aligned_free_bytes(p); }
 void* Scratch::bytes(size_t size) {
   if (size > capacity_) {
     const size_t grown = std::max(size, capacity_ * 2);
-    const size_t rounded =
-        (grown + kScratchGranularity - 1) / kScratchGranularity * kScratchGranularity;
+    const size_t rounded = (grown + kScratchGranularity - 1) / kScratchGranularity * kScratchGranularity;
     data_.reset();  // contents are not kept: free first so the peak is the new size alone
     data_.reset(aligned_alloc_bytes(rounded, 64));
     capacity_ = rounded;

@@ -1,7 +1,7 @@
-#include "cpu/fusion.h"
+#include "fusion.h"
 
-#include "cpu/row_io.h"
-#include "cpu/row_ops.h"
+#include "row_io.h"
+#include "row_ops.h"
 
 namespace tg::cpu {
 
@@ -19,8 +19,8 @@ bool extends_row_chain(const Tensor& current, const Tensor& next, int consumers_
   if (consumers_of_current != 1 || (current.flags & (kFlagOutput | kFlagInput))) return false;
   if (!same_shape(current, next) || next.is_empty()) return false;
   if (next.op == Op::GLU && !next.src[1]) return false;  // the halves form needs a 2n-wide input
-  const bool second_operand_allowed = next.op == Op::ADD || next.op == Op::SUB || next.op == Op::MUL ||
-                                      next.op == Op::DIV;
+  const bool second_operand_allowed =
+      next.op == Op::ADD || next.op == Op::SUB || next.op == Op::MUL || next.op == Op::DIV;
   int reads = 0;
   for (int j = 0; j < kMaxSrc; ++j) reads += next.src[j] == &current;
   return reads == 1 && (next.src[0] == &current || (second_operand_allowed && next.src[1] == &current));

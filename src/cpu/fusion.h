@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "cpu/extent.h"
+#include "extent.h"
 #include "tilegraph/core/graph.h"
 
 namespace tg::cpu {

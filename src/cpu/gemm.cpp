@@ -1,4 +1,4 @@
-#include "cpu/gemm.h"
+#include "gemm.h"
 
 #include <string>
 

@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu/vec.h"
 #include "tilegraph/evg/block.h"
 #include "tilegraph/evg/kernel/callback_epilogue.h"
 #include "tilegraph/evg/kernel/operand.h"
 #include "tilegraph/evg/kernel/tiling.h"
+#include "vec.h"
 
 namespace tg::cpu {
 
@@ -36,12 +36,11 @@ struct GemmKernels {
   GemmPlan (*plan)(const evg::GemmOperands& operands, int num_threads);
   // D = A · B into an f32 matrix with row stride ldd, with a plan of this table made for the
   // problem, B's layout and the launcher's thread count.
-  void (*gemm)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b, float* d,
-               int64_t ldd, const evg::Launcher& launcher, void* workspace);
+  void (*gemm)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b, float* d, int64_t ldd,
+               const evg::Launcher& launcher, void* workspace);
   // A · B through an epilogue given as callbacks.
   void (*gemm_with_epilogue)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b,
-                             const evg::EpilogueCallbacks& epilogue, const evg::Launcher& launcher,
-                             void* workspace);
+                             const evg::EpilogueCallbacks& epilogue, const evg::Launcher& launcher, void* workspace);
 };
 
 // The table of `isa`, which the caller must have checked the CPU supports (best_isa()).

@@ -1,8 +1,8 @@
 // The AVX2 + FMA + F16C GEMM (this file is compiled with those flags).
-#include "cpu/gemm_impl.h"
+#include "gemm_impl.h"
 
 #if !defined(TG_EVG_TARGET_AVX2)
-#error "gemm_avx2.cpp is not compiled for its instruction set (see src/CMakeLists.txt)"
+#error "gemm_avx2.cpp is not compiled for its instruction set (see tg_layer in CMakeLists.txt)"
 #endif
 
 namespace tg::cpu {

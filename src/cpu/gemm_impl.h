@@ -7,10 +7,10 @@
 #include <new>
 #include <type_traits>
 
-#include "cpu/gemm.h"
+#include "gemm.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/evg/cpu/block_mmad.h"
-#include "tilegraph/evg/cpu/block_scheduler.h"
+#include "tilegraph/evg/host/block_mmad.h"
+#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/kernel/callback_epilogue.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 #include "tilegraph/evg/kernel/store_epilogue.h"
@@ -18,14 +18,14 @@
 namespace tg::cpu {
 namespace {
 
-using StoreGemm = evg::kernel::MatmulVisitor<evg::cpu::BlockMmad, evg::kernel::StoreEpilogue,
-                                             evg::cpu::BlockScheduler>;
-using CallbackGemm = evg::kernel::MatmulVisitor<evg::cpu::BlockMmad, evg::kernel::CallbackEpilogue,
-                                                evg::cpu::BlockScheduler>;
+using StoreGemm =
+    evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue, evg::host::BlockScheduler>;
+using CallbackGemm =
+    evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::CallbackEpilogue, evg::host::BlockScheduler>;
 
 void micro_kernel(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                   bool accumulate) {
-  evg::cpu::micro_kernel_for(rows)(kc, a, lda, b, c, ldc, accumulate);
+  evg::host::micro_kernel_for(rows)(kc, a, lda, b, c, ldc, accumulate);
 }
 
 // Both GEMMs share one plan type: it does not depend on the epilogue.
@@ -66,8 +66,8 @@ void gemm_with_epilogue(const GemmPlan& plan, const evg::MatrixOperand& a, const
 
 template <Isa kIsa>
 GemmKernels make_gemm_kernels() {
-  return {kIsa, evg::cpu::kTileRows, evg::cpu::kTileCols, micro_kernel, plan<kIsa>, gemm<kIsa>,
-          gemm_with_epilogue<kIsa>};
+  return {kIsa,       evg::host::kTileRows, evg::host::kTileCols,    micro_kernel,
+          plan<kIsa>, gemm<kIsa>,           gemm_with_epilogue<kIsa>};
 }
 
 }  // namespace

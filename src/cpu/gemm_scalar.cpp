@@ -1,8 +1,8 @@
 // The portable GEMM: plain C++ for any x86-64 (the compiler may still use SSE2).
-#include "cpu/gemm_impl.h"
+#include "gemm_impl.h"
 
 #if !defined(TG_EVG_TARGET_PORTABLE)
-#error "gemm_scalar.cpp is not compiled for its instruction set (see src/CMakeLists.txt)"
+#error "gemm_scalar.cpp is not compiled for its instruction set (see tg_layer in CMakeLists.txt)"
 #endif
 
 namespace tg::cpu {

@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/launcher.h"
-#include "cpu/rope_cache.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "launcher.h"
+#include "rope_cache.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/tensor.h"
+#include "vec.h"
 
 namespace tg::cpu {
 
@@ -75,9 +75,7 @@ class ExecContext {
       fn(ThreadContext{0, 1, scratch_[0]});
       return;
     }
-    pool_.parallel_for(n_tasks, [&](int ith, int nth) {
-      fn(ThreadContext{ith, nth, scratch_[size_t(ith)]});
-    });
+    pool_.parallel_for(n_tasks, [&](int ith, int nth) { fn(ThreadContext{ith, nth, scratch_[size_t(ith)]}); });
   }
 
   // Calls fn(tc, begin, end) over contiguous ranges that together cover [0, n) once. `cost` is

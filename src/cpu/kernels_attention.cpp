@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
+#include "row_io.h"
 #include "tilegraph/core/reference.h"
-#include "cpu/row_io.h"
 
 namespace tg::cpu {
 
@@ -37,8 +37,8 @@ struct RowBlock {
 // slower than in place, with 2 rows 1.8x slower (bench/RESULTS.md, "flash attention in prefill").
 constexpr int64_t kMinRowsToConvert = 8;
 
-RowBlock row_block(const VecKernels& vec, const Tensor& t, int64_t j0, int64_t count, int64_t h,
-                   int64_t b, int64_t readers, float* buf) {
+RowBlock row_block(const VecKernels& vec, const Tensor& t, int64_t j0, int64_t count, int64_t h, int64_t b,
+                   int64_t readers, float* buf) {
   const size_t type_size = dtype_traits(t.type).type_size;
   const bool contiguous = t.nb[0] == type_size;
   if (contiguous && (t.type == DType::F32 || readers < kMinRowsToConvert)) {
@@ -86,11 +86,9 @@ void run_flash_attn_ext(const Tensor& node, ExecContext& exec) {
   // Items are numbered query-tile-fastest, so consecutive items of a task share K and V.
   const int64_t items = query_tiles * (n_head / group) * q.ne[3];
   exec.parallel_range(
-      items, tile_rows * n_kv * (head_dim + value_dim),
-      [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+      items, tile_rows * n_kv * (head_dim + value_dim), [&](const ThreadContext& tc, int64_t begin, int64_t end) {
         const int64_t per_row = head_dim + value_dim + kKeyBlock + n_kv;
-        float* base = tc.scratch.floats(
-            size_t(tile_rows * per_row + kKeyBlock * (head_dim + value_dim) + value_dim));
+        float* base = tc.scratch.floats(size_t(tile_rows * per_row + kKeyBlock * (head_dim + value_dim) + value_dim));
         float* k_buf = base + tile_rows * per_row;
         float* v_buf = k_buf + kKeyBlock * head_dim;
         float* out_buf = v_buf + kKeyBlock * value_dim;
@@ -163,8 +161,7 @@ void run_flash_attn_ext(const Tensor& node, ExecContext& exec) {
             }
             const RowBlock values = row_block(vec, v, j0, count, kv_head, b, n_rows, v_buf);
             for (int64_t r = 0; r < n_rows; ++r) {
-              vec.axpy_rows(values.type, value_dim, count, values.rows, values.stride, scores[r],
-                            acc[r]);
+              vec.axpy_rows(values.type, value_dim, count, values.rows, values.stride, scores[r], acc[r]);
             }
           }
 

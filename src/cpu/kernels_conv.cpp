@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu/kernels.h"
-#include "cpu/row_io.h"
+#include "kernels.h"
+#include "row_io.h"
 #include "tilegraph/core/reference.h"
 
 namespace tg::cpu {
@@ -24,9 +24,7 @@ const float* contiguous_f32(const VecKernels& vec, const Tensor& t, float* buf) 
   return buf;
 }
 
-size_t floats_needed(const Tensor& t) {
-  return t.type == DType::F32 && t.is_contiguous() ? 0 : size_t(t.nelements());
-}
+size_t floats_needed(const Tensor& t) { return t.type == DType::F32 && t.is_contiguous() ? 0 : size_t(t.nelements()); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -43,14 +41,12 @@ void run_conv_2d(const Tensor& node, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
 
   const size_t kernel_floats = floats_needed(kernel);
-  auto* shared = static_cast<float*>(
-      exec.shared_scratch((kernel_floats + floats_needed(input)) * sizeof(float)));
+  auto* shared = static_cast<float*>(exec.shared_scratch((kernel_floats + floats_needed(input)) * sizeof(float)));
   const float* k = contiguous_f32(vec, kernel, shared);                 // [KW, KH, Cin, Cout]
   const float* x = contiguous_f32(vec, input, shared + kernel_floats);  // [W, H, Cin, N]
 
   exec.parallel_range(
-      node.nrows(), out_width * channels_in * kh * kw,
-      [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+      node.nrows(), out_width * channels_in * kh * kw, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
         float* buf = tc.scratch.floats(size_t(out_width));
         for_each_row(node, begin, end, [&](int64_t oy, int64_t co, int64_t n) {
           float* out = output_row_f32(node, oy, co, n, buf);
@@ -65,14 +61,12 @@ void run_conv_2d(const Tensor& node, ExecContext& exec) {
                 // Output column ox reads input column ox * s0 + offset; keep those inside the row.
                 const int64_t offset = kx * d0 - p0;
                 const int64_t lo = offset < 0 ? ceil_div(-offset, s0) : 0;
-                const int64_t hi =
-                    std::min(out_width, width - offset <= 0 ? 0 : ceil_div(width - offset, s0));
+                const int64_t hi = std::min(out_width, width - offset <= 0 ? 0 : ceil_div(width - offset, s0));
                 if (lo >= hi) continue;
                 if (s0 == 1) {
                   vec.axpy_f32(hi - lo, out + lo, weights[kx], in_row + lo + offset);
                 } else {
-                  for (int64_t ox = lo; ox < hi; ++ox)
-                    out[ox] += weights[kx] * in_row[ox * s0 + offset];
+                  for (int64_t ox = lo; ox < hi; ++ox) out[ox] += weights[kx] * in_row[ox * s0 + offset];
                 }
               }
             }
@@ -87,19 +81,16 @@ void run_pool_2d(const Tensor& node, ExecContext& exec) {
   const int64_t k0 = node.op_params[1], k1 = node.op_params[2];
   const int64_t width = a.ne[0], height = a.ne[1], out_width = node.ne[0];
   const VecKernels& vec = exec.vec();
-  const float* x = contiguous_f32(
-      vec, a, static_cast<float*>(exec.shared_scratch(floats_needed(a) * sizeof(float))));
+  const float* x = contiguous_f32(vec, a, static_cast<float*>(exec.shared_scratch(floats_needed(a) * sizeof(float))));
 
-  exec.parallel_range(node.nrows(), out_width * k0 * k1,
-                      [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-                        float* buf = tc.scratch.floats(size_t(out_width));
-                        for_each_row(node, begin, end, [&](int64_t oy, int64_t c, int64_t n) {
-                          float* out = output_row_f32(node, oy, c, n, buf);
-                          reference::pool_2d_row(node, x + (n * a.ne[2] + c) * height * width, width,
-                                                 height, oy, out);
-                          finish_row_f32(vec, node, oy, c, n, out);
-                        });
-                      });
+  exec.parallel_range(node.nrows(), out_width * k0 * k1, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* buf = tc.scratch.floats(size_t(out_width));
+    for_each_row(node, begin, end, [&](int64_t oy, int64_t c, int64_t n) {
+      float* out = output_row_f32(node, oy, c, n, buf);
+      reference::pool_2d_row(node, x + (n * a.ne[2] + c) * height * width, width, height, oy, out);
+      finish_row_f32(vec, node, oy, c, n, out);
+    });
+  });
 }
 
 void run_batch_norm(const Tensor& node, ExecContext& exec) {
@@ -126,29 +117,28 @@ void run_batch_norm(const Tensor& node, ExecContext& exec) {
 
   // The reference's (x - mean) / sqrt(var + eps) * gamma + beta, one operation per pass, so the
   // results match it exactly.
-  exec.parallel_range(node.nrows(), 4 * n,
-                      [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-                        float* in_buf = tc.scratch.floats(size_t(2 * n));
-                        float* out_buf = in_buf + n;
-                        for_each_row(node, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-                          const float* in = read_row_f32(vec, x, i1, i2, i3, in_buf);
-                          float* out = output_row_f32(node, i1, i2, i3, out_buf);
-                          if (axis == 0) {
-                            vec.binary(BinaryOp::SUB, n, out, in, mean);
-                            vec.binary(BinaryOp::DIV, n, out, out, stddev);
-                            if (gamma) vec.binary(BinaryOp::MUL, n, out, out, gamma);
-                            if (beta) vec.binary(BinaryOp::ADD, n, out, out, beta);
-                          } else {
-                            const int64_t index[kMaxDims] = {0, i1, i2, i3};
-                            const int64_t c = index[axis];
-                            vec.binary_scalar(BinaryOp::SUB, n, out, in, mean[c]);
-                            vec.binary_scalar(BinaryOp::DIV, n, out, out, stddev[c]);
-                            if (gamma) vec.binary_scalar(BinaryOp::MUL, n, out, out, gamma[c]);
-                            if (beta) vec.binary_scalar(BinaryOp::ADD, n, out, out, beta[c]);
-                          }
-                          finish_row_f32(vec, node, i1, i2, i3, out);
-                        });
-                      });
+  exec.parallel_range(node.nrows(), 4 * n, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    float* in_buf = tc.scratch.floats(size_t(2 * n));
+    float* out_buf = in_buf + n;
+    for_each_row(node, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      const float* in = read_row_f32(vec, x, i1, i2, i3, in_buf);
+      float* out = output_row_f32(node, i1, i2, i3, out_buf);
+      if (axis == 0) {
+        vec.binary(BinaryOp::SUB, n, out, in, mean);
+        vec.binary(BinaryOp::DIV, n, out, out, stddev);
+        if (gamma) vec.binary(BinaryOp::MUL, n, out, out, gamma);
+        if (beta) vec.binary(BinaryOp::ADD, n, out, out, beta);
+      } else {
+        const int64_t index[kMaxDims] = {0, i1, i2, i3};
+        const int64_t c = index[axis];
+        vec.binary_scalar(BinaryOp::SUB, n, out, in, mean[c]);
+        vec.binary_scalar(BinaryOp::DIV, n, out, out, stddev[c]);
+        if (gamma) vec.binary_scalar(BinaryOp::MUL, n, out, out, gamma[c]);
+        if (beta) vec.binary_scalar(BinaryOp::ADD, n, out, out, beta[c]);
+      }
+      finish_row_f32(vec, node, i1, i2, i3, out);
+    });
+  });
 }
 
 }  // namespace tg::cpu

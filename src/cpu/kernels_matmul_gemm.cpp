@@ -20,11 +20,11 @@
 #include <optional>
 #include <span>
 
-#include "cpu/gemm.h"
-#include "cpu/kernels.h"
-#include "cpu/matmul_call.h"
-#include "cpu/row_io.h"
-#include "cpu/row_ops.h"
+#include "gemm.h"
+#include "kernels.h"
+#include "matmul_call.h"
+#include "row_io.h"
+#include "row_ops.h"
 
 namespace tg::cpu {
 
@@ -131,8 +131,9 @@ std::optional<OperandLayouts> operand_layouts(const Tensor& node) {
 // b's rows rounded to bf16 into `out`, [B3, B2, N, K].
 void round_activations_to_bf16(const Tensor& b, uint16_t* out, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
-  convert_rows(b, reinterpret_cast<uint8_t*>(out), size_t(b.ne[0]) * sizeof(uint16_t), exec,
-               [&](int64_t k, const float* x, uint8_t* row) { vec.f32_to_bf16(k, reinterpret_cast<uint16_t*>(row), x); });
+  convert_rows(
+      b, reinterpret_cast<uint8_t*>(out), size_t(b.ne[0]) * sizeof(uint16_t), exec,
+      [&](int64_t k, const float* x, uint8_t* row) { vec.f32_to_bf16(k, reinterpret_cast<uint16_t*>(row), x); });
 }
 
 }  // namespace
@@ -165,8 +166,7 @@ void run_matmul(const MatmulCall& call, const Tensor& node, std::span<const Tens
   const Tensor& b = *node.src[1];
   const GemmKernels& kernels = *call.kernels;
   // Shared scratch: the rounded activations, then (batches one after another) the workspace.
-  const size_t rounded_bytes =
-      call.rounds_activations ? (size_t(b.nelements()) * sizeof(uint16_t) + 63) / 64 * 64 : 0;
+  const size_t rounded_bytes = call.rounds_activations ? (size_t(b.nelements()) * sizeof(uint16_t) + 63) / 64 * 64 : 0;
   char* shared = static_cast<char*>(
       exec.shared_scratch(rounded_bytes + (call.batches_in_parallel ? 0 : call.plan.workspace_bytes)));
   auto* rounded = reinterpret_cast<uint16_t*>(shared);

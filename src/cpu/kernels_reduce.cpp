@@ -2,8 +2,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/kernels.h"
-#include "cpu/row_io.h"
+#include "kernels.h"
+#include "row_io.h"
 #include "tilegraph/core/reference.h"
 
 namespace tg::cpu {

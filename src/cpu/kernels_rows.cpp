@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "cpu/kernels.h"
-#include "cpu/row_io.h"
+#include "kernels.h"
+#include "row_io.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
 
@@ -20,15 +20,12 @@ int32_t read_index(const Tensor& idx, int64_t i, int64_t j, int64_t k) {
 
 void check_row_index(int32_t row, int64_t bound, int64_t i, int64_t j, int64_t k) {
   if (row >= 0 && row < bound) return;
-  throw Error("row index " + std::to_string(row) + " at idx[" + std::to_string(i) + "," +
-              std::to_string(j) + "," + std::to_string(k) + "] is out of range [0, " +
-              std::to_string(bound) + ")");
+  throw Error("row index " + std::to_string(row) + " at idx[" + std::to_string(i) + "," + std::to_string(j) + "," +
+              std::to_string(k) + "] is out of range [0, " + std::to_string(bound) + ")");
 }
 
 size_t unit_bytes(DType type) { return dtype_traits(type).type_size; }
-int64_t units_per_row(const Tensor& t) {
-  return t.ne[0] / int64_t(dtype_traits(t.type).block_size);
-}
+int64_t units_per_row(const Tensor& t) { return t.ne[0] / int64_t(dtype_traits(t.type).block_size); }
 
 bool ranges_overlap(const Tensor& a, const Tensor& b) {
   const auto* a0 = static_cast<const char*>(a.data);
@@ -37,8 +34,7 @@ bool ranges_overlap(const Tensor& a, const Tensor& b) {
 }
 
 bool same_layout(const Tensor& a, const Tensor& b) {
-  return a.data == b.data && a.type == b.type && same_shape(a, b) &&
-         std::equal(a.nb, a.nb + kMaxDims, b.nb);
+  return a.data == b.data && a.type == b.type && same_shape(a, b) && std::equal(a.nb, a.nb + kMaxDims, b.nb);
 }
 
 // Walks a tensor in logical order (dimension 0 fastest) in steps of `per_row` positions per row:
@@ -66,9 +62,7 @@ class Cursor {
   int64_t i_[kMaxDims];
 };
 
-char* unit_ptr(const Tensor& t, const int64_t* i) {
-  return row_ptr(t, i[1], i[2], i[3]) + i[0] * int64_t(t.nb[0]);
-}
+char* unit_ptr(const Tensor& t, const int64_t* i) { return row_ptr(t, i[1], i[2], i[3]) + i[0] * int64_t(t.nb[0]); }
 
 // Element i of t as f32, quantized types included (their element lives in block i[0] / block
 // size, which is decoded whole: this serves only copies between rows of different lengths).
@@ -78,8 +72,7 @@ float element_f32(const Tensor& t, const int64_t* i) {
     const int64_t block = int64_t(traits.block_size);
     alignas(8) char bytes[kMaxBlockBytes];
     float values[kMaxBlockSize];
-    std::memcpy(bytes, row_ptr(t, i[1], i[2], i[3]) + i[0] / block * int64_t(t.nb[0]),
-                traits.type_size);
+    std::memcpy(bytes, row_ptr(t, i[1], i[2], i[3]) + i[0] / block * int64_t(t.nb[0]), traits.type_size);
     row_to_f32(t.type, bytes, values, block);
     return values[i[0] % block];
   }
@@ -113,8 +106,7 @@ void copy_tensor(const Tensor& dst, const Tensor& src, ExecContext& exec) {
         const char* src_row = row_ptr(src, s[1], s[2], s[3]);
         char* dst_row = row_ptr(dst, i1, i2, i3);
         if (same_type) {
-          copy_units(dst_row, dst.nb[0], src_row, src.nb[0], units_per_row(dst),
-                     unit_bytes(dst.type));
+          copy_units(dst_row, dst.nb[0], src_row, src.nb[0], units_per_row(dst), unit_bytes(dst.type));
         } else {
           load_f32(vec, src.type, src_row, src.nb[0], ne0, buf);
           store_f32(vec, dst.type, buf, dst_row, dst.nb[0], ne0);
@@ -135,8 +127,7 @@ void copy_tensor(const Tensor& dst, const Tensor& src, ExecContext& exec) {
       char* dst_row = row_ptr(dst, i1, i2, i3);
       for (int64_t u = 0; u < dst_per_row; ++u, from.advance()) {
         if (same_type) {
-          std::memcpy(dst_row + u * int64_t(dst.nb[0]), unit_ptr(src, from.position()),
-                      unit_bytes(dst.type));
+          std::memcpy(dst_row + u * int64_t(dst.nb[0]), unit_ptr(src, from.position()), unit_bytes(dst.type));
         } else {
           buf[u] = element_f32(src, from.position());
         }
@@ -213,26 +204,23 @@ void run_concat(const Tensor& node, ExecContext& exec) {
   const Tensor& b = *node.src[1];
   const int dim = node.op_params[0];
   const size_t bytes = unit_bytes(node.type);
-  exec.parallel_range(
-      node.nrows(), node.ne[0], [&](const ThreadContext&, int64_t begin, int64_t end) {
-        for_each_row(node, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
-          char* out = row_ptr(node, i1, i2, i3);
-          if (dim == 0) {
-            copy_units(out, node.nb[0], row_ptr(a, i1, i2, i3), a.nb[0], a.ne[0], bytes);
-            copy_units(out + a.ne[0] * int64_t(node.nb[0]), node.nb[0], row_ptr(b, i1, i2, i3),
-                       b.nb[0], b.ne[0], bytes);
-            return;
-          }
-          int64_t i[kMaxDims] = {0, i1, i2, i3};
-          const Tensor* from = &a;
-          if (i[dim] >= a.ne[dim]) {
-            from = &b;
-            i[dim] -= a.ne[dim];
-          }
-          copy_units(out, node.nb[0], row_ptr(*from, i[1], i[2], i[3]), from->nb[0], node.ne[0],
-                     bytes);
-        });
-      });
+  exec.parallel_range(node.nrows(), node.ne[0], [&](const ThreadContext&, int64_t begin, int64_t end) {
+    for_each_row(node, begin, end, [&](int64_t i1, int64_t i2, int64_t i3) {
+      char* out = row_ptr(node, i1, i2, i3);
+      if (dim == 0) {
+        copy_units(out, node.nb[0], row_ptr(a, i1, i2, i3), a.nb[0], a.ne[0], bytes);
+        copy_units(out + a.ne[0] * int64_t(node.nb[0]), node.nb[0], row_ptr(b, i1, i2, i3), b.nb[0], b.ne[0], bytes);
+        return;
+      }
+      int64_t i[kMaxDims] = {0, i1, i2, i3};
+      const Tensor* from = &a;
+      if (i[dim] >= a.ne[dim]) {
+        from = &b;
+        i[dim] -= a.ne[dim];
+      }
+      copy_units(out, node.nb[0], row_ptr(*from, i[1], i[2], i[3]), from->nb[0], node.ne[0], bytes);
+    });
+  });
 }
 
 }  // namespace tg::cpu

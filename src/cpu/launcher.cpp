@@ -1,4 +1,4 @@
-#include "cpu/launcher.h"
+#include "launcher.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,8 +7,7 @@ namespace tg::cpu {
 
 namespace {
 
-void pool_parallel_for(void* pool, int64_t n_items, void (*fn)(void* arg, int64_t item, int thread),
-                       void* arg) {
+void pool_parallel_for(void* pool, int64_t n_items, void (*fn)(void* arg, int64_t item, int thread), void* arg) {
   if (n_items <= 0) return;
   ThreadPool& threads = *static_cast<ThreadPool*>(pool);
   const int tasks = int(std::min<int64_t>(n_items, threads.size()));

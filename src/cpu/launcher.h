@@ -1,7 +1,7 @@
 #pragma once
 // The backend's thread pool as an evg::Launcher, the form the GEMM kernel layer (and kernels
 // compiled by the JIT) take their threads in.
-#include "cpu/thread_pool.h"
+#include "thread_pool.h"
 #include "tilegraph/evg/block.h"
 
 namespace tg::cpu {

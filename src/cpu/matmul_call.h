@@ -7,8 +7,8 @@
 #include <optional>
 #include <span>
 
-#include "cpu/gemm.h"
-#include "cpu/kernels.h"
+#include "gemm.h"
+#include "kernels.h"
 #include "tilegraph/core/tensor.h"
 
 namespace tg::cpu {
@@ -19,8 +19,8 @@ struct MatmulCall {
   // The activations (the GEMM's A) are b rounded to bf16 into scratch first, [B3, B2, N, K]
   // (bf16 weights, quant.h).
   bool rounds_activations;
-  int64_t ldd;              // D's row stride in floats
-  int64_t r2, r3;           // broadcast of the weights over the batch dims
+  int64_t ldd;     // D's row stride in floats
+  int64_t r2, r3;  // broadcast of the weights over the batch dims
   int64_t batches;
   // Every task runs whole GEMMs, one batch at a time (many batches, or each too small to split);
   // otherwise the batches run one after another, each split over all threads.

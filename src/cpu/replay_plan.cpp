@@ -1,4 +1,4 @@
-#include "cpu/replay_plan.h"
+#include "replay_plan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,17 +6,15 @@
 #include <span>
 #include <string>
 
-#include "cpu/fusion.h"
-#include "cpu/row_ops.h"
+#include "fusion.h"
+#include "row_ops.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::cpu {
 
 namespace {
 
-size_t shadow_index(SourceRef ref, size_t n_nodes) {
-  return ref >= 0 ? size_t(ref) : n_nodes + size_t(-1 - ref);
-}
+size_t shadow_index(SourceRef ref, size_t n_nodes) { return ref >= 0 ? size_t(ref) : n_nodes + size_t(-1 - ref); }
 
 // A step's work: multiply-adds for a MUL_MAT, query elements x keys for attention, else
 // elements read or written. Below kSoloWork (kSoloMultiplyAdds for a MUL_MAT on the GEMM) a step
@@ -108,7 +106,7 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
 }
 
 bool ReplayPlan::independent(const Step& a, const Step& b) const {
-  const std::span<const Tensor* const> na = chain(a), nb = chain(b);
+  const std::span<const Tensor*const> na = chain(a), nb = chain(b);
   const Extent wa = written_by(na), wb = written_by(nb);
   return !wa.overlaps(wb) && !chain_reads(nb, wa) && !chain_reads(na, wb);
 }
@@ -147,7 +145,9 @@ void ReplayPlan::run_step(const Step& step, ExecContext& exec) const {
     switch (step.kind) {
       case StepKind::kKernel: step.kernel(*nodes.front(), exec); break;
       case StepKind::kRowChain: run_row_op_chain(nodes, exec); break;
-      case StepKind::kMatmul: run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec); break;
+      case StepKind::kMatmul:
+        run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec);
+        break;
     }
   } catch (const std::exception& e) {
     throw node_error(*nodes.front(), e);

@@ -13,8 +13,8 @@
 #include <span>
 #include <vector>
 
-#include "cpu/kernels.h"
-#include "cpu/matmul_call.h"
+#include "kernels.h"
+#include "matmul_call.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/runtime/backend.h"
 

@@ -1,4 +1,4 @@
-#include "cpu/rope_cache.h"
+#include "rope_cache.h"
 
 #include <cstring>
 

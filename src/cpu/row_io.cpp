@@ -1,4 +1,4 @@
-#include "cpu/row_io.h"
+#include "row_io.h"
 
 #include <cmath>
 #include <cstring>
@@ -23,8 +23,7 @@ void write_unaligned(char* p, T v) {
 
 }  // namespace
 
-void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride, int64_t n,
-              float* dst) {
+void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride, int64_t n, float* dst) {
   switch (type) {
     case DType::F32:
       if (stride == sizeof(float)) {
@@ -73,8 +72,7 @@ void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride,
   throw Error("cpu: cannot read dtype " + std::to_string(int(type)));
 }
 
-void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, size_t stride,
-               int64_t n) {
+void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, size_t stride, int64_t n) {
   switch (type) {
     case DType::F32:
       if (stride == sizeof(float)) {
@@ -91,15 +89,13 @@ void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, s
         half ? vec.f32_to_f16(n, p, src) : vec.f32_to_bf16(n, p, src);
       } else {
         for (int64_t i = 0; i < n; ++i) {
-          write_unaligned(dst + i * stride,
-                          half ? f32_to_f16(src[i]).bits : f32_to_bf16(src[i]).bits);
+          write_unaligned(dst + i * stride, half ? f32_to_f16(src[i]).bits : f32_to_bf16(src[i]).bits);
         }
       }
       return;
     }
     case DType::I32:
-      for (int64_t i = 0; i < n; ++i)
-        write_unaligned(dst + i * stride, int32_t(std::lrint(src[i])));
+      for (int64_t i = 0; i < n; ++i) write_unaligned(dst + i * stride, int32_t(std::lrint(src[i])));
       return;
     case DType::Q8_0:
     case DType::Q4_0:
@@ -119,14 +115,12 @@ void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, s
   throw Error("cpu: cannot write dtype " + std::to_string(int(type)));
 }
 
-void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units,
-                size_t unit_bytes) {
+void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units, size_t unit_bytes) {
   if (dst_stride == unit_bytes && src_stride == unit_bytes) {
     std::memmove(dst, src, size_t(units) * unit_bytes);
     return;
   }
-  for (int64_t u = 0; u < units; ++u)
-    std::memcpy(dst + u * dst_stride, src + u * src_stride, unit_bytes);
+  for (int64_t u = 0; u < units; ++u) std::memcpy(dst + u * dst_stride, src + u * src_stride, unit_bytes);
 }
 
 }  // namespace tg::cpu

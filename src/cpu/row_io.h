@@ -5,33 +5,28 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu/kernels.h"
-#include "cpu/vec.h"
+#include "kernels.h"
 #include "tilegraph/core/tensor.h"
+#include "vec.h"
 
 namespace tg::cpu {
 
 inline char* row_ptr(const Tensor& t, int64_t i1, int64_t i2, int64_t i3) {
-  return static_cast<char*>(t.data) + i1 * int64_t(t.nb[1]) + i2 * int64_t(t.nb[2]) +
-         i3 * int64_t(t.nb[3]);
+  return static_cast<char*>(t.data) + i1 * int64_t(t.nb[1]) + i2 * int64_t(t.nb[2]) + i3 * int64_t(t.nb[3]);
 }
 
-inline bool is_f32_row_contiguous(const Tensor& t) {
-  return t.type == DType::F32 && t.nb[0] == sizeof(float);
-}
+inline bool is_f32_row_contiguous(const Tensor& t) { return t.type == DType::F32 && t.nb[0] == sizeof(float); }
 
 // n elements of `type` starting at src, `stride` bytes apart (per block for quantized types), to
 // f32.
-void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride, int64_t n,
-              float* dst);
+void load_f32(const VecKernels& vec, DType type, const char* src, size_t stride, int64_t n, float* dst);
 // The reverse, rounding to `type` (i32: to nearest; quantized types: per block, as quant.h says).
-void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, size_t stride,
-               int64_t n);
+void store_f32(const VecKernels& vec, DType type, const float* src, char* dst, size_t stride, int64_t n);
 
 // Row (i1, i2, i3) of t as f32: the row itself when it is contiguous f32, else converted into
 // buf (t.ne[0] floats).
-inline const float* read_row_f32(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2,
-                                 int64_t i3, float* buf) {
+inline const float* read_row_f32(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2, int64_t i3,
+                                 float* buf) {
   const char* row = row_ptr(t, i1, i2, i3);
   if (is_f32_row_contiguous(t)) return reinterpret_cast<const float*>(row);
   load_f32(vec, t.type, row, t.nb[0], t.ne[0], buf);
@@ -45,8 +40,8 @@ inline float* output_row_f32(const Tensor& t, int64_t i1, int64_t i2, int64_t i3
 }
 
 // Stores a row computed at `values` (from output_row_f32) into t, converting if needed.
-inline void finish_row_f32(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2,
-                           int64_t i3, const float* values) {
+inline void finish_row_f32(const VecKernels& vec, const Tensor& t, int64_t i1, int64_t i2, int64_t i3,
+                           const float* values) {
   char* row = row_ptr(t, i1, i2, i3);
   if (reinterpret_cast<const char*>(values) == row) return;
   store_f32(vec, t.type, values, row, t.nb[0], t.ne[0]);
@@ -77,8 +72,7 @@ inline void for_each_row(const Tensor& t, int64_t begin, int64_t end, Fn&& fn) {
 
 // Copies `units` storage units (elements, or quantized blocks) of `unit_bytes` each between strided
 // locations, bit-exactly.
-void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units,
-                size_t unit_bytes);
+void copy_units(char* dst, size_t dst_stride, const char* src, size_t src_stride, int64_t units, size_t unit_bytes);
 
 // Every row of t read as f32 and handed to convert(k, x, out) with its own `row_bytes` of `out`,
 // rows in logical order ([B3, B2, N]), over exec's threads: the activations of a MUL_MAT turned

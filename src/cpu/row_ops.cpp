@@ -1,9 +1,9 @@
-#include "cpu/row_ops.h"
+#include "row_ops.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "cpu/row_io.h"
+#include "row_io.h"
 
 namespace tg::cpu {
 
@@ -47,9 +47,7 @@ bool is_row_op(Op op) {
   }
 }
 
-int chain_value_slot(const Tensor& node, const Tensor& chain_value) {
-  return node.src[0] == &chain_value ? 0 : 1;
-}
+int chain_value_slot(const Tensor& node, const Tensor& chain_value) { return node.src[0] == &chain_value ? 0 : 1; }
 
 int64_t row_op_extra_floats(const Tensor& node) {
   if (node.op == Op::GLU) return node.src[1] ? node.ne[0] : 0;
@@ -57,8 +55,8 @@ int64_t row_op_extra_floats(const Tensor& node) {
   return 0;
 }
 
-void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
-               float* extra, int64_t i1, int64_t i2, int64_t i3) {
+void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x, float* extra,
+               int64_t i1, int64_t i2, int64_t i3) {
   const int64_t n = node.ne[0];
   if (value_slot == 1) {  // x is a binary op's second operand, of the node's own shape: no broadcast
     vec.binary(binary_op(node.op), n, out, read_row_f32(vec, *node.src[0], i1, i2, i3, extra), x);
@@ -98,14 +96,9 @@ void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float*
       vec.glu(GluOp(node.op_params[0]), n, out, value, gate);
       return;
     }
-    case Op::NORM:
-      vec.norm(n, out, x, node.param_f32(0));
-      return;
-    case Op::RMS_NORM:
-      vec.rms_norm(n, out, x, node.param_f32(0));
-      return;
-    default:
-      return;
+    case Op::NORM: vec.norm(n, out, x, node.param_f32(0)); return;
+    case Op::RMS_NORM: vec.rms_norm(n, out, x, node.param_f32(0)); return;
+    default: return;
   }
 }
 
@@ -120,8 +113,7 @@ bool is_segment_op(const Tensor& node, int value_slot) {
     case Op::ADD:
     case Op::SUB:
     case Op::MUL:
-    case Op::DIV:
-      return unit_f32_rows(node.src[1]) && (node.src[1]->ne[0] == node.ne[0] || node.src[1]->ne[0] == 1);
+    case Op::DIV: return unit_f32_rows(node.src[1]) && (node.src[1]->ne[0] == node.ne[0] || node.src[1]->ne[0] == 1);
     case Op::SCALE:
     case Op::UNARY: return true;
     case Op::GLU: return unit_f32_rows(node.src[1]);
@@ -129,8 +121,8 @@ bool is_segment_op(const Tensor& node, int value_slot) {
   }
 }
 
-void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
-                   int64_t col, int64_t n, int64_t i1, int64_t i2, int64_t i3) {
+void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x, int64_t col,
+                   int64_t n, int64_t i1, int64_t i2, int64_t i3) {
   if (value_slot == 1) {
     const float* a = reinterpret_cast<const float*>(row_ptr(*node.src[0], i1, i2, i3)) + col;
     vec.binary(binary_op(node.op), n, out, a, x);
@@ -155,14 +147,9 @@ void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, fl
       vec.glu(GluOp(node.op_params[0]), n, out, x, gate + col);
       return;
     }
-    case Op::SCALE:
-      vec.scale(n, out, x, node.param_f32(0), node.param_f32(1));
-      return;
-    case Op::UNARY:
-      vec.unary(UnaryOp(node.op_params[0]), n, out, x);
-      return;
-    default:
-      return;
+    case Op::SCALE: vec.scale(n, out, x, node.param_f32(0), node.param_f32(1)); return;
+    case Op::UNARY: vec.unary(UnaryOp(node.op_params[0]), n, out, x); return;
+    default: return;
   }
 }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "cpu/kernels.h"
+#include "kernels.h"
 
 namespace tg::cpu {
 
@@ -21,8 +21,8 @@ int chain_value_slot(const Tensor& node, const Tensor& chain_value);
 // `value_slot` (chain_value_slot; 0 outside chains) as f32 (2 * ne0 elements for GLU's halves
 // form); out may equal x except in that form. `extra` holds row_op_extra_floats(node) floats for
 // operands the op converts itself.
-void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
-               float* extra, int64_t i1, int64_t i2, int64_t i3);
+void apply_row(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x, float* extra,
+               int64_t i1, int64_t i2, int64_t i3);
 int64_t row_op_extra_floats(const Tensor& node);
 
 // Whether `node` can run on a segment of its rows fed straight from a GEMM's accumulator (a
@@ -34,8 +34,8 @@ bool is_segment_op(const Tensor& node, int value_slot);
 // Columns [col, col + n) of row (i1, i2, i3): out = op(x, the other operands' matching columns),
 // x standing for source `value_slot`. Each element gets exactly the value apply_row gives it,
 // since the vector routines compute every element alike wherever a row starts.
-void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x,
-                   int64_t col, int64_t n, int64_t i1, int64_t i2, int64_t i3);
+void apply_segment(const Tensor& node, int value_slot, const VecKernels& vec, float* out, const float* x, int64_t col,
+                   int64_t n, int64_t i1, int64_t i2, int64_t i3);
 
 // The kernel of every row op.
 void run_row_op(const Tensor& node, ExecContext& exec);

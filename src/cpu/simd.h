@@ -259,9 +259,7 @@ struct Scalar {
   TG_SIMD_INLINE I srl_i(I a, int count) { return int32_t(uint32_t(a) >> count); }
   TG_SIMD_INLINE I sll_i(I a, int count) { return int32_t(uint32_t(a) << count); }
   // Lane i is `value` where bit first + i of `bits` is set, else 0.
-  TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) {
-    return (bits >> first & 1u) ? value : 0;
-  }
+  TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) { return (bits >> first & 1u) ? value : 0; }
   TG_SIMD_INLINE F to_float(I a) { return float(a); }
   using Q32 = Quants32Portable;
   using GL = GemmLanesPortable;
@@ -302,22 +300,20 @@ struct Avx2 {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
   }
   TG_SIMD_INLINE F load_bf16(const uint16_t* p) {
-    const __m256i wide =
-        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
   }
   TG_SIMD_INLINE void store_bf16(uint16_t* p, F x) {
     // Round to nearest even; NaNs stay quiet NaNs (as tg::f32_to_bf16).
     const __m256i u = _mm256_castps_si256(x);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(
-        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    const __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
     const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-    const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                              _mm256_set1_epi32(0x7f800000));
+    const __m256i is_nan =
+        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
     const __m256i r = _mm256_blendv_epi8(rounded, quiet, is_nan);
-    const __m128i packed =
-        _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
   }
   TG_SIMD_INLINE F load_i8(const int8_t* p) {
@@ -336,8 +332,8 @@ struct Avx2 {
   TG_SIMD_INLINE I srl_i(I a, int count) { return _mm256_srli_epi32(a, count); }
   TG_SIMD_INLINE I sll_i(I a, int count) { return _mm256_slli_epi32(a, count); }
   TG_SIMD_INLINE I select_bits(uint32_t bits, int first, int32_t value) {
-    const I lanes = _mm256_srlv_epi32(_mm256_set1_epi32(int32_t(bits >> first)),
-                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const I lanes =
+        _mm256_srlv_epi32(_mm256_set1_epi32(int32_t(bits >> first)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     return _mm256_and_si256(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(lanes, _mm256_set1_epi32(1))),
                             _mm256_set1_epi32(value));
   }
@@ -354,12 +350,10 @@ struct Avx2 {
   TG_SIMD_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
   TG_SIMD_INLINE F sqrt(F a) { return _mm256_sqrt_ps(a); }
   TG_SIMD_INLINE F abs(F a) {
-    return _mm256_castsi256_ps(
-        _mm256_and_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x7fffffff)));
+    return _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x7fffffff)));
   }
   TG_SIMD_INLINE F neg(F a) {
-    return _mm256_castsi256_ps(
-        _mm256_xor_si256(_mm256_castps_si256(a), _mm256_set1_epi32(INT32_MIN)));
+    return _mm256_castsi256_ps(_mm256_xor_si256(_mm256_castps_si256(a), _mm256_set1_epi32(INT32_MIN)));
   }
   TG_SIMD_INLINE float reduce_add(F a) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -417,18 +411,15 @@ struct Quants32Avx2 {
   // Byte i gets byte i / 8 of `bits` (the shuffle works within 128-bit lanes, each of which holds
   // all four), then the compare keeps bit i % 8 of it.
   TG_SIMD_INLINE B bits32(uint32_t bits, int value) {
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(int32_t(bits)),
-        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(bits)),
+                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
     const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
     const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
     return _mm256_and_si256(set, _mm256_set1_epi8(char(value)));
   }
   TG_SIMD_INLINE Acc zero() { return _mm256_setzero_si256(); }
-  TG_SIMD_INLINE Acc dot(B q, B x) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1));
-  }
+  TG_SIMD_INLINE Acc dot(B q, B x) { return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1)); }
   // maddubs takes one operand unsigned: |q| against x with q's sign. |q| <= 128 and |x| <= 127,
   // so its pairs stay below 2^15.
   TG_SIMD_INLINE Acc dot_signed(B q, B x) { return dot(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)); }
@@ -440,20 +431,18 @@ struct Quants32Avx2 {
     __m256i low, high;
   };
   TG_SIMD_INLINE Scales scales(I16x16 scale16) {
-    return {_mm256_permute2x128_si256(scale16, scale16, 0x00),
-            _mm256_permute2x128_si256(scale16, scale16, 0x11)};
+    return {_mm256_permute2x128_si256(scale16, scale16, 0x00), _mm256_permute2x128_si256(scale16, scale16, 0x11)};
   }
   // maddubs: unsigned q times signed x, adjacent pairs summed to int16 (at most 2 * 63 * 127, no
   // saturation); madd by the scales: pairs of those summed to int32. Lanes 0-3 cover elements
   // 0-15 (scale 2p), lanes 4-7 elements 16-31 (scale 2p + 1). p is a constant once unrolled.
   TG_SIMD_INLINE Acc dot_add(Acc acc, B q, B x, const Scales& s, int p) {
     const char g = char(4 * (p % 4));  // byte offset of scale 2p within its 128-bit lane
-    const __m256i spread = _mm256_setr_epi8(g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1),
-                                            g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1),
-                                            char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2),
-                                            char(g + 3), char(g + 2), char(g + 3), char(g + 2), char(g + 3),
-                                            char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2),
-                                            char(g + 3));
+    const __m256i spread =
+        _mm256_setr_epi8(g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1), g, char(g + 1),
+                         g, char(g + 1), g, char(g + 1), char(g + 2), char(g + 3), char(g + 2), char(g + 3),
+                         char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2), char(g + 3), char(g + 2),
+                         char(g + 3), char(g + 2), char(g + 3), char(g + 2), char(g + 3));
     const __m256i scales = _mm256_shuffle_epi8(p < 4 ? s.low : s.high, spread);
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), scales));
   }
@@ -481,8 +470,7 @@ struct Quants32Avx2 {
     }
     // The packs work within 128-bit lanes: dwords 0-3 of v0, v1, v2, v3, then 4-7 of each.
     const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
-    const __m256i in_order =
-        _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m256i in_order = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), in_order);
   }
 };
@@ -589,22 +577,20 @@ struct Avx512 {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   TG_SIMD_INLINE void store_f16(uint16_t* p, F x) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
-                        _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
   }
   TG_SIMD_INLINE F load_bf16(const uint16_t* p) {
-    const __m512i wide =
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   }
   TG_SIMD_INLINE void store_bf16(uint16_t* p, F x) {
     const __m512i u = _mm512_castps_si512(x);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(
-        _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
     const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-    const __mmask16 is_nan = _mm512_cmpgt_epi32_mask(
-        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    const __mmask16 is_nan =
+        _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
     const __m512i r = _mm512_mask_blend_epi32(is_nan, rounded, quiet);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
   }
@@ -647,17 +633,14 @@ struct Avx512 {
   TG_SIMD_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
   TG_SIMD_INLINE F sqrt(F a) { return _mm512_sqrt_ps(a); }
   TG_SIMD_INLINE F abs(F a) {
-    return _mm512_castsi512_ps(
-        _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
   }
   TG_SIMD_INLINE F neg(F a) {
-    return _mm512_castsi512_ps(
-        _mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
   }
   TG_SIMD_INLINE float reduce_add(F a) {
     const __m256 half =
-        _mm256_add_ps(_mm512_castps512_ps256(a),
-                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+        _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     return Avx2::reduce_add(half);
   }
   // out[j] = reduce_add(v[j]) for 16 vectors, bit for bit (the same pairs are added: lanes i and
@@ -683,8 +666,7 @@ struct Avx512 {
   }
   TG_SIMD_INLINE float reduce_max(F a) {
     const __m256 half =
-        _mm256_max_ps(_mm512_castps512_ps256(a),
-                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+        _mm256_max_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     return Avx2::reduce_max(half);
   }
   TG_SIMD_INLINE F swap_pairs(F a) { return _mm512_permute_ps(a, 0xb1); }
@@ -701,9 +683,7 @@ TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
 struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
   static constexpr int kTileTokens = 8;
   static constexpr bool kDpbusd = true;
-  TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) {
-    return _mm512_dpbusd_epi32(acc, w, broadcast4(x));
-  }
+  TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) { return _mm512_dpbusd_epi32(acc, w, broadcast4(x)); }
   // sum + part * scale, the scale word's high half (both halves hold the int16 scale).
   TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {
     return _mm512_add_epi32(sum, _mm512_mullo_epi32(part, _mm512_srai_epi32(scale_word, 16)));

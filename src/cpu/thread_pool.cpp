@@ -1,4 +1,4 @@
-#include "cpu/thread_pool.h"
+#include "thread_pool.h"
 
 #include <algorithm>
 #include <system_error>
@@ -43,7 +43,8 @@ T wait_for_change(const std::atomic<T>& value, T old, Counter& sleepers) {
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
   static_assert(kMaxThreads < (1 << kCountBits), "task counts fit their bits");
   if (n_threads < 1 || n_threads > kMaxThreads) {
-    throw Error("cpu: thread count must be in [1, " + std::to_string(kMaxThreads) + "], got " + std::to_string(n_threads));
+    throw Error("cpu: thread count must be in [1, " + std::to_string(kMaxThreads) + "], got " +
+                std::to_string(n_threads));
   }
   workers_.reserve(size_t(n_threads - 1));
   try {
@@ -65,9 +66,7 @@ void ThreadPool::stop_workers() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::publish(int n_tasks) {
-  region_.store(make_region(++generation_, n_tasks), std::memory_order_seq_cst);
-}
+void ThreadPool::publish(int n_tasks) { region_.store(make_region(++generation_, n_tasks), std::memory_order_seq_cst); }
 
 void ThreadPool::run_task(int ith, int nth) {
   try {

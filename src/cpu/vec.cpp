@@ -1,4 +1,4 @@
-#include "cpu/vec.h"
+#include "vec.h"
 
 #include <string>
 #include <vector>
@@ -22,7 +22,7 @@ std::string_view isa_name(Isa isa) {
 Isa best_isa() {
   const CpuFeatures& f = cpu_features();
   const bool avx2 = f.avx2 && f.fma && f.f16c;
-  // The AVX-512 tables are compiled for F, BW, VL and DQ (src/CMakeLists.txt).
+  // The AVX-512 tables are compiled for F, BW, VL and DQ (tg_layer in CMakeLists.txt).
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) {
     if (!f.avx512_vnni) return Isa::AVX512;
     return f.avx512_bf16 ? Isa::AVX512_BF16 : Isa::AVX512_VNNI;

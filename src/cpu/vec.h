@@ -52,7 +52,9 @@ struct QuantGemmLayout {
   // and offsets f32 [block / group][rows] (none for signed quants); the byte offsets of each
   // part, and the whole.
   constexpr size_t scales_at(int rows) const { return size_t(block) * size_t(rows); }
-  constexpr size_t steps_at(int rows) const { return scales_at(rows) + (int_scales ? size_t(block / 16) * 4 * size_t(rows) : 0); }
+  constexpr size_t steps_at(int rows) const {
+    return scales_at(rows) + (int_scales ? size_t(block / 16) * 4 * size_t(rows) : 0);
+  }
   constexpr size_t offsets_at(int rows) const { return steps_at(rows) + 4 * size_t(rows); }
   constexpr size_t weight_block_bytes(int rows) const {
     return offsets_at(rows) + (signed_quants ? 0 : size_t(block / group) * 4 * size_t(rows));
@@ -62,9 +64,9 @@ struct QuantGemmLayout {
   constexpr size_t sums_at() const { return dx_at() + 4; }
   constexpr size_t activation_block_bytes() const { return sums_at() + size_t(block / group) * 4; }
 };
-inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false};    // q4_K, q5_K, q6_K
-inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false};   // q4_0, q4_1, q5_0, q5_1
-inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true};     // q8_0
+inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false};   // q4_K, q5_K, q6_K
+inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false};  // q4_0, q4_1, q5_0, q5_1
+inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true};    // q8_0
 // The most tokens a table's quant_gemm_tile takes at once.
 inline constexpr int kMaxQuantTileTokens = 12;
 // The layout of `type`; throws for the types that do not take 8-bit activations.
@@ -107,8 +109,7 @@ struct VecKernels {
   // Many rows at once (attention over a block of keys, matrix-vector products): `count` rows of
   // `n` elements of `type` (f32, f16 or bf16), `stride` bytes apart, elements contiguous.
   // out[j] = row_j . x
-  void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                   const float* x, float* out);
+  void (*dot_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* x, float* out);
   // Rows of a quantized type (n a multiple of its block, blocks contiguous, rows `stride` bytes
   // apart) against `tokens` rows of 8-bit activations (quant.h, activation_type), x_t at x + t *
   // x_stride blocks: out[t * out_stride + j] = row_j . x_t. q4_K, q5_K and q6_K against q8_K;
@@ -116,12 +117,10 @@ struct VecKernels {
   // scaled in f32; each block is unpacked once for all the tokens. Every output is summed in an
   // order that depends only on n, so results do not change with how the rows of a matrix are
   // split between calls (threads).
-  void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                       int64_t tokens, const BlockQ8_K* x, int64_t x_stride, float* out,
-                       int64_t out_stride);
-  void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                         int64_t tokens, const BlockQ8_32* x, int64_t x_stride, float* out,
-                         int64_t out_stride);
+  void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                       const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride);
+  void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                         const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride);
   // quantize_row_q8_K and quantize_row_q8_32, the same bytes.
   void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
   void (*quantize_q8_32)(int64_t n, BlockQ8_32* y, const float* x);
@@ -135,20 +134,17 @@ struct VecKernels {
   // x[t]: exact integer sums per block, scaled in f32, in an order that depends only on n.
   int quant_panel_rows;
   int quant_tile_tokens;
-  void (*pack_quant_panel)(DType type, int64_t n, int rows, const void* first_row, size_t stride,
-                           uint8_t* panel);
+  void (*pack_quant_panel)(DType type, int64_t n, int rows, const void* first_row, size_t stride, uint8_t* panel);
   void (*pack_quant_activations)(DType weight_type, int64_t n, const float* x, uint8_t* out);
   void (*quant_gemm_tile)(QuantGemmLayout layout, int64_t n, const uint8_t* panel, int rows, int tokens,
                           const uint8_t* const* x, float* c, int64_t ldc, bool accumulate);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
-  void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                    const float* s, float* y);
+  void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* s, float* y);
 
   // Rotary embedding of the first n_dims elements. Adjacent pairs (NORMAL mode):
   // y[2i] = x[2i] cos_i - x[2i+1] sin_i, y[2i+1] = x[2i+1] cos_i + x[2i] sin_i, with the tables
   // given per element as cos_dup = [c0, c0, c1, c1, ...] and sin_signed = [-s0, s0, -s1, s1, ...].
-  void (*rope_pairs)(int64_t n_dims, float* y, const float* x, const float* cos_dup,
-                     const float* sin_signed);
+  void (*rope_pairs)(int64_t n_dims, float* y, const float* x, const float* cos_dup, const float* sin_signed);
   // Split halves (NEOX mode): element i pairs with i + n_dims/2; cos/sin have n_dims/2 entries.
   void (*rope_halves)(int64_t n_dims, float* y, const float* x, const float* cos, const float* sin);
 };

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <limits>
 
-#include "cpu/simd.h"
-#include "cpu/vec.h"
+#include "simd.h"
 #include "tilegraph/evg/fusion/math.h"
+#include "vec.h"
 
 namespace tg::cpu {
 
@@ -13,7 +13,7 @@ TG_BEGIN_TARGET(TG_TARGET_AVX512)
 namespace avx512 {
 constexpr Isa kIsa = Isa::AVX512;
 using V = simd::Avx512;
-#include "cpu/vec_impl.h"
+#include "vec_impl.h"
 }  // namespace avx512
 TG_END_TARGET
 

@@ -4,15 +4,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cpu/simd.h"
-#include "cpu/vec.h"
+#include "simd.h"
+#include "vec.h"
 
 namespace tg::cpu {
 
 TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
 namespace avx512_vnni {
 using GL = simd::GemmLanesAvx512Vnni;
-#include "cpu/vec_impl_int_gemm_tile.h"
+#include "vec_impl_int_gemm_tile.h"
 }  // namespace avx512_vnni
 TG_END_TARGET
 

@@ -109,8 +109,7 @@ void unary(UnaryOp op, int64_t n, float* y, const float* x) {
     case UnaryOp::NEG: return map1(n, y, x, [](F v) { return V::neg(v); });
     case UnaryOp::ABS: return map1(n, y, x, [](F v) { return V::abs(v); });
     case UnaryOp::SQRT: return map1(n, y, x, [](F v) { return V::sqrt(v); });
-    case UnaryOp::RSQRT:
-      return map1(n, y, x, [](F v) { return V::div(V::set1(1.0f), V::sqrt(v)); });
+    case UnaryOp::RSQRT: return map1(n, y, x, [](F v) { return V::div(V::set1(1.0f), V::sqrt(v)); });
   }
 }
 
@@ -258,8 +257,8 @@ void axpy_f32(int64_t n, float* y, float s, const float* x) {
 // rows are short, as attention heads are), then four at a time. A row's sum has the same bits
 // either way: one FMA chain, then the same pairwise reduction.
 template <class T, class Load, class LoadOne>
-inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
-                             const float* x, float* out, Load load, LoadOne one) {
+inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride, const float* x, float* out,
+                             Load load, LoadOne one) {
   auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
   int64_t j = 0;
   if constexpr (W >= 8) {
@@ -294,8 +293,7 @@ inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t 
       acc2 = V::fmadd(load(r2 + i), xv, acc2);
       acc3 = V::fmadd(load(r3 + i), xv, acc3);
     }
-    float s0 = V::reduce_add(acc0), s1 = V::reduce_add(acc1), s2 = V::reduce_add(acc2),
-          s3 = V::reduce_add(acc3);
+    float s0 = V::reduce_add(acc0), s1 = V::reduce_add(acc1), s2 = V::reduce_add(acc2), s3 = V::reduce_add(acc3);
     for (; i < n; ++i) {
       s0 += one(r0[i]) * x[i];
       s1 += one(r1[i]) * x[i];
@@ -330,8 +328,8 @@ inline void axpy_rows_chunk(int64_t i, int64_t count, Row row, const float* s, f
 
 // y is walked in chunks of 8 vectors, then one of 4, 2 and 1 for what is left.
 template <class T, class Load, class LoadOne>
-inline void axpy_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride,
-                              const float* s, float* y, Load load, LoadOne one) {
+inline void axpy_rows_generic(int64_t n, int64_t count, const char* rows, size_t stride, const float* s, float* y,
+                              Load load, LoadOne one) {
   auto row = [&](int64_t j) { return reinterpret_cast<const T*>(rows + j * int64_t(stride)); };
   int64_t i = 0;
   for (; i + 8 * W <= n; i += 8 * W) axpy_rows_chunk<8, T>(i, count, row, s, y, load);
@@ -360,8 +358,7 @@ inline void with_loaders(DType type, Fn fn) {
   switch (type) {
     case DType::F16:
       return fn(
-          uint16_t{}, [](const uint16_t* p) { return V::load_f16(p); },
-          [](uint16_t v) { return V::f16_scalar(v); });
+          uint16_t{}, [](const uint16_t* p) { return V::load_f16(p); }, [](uint16_t v) { return V::f16_scalar(v); });
     case DType::BF16:
       return fn(
           uint16_t{}, [](const uint16_t* p) { return V::load_bf16(p); },
@@ -372,19 +369,15 @@ inline void with_loaders(DType type, Fn fn) {
   }
 }
 
-void dot_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* x,
-              float* out) {
+void dot_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* x, float* out) {
   with_loaders(type, [&](auto tag, auto load, auto one) {
-    dot_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, x, out, load,
-                                    one);
+    dot_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, x, out, load, one);
   });
 }
 
-void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-               const float* s, float* y) {
+void axpy_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* s, float* y) {
   with_loaders(type, [&](auto tag, auto load, auto one) {
-    axpy_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, s, y, load,
-                                     one);
+    axpy_rows_generic<decltype(tag)>(n, count, static_cast<const char*>(rows), stride, s, y, load, one);
   });
 }
 
@@ -424,9 +417,7 @@ struct DecodeQ8_0 {
     F d;
   };
   static Scales scales(const Block& b, const float* f16) { return {V::set1(f16[b.d.bits])}; }
-  static F vec(const Block& b, const Scales& s, int v) {
-    return V::mul(V::load_i8(b.qs + v * W), s.d);
-  }
+  static F vec(const Block& b, const Scales& s, int v) { return V::mul(V::load_i8(b.qs + v * W), s.d); }
 };
 
 // A 32-element block's step and the value of its quant 0 (the part of each weight that its quant
@@ -487,8 +478,8 @@ inline void unpack_scales_mins_k(const uint8_t* scales, uint8_t* sc_m) {
   uint32_t packed[3];
   std::memcpy(packed, scales, sizeof packed);
   constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kBits45 = 0x30303030;
-  const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45),
-                             packed[1] & kLow6, (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
+  const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45), packed[1] & kLow6,
+                             (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
   std::memcpy(sc_m, words, sizeof words);
 }
 
@@ -602,9 +593,8 @@ constexpr int quant_tile_rows() {
 // row_step, x, out) computes rows first_row + r * row_step into out[t * out_stride + r *
 // row_step] for the tokens from x on.
 template <int kAccumulators, int kTokens, class X, class Tile>
-inline void for_each_quant_tile(int64_t count, const void* rows, size_t stride, int64_t tokens,
-                                const X* x, int64_t x_stride, float* out, int64_t out_stride,
-                                Tile tile) {
+inline void for_each_quant_tile(int64_t count, const void* rows, size_t stride, int64_t tokens, const X* x,
+                                int64_t x_stride, float* out, int64_t out_stride, Tile tile) {
   // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
   constexpr int64_t kPanelBytes = 256 << 10;
   // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
@@ -642,8 +632,8 @@ inline void tile_rows(const char* first_row, int64_t row_step, size_t stride, co
   }
 }
 
-#include "cpu/vec_impl_int_dot.h"
-#include "cpu/vec_impl_int_gemm.h"
+#include "vec_impl_int_dot.h"
+#include "vec_impl_int_gemm.h"
 
 // ---- rope ----
 
@@ -656,15 +646,13 @@ inline int64_t rope_pairs_vectors(int64_t n_dims, float* y, const float* x, cons
   if constexpr (U::kWidth > 1) {
     for (; i + U::kWidth <= n_dims; i += U::kWidth) {
       const typename U::F v = U::load(x + i);
-      U::store(y + i, U::fmadd(U::swap_pairs(v), U::load(sin_signed + i),
-                               U::mul(v, U::load(cos_dup + i))));
+      U::store(y + i, U::fmadd(U::swap_pairs(v), U::load(sin_signed + i), U::mul(v, U::load(cos_dup + i))));
     }
   }
   return i;
 }
 
-void rope_pairs(int64_t n_dims, float* y, const float* x, const float* cos_dup,
-                const float* sin_signed) {
+void rope_pairs(int64_t n_dims, float* y, const float* x, const float* cos_dup, const float* sin_signed) {
   for (int64_t i = rope_pairs_vectors<V>(n_dims, y, x, cos_dup, sin_signed); i < n_dims; i += 2) {
     const float x0 = x[i], x1 = x[i + 1];
     const float c = cos_dup[i], s = sin_signed[i + 1];

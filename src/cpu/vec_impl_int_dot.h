@@ -141,9 +141,8 @@ inline void with_q8_32_decoder(DType type, Fn fn) {
 // R rows x T tokens of a 32-element type (for_each_quant_tile), as dot_q8k_tile. The offsets
 // are summed apart, in block order, and added at the end.
 template <class D, int R, int T>
-inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
-                           const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride,
-                           const float* f16_table) {
+inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride, const BlockQ8_32* x,
+                           int64_t x_stride, float* out, int64_t out_stride, const float* f16_table) {
   using Block = typename D::Block;
   const Block* row[R];
   tile_rows(first_row, row_step, stride, row);
@@ -194,9 +193,8 @@ inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_st
 // R rows x T tokens of a K type (for_each_quant_tile): each piece of weights is unpacked once for
 // all the tokens. Outputs accumulate in an order that depends only on n.
 template <class D, int R, int T>
-inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
-                         const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride,
-                         const float* f16_table) {
+inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride, const BlockQ8_K* x,
+                         int64_t x_stride, float* out, int64_t out_stride, const float* f16_table) {
   using Block = typename D::Block;
   const Block* row[R];
   tile_rows(first_row, row_step, stride, row);
@@ -226,8 +224,7 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
     for (int r = 0; r < R; ++r) {
       for (int t = 0; t < T; ++t) {
         acc[r][t] = Q32::fmadd(sum[r][t], s[r].d * xb[t]->d, acc[r][t]);
-        acc[r][t] = Q32::fmadd(Q32::dot_i16(s[r].offset16, xb[t]->bsums), s[r].offset_d * xb[t]->d,
-                               acc[r][t]);
+        acc[r][t] = Q32::fmadd(Q32::dot_i16(s[r].offset16, xb[t]->bsums), s[r].offset_d * xb[t]->d, acc[r][t]);
       }
     }
   }
@@ -242,30 +239,27 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
 constexpr int kIntDotAccumulators = 2;
 constexpr int kIntDotTileTokens = 2;
 
-void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                  int64_t tokens, const BlockQ8_K* x, int64_t x_stride, float* out,
-                  int64_t out_stride) {
+void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                  const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride) {
   with_q8k_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
     for_each_quant_tile<kIntDotAccumulators, kIntDotTileTokens>(
         count, rows, stride, tokens, x, x_stride, out, out_stride,
         [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_K* xt, float* ot) {
-          dot_q8k_tile<D, R, T>(n / kQKBlockSize, first_row, row_step, stride, xt, x_stride, ot,
-                                out_stride, f16_table);
+          dot_q8k_tile<D, R, T>(n / kQKBlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride, f16_table);
         });
   });
 }
 
-void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride,
-                    int64_t tokens, const BlockQ8_32* x, int64_t x_stride, float* out,
-                    int64_t out_stride) {
+void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
+                    const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride) {
   with_q8_32_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
     for_each_quant_tile<kIntDotAccumulators, kIntDotTileTokens>(
         count, rows, stride, tokens, x, x_stride, out, out_stride,
         [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_32* xt, float* ot) {
-          dot_q8_32_tile<D, R, T>(n / kQ8_32BlockSize, first_row, row_step, stride, xt, x_stride,
-                                  ot, out_stride, f16_table);
+          dot_q8_32_tile<D, R, T>(n / kQ8_32BlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride,
+                                  f16_table);
         });
   });
 }

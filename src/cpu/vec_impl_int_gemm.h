@@ -78,7 +78,8 @@ void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, si
   const char* first = static_cast<const char*>(first_row);
   const float* f16_table = f16_to_f32_table();
   if (layout.int_scales) {
-    with_q8k_decoder(type, [&]<class D>(D) { pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table); });
+    with_q8k_decoder(type,
+                     [&]<class D>(D) { pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table); });
   } else {
     with_q8_32_decoder(type, [&]<class D>(D) {
       pack_panel<D, D::kSigned ? kQuantGemm8 : kQuantGemm32>(blocks, rows, first, stride, panel, f16_table);
@@ -106,4 +107,4 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
   }
 }
 
-#include "cpu/vec_impl_int_gemm_tile.h"
+#include "vec_impl_int_gemm_tile.h"

@@ -3,15 +3,15 @@
 #include <cstring>
 #include <limits>
 
-#include "cpu/simd.h"
-#include "cpu/vec.h"
+#include "simd.h"
 #include "tilegraph/evg/fusion/math.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace scalar {
 constexpr Isa kIsa = Isa::SCALAR;
 using V = simd::Scalar;
-#include "cpu/vec_impl.h"
+#include "vec_impl.h"
 }  // namespace scalar
 
 const VecKernels& scalar_vec_kernels() { return scalar::kVecKernels; }

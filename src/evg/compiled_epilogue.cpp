@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::evg::frontend {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/driver/gemm_params.h"
 
@@ -25,8 +25,7 @@ MatrixOperand checked_operand(const char* name, const GemmInput& m) {
     case ElementType::kF32: op.type = evg::ElementType::F32; break;
     case ElementType::kF16: op.type = evg::ElementType::F16; break;
     case ElementType::kBF16: op.type = evg::ElementType::BF16; break;
-    default:
-      throw Error(what() + " is " + std::string(element_name(m.type)) + "; the GEMM takes f32, f16 or bf16");
+    default: throw Error(what() + " is " + std::string(element_name(m.type)) + "; the GEMM takes f32, f16 or bf16");
   }
   // Consecutive elements along a row (column-major: a column) are contiguous, the other way ld apart.
   const int64_t contiguous = m.column_major ? m.rows : m.cols;

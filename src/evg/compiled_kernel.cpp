@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 
 namespace tg::evg::frontend {
 

@@ -1,4 +1,4 @@
-#include "evg/cpu_target.h"
+#include "cpu_target.h"
 
 #include "tilegraph/core/error.h"
 

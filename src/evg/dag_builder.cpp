@@ -14,20 +14,18 @@ namespace tg::evg::frontend {
 
 const std::vector<FunctionInfo>& compute_functions() {
   static const std::vector<FunctionInfo> functions = {
-      {"relu", "ReLU", 1, 0},        {"gelu", "GELU", 1, 0},       {"gelu_erf", "GELUErf", 1, 0},
-      {"silu", "SiLU", 1, 0},        {"sigmoid", "Sigmoid", 1, 0}, {"tanh", "Tanh", 1, 0},
-      {"exp", "Exp", 1, 0},          {"neg", "Negate", 1, 0},      {"abs", "Absolute", 1, 0},
-      {"square", "Square", 1, 0},    {"max", "Maximum", 2, 0},     {"min", "Minimum", 2, 0},
-      {"fma", "MultiplyAdd", 3, 0},  {"clamp", "Clamp", 1, 2},     {"leaky_relu", "LeakyReLU", 1, 1},
+      {"relu", "ReLU", 1, 0},       {"gelu", "GELU", 1, 0},       {"gelu_erf", "GELUErf", 1, 0},
+      {"silu", "SiLU", 1, 0},       {"sigmoid", "Sigmoid", 1, 0}, {"tanh", "Tanh", 1, 0},
+      {"exp", "Exp", 1, 0},         {"neg", "Negate", 1, 0},      {"abs", "Absolute", 1, 0},
+      {"square", "Square", 1, 0},   {"max", "Maximum", 2, 0},     {"min", "Minimum", 2, 0},
+      {"fma", "MultiplyAdd", 3, 0}, {"clamp", "Clamp", 1, 2},     {"leaky_relu", "LeakyReLU", 1, 1},
   };
   return functions;
 }
 
 namespace {
 
-bool exact_to_f32(ElementType t) {
-  return t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kI8;
-}
+bool exact_to_f32(ElementType t) { return t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kI8; }
 
 const FunctionInfo* find_function(std::string_view name) {
   for (const FunctionInfo& f : compute_functions()) {
@@ -107,7 +105,8 @@ class Builder {
       if (const OperandDecl* out = sig_.find_output(s.target)) emit_output(s, *out);
     }
     for (const OperandDecl& out : sig_.outputs) {
-      if (!statements_.count(out.name)) throw FrontEndError({1, 1}, out.name, "output '" + out.name + "' is never assigned");
+      if (!statements_.count(out.name))
+        throw FrontEndError({1, 1}, out.name, "output '" + out.name + "' is never assigned");
     }
     for (const Statement& s : program_.statements) {
       if (!sig_.find_output(s.target) && !referenced_.count(s.target)) {
@@ -116,7 +115,8 @@ class Builder {
       }
     }
     for (const OperandDecl& in : sig_.inputs) {
-      if (!used_inputs_.count(in.name)) throw FrontEndError({1, 1}, in.name, "input '" + in.name + "' is declared but never used");
+      if (!used_inputs_.count(in.name))
+        throw FrontEndError({1, 1}, in.name, "input '" + in.name + "' is declared but never used");
     }
     return std::move(dag_);
   }
@@ -213,7 +213,8 @@ class Builder {
                                 ": its value must be a reduction, " + expected);
       }
       if (value.args.size() != 1) {
-        throw FrontEndError(value.position, value.name, value.name + " takes 1 argument, got " + std::to_string(value.args.size()));
+        throw FrontEndError(value.position, value.name,
+                            value.name + " takes 1 argument, got " + std::to_string(value.args.size()));
       }
       const int input = as_f32(eval(*value.args[0]), value.args[0]->position, "'" + value.name + "'");
       DagNode n;
@@ -234,8 +235,8 @@ class Builder {
       } else {
         throw FrontEndError(s.position, out.name,
                             "type mismatch: output '" + out.name + "' is " + std::string(element_name(out.type)) +
-                                " but its value is " + std::string(element_name(node(v).type)) + ": write " +
-                                out.name + " = " + std::string(element_name(out.type)) + "(...)");
+                                " but its value is " + std::string(element_name(node(v).type)) + ": write " + out.name +
+                                " = " + std::string(element_name(out.type)) + "(...)");
       }
     }
     DagNode n;
@@ -253,8 +254,9 @@ class Builder {
     if (const auto it = resolved_.find(name); it != resolved_.end()) {
       if (it->second < 0) {
         throw FrontEndError(reference, name,
-                            "'" + name + "' is a reduction over the whole output: it is only available after "
-                            "every block, so nothing in the epilogue can use it");
+                            "'" + name +
+                                "' is a reduction over the whole output: it is only available after "
+                                "every block, so nothing in the epilogue can use it");
       }
       return it->second;
     }
@@ -268,8 +270,9 @@ class Builder {
     const OperandDecl* out = sig_.find_output(name);
     if (out && out->kind != OperandKind::kMatrix) {
       throw FrontEndError(reference, name,
-                          "'" + name + "' is a reduction over the whole output: it is only available after every "
-                          "block, so nothing in the epilogue can use it");
+                          "'" + name +
+                              "' is a reduction over the whole output: it is only available after every "
+                              "block, so nothing in the epilogue can use it");
     }
     resolving_.push_back(name);
     const int v = eval(*s.value);
@@ -322,12 +325,20 @@ class Builder {
       n.operand = in->name;
       n.position = e.position;
       switch (in->kind) {
-        case OperandKind::kMatrix: n.op = DagOp::kLoad; n.extent = Extent::kTile; break;
-        case OperandKind::kScalar: n.op = DagOp::kScalarInput; n.extent = Extent::kScalar; break;
+        case OperandKind::kMatrix:
+          n.op = DagOp::kLoad;
+          n.extent = Extent::kTile;
+          break;
+        case OperandKind::kScalar:
+          n.op = DagOp::kScalarInput;
+          n.extent = Extent::kScalar;
+          break;
         case OperandKind::kRowVector:
-          throw FrontEndError(e.position, e.name, "'" + e.name + "' is a row vector indexed by column: write " + e.name + "[col]");
+          throw FrontEndError(e.position, e.name,
+                              "'" + e.name + "' is a row vector indexed by column: write " + e.name + "[col]");
         case OperandKind::kColVector:
-          throw FrontEndError(e.position, e.name, "'" + e.name + "' is a column vector indexed by row: write " + e.name + "[row]");
+          throw FrontEndError(e.position, e.name,
+                              "'" + e.name + "' is a column vector indexed by row: write " + e.name + "[row]");
       }
       return add(std::move(n));
     }
@@ -400,7 +411,8 @@ class Builder {
     std::string fn;
     if (parse_reduction(e.name, over_rows, fn)) throw reduction_misuse(e, over_rows);
     const FunctionInfo* f = find_function(e.name);
-    if (!f) throw FrontEndError(e.position, e.name, "unknown function '" + e.name + "' (known: " + list_functions() + ")");
+    if (!f)
+      throw FrontEndError(e.position, e.name, "unknown function '" + e.name + "' (known: " + list_functions() + ")");
     if (int(e.args.size()) != f->arity + f->literal_params) {
       std::string expected = std::to_string(f->arity) + (f->arity == 1 ? " value" : " values");
       if (f->literal_params) expected += " and " + std::to_string(f->literal_params) + " number(s)";
@@ -418,7 +430,8 @@ class Builder {
       } else if (a.kind == Expr::Kind::kNegate && a.args[0]->kind == Expr::Kind::kNumber) {
         params.push_back(-a.args[0]->number);
       } else {
-        throw FrontEndError(a.position, a.name, "argument " + std::to_string(i + 1) + " of " + e.name + " must be a number");
+        throw FrontEndError(a.position, a.name,
+                            "argument " + std::to_string(i + 1) + " of " + e.name + " must be a number");
       }
     }
     return compute(std::string(f->functor), std::move(inputs), std::move(params), e.position);

@@ -1,6 +1,6 @@
-#include "evg/kernel_build.h"
+#include "kernel_build.h"
 
-#include "evg/cpu_target.h"
+#include "cpu_target.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/compiler.h"
 
@@ -38,7 +38,8 @@ OrderedBindings::OrderedBindings(const EpilogueDag& dag, const Signature& signat
   for (size_t i = 0; i < size_; ++i) {
     const OperandDecl& d = dag.operands[i];
     const auto it = bindings.find(d.name);
-    if (it == bindings.end()) throw Error("evg: no binding for " + std::string(kind_name(d.kind)) + " '" + d.name + "'");
+    if (it == bindings.end())
+      throw Error("evg: no binding for " + std::string(kind_name(d.kind)) + " '" + d.name + "'");
     out[i] = it->second;
     if (it->second.packed == Binding::Packed::kRows) out[i].row_stride = problem.n;
     if (it->second.packed == Binding::Packed::kColumns) out[i].col_stride = problem.m;

@@ -64,7 +64,8 @@ std::string node_arguments(const EpilogueDag& dag, const DagNode& n) {
   switch (n.op) {
     case DagOp::kAcc:
     case DagOp::kCast: return "{}";
-    case DagOp::kLoad: return cat("{static_cast<const ", t, "*>(", b, ".data), {", b, ".row_stride, ", b, ".col_stride}}");
+    case DagOp::kLoad:
+      return cat("{static_cast<const ", t, "*>(", b, ".data), {", b, ".row_stride, ", b, ".col_stride}}");
     case DagOp::kRowInput: return cat("{static_cast<const ", t, "*>(", b, ".data), ", b, ".col_stride}");
     case DagOp::kColInput: return cat("{static_cast<const ", t, "*>(", b, ".data), ", b, ".row_stride}");
     case DagOp::kScalarInput: return cat("{", b, ".scalar}");

@@ -56,7 +56,8 @@ class Lexer {
     } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
       while (pos_ < source_.size() &&
              (std::isalnum(static_cast<unsigned char>(source_[pos_])) || source_[pos_] == '.' ||
-              ((source_[pos_] == '+' || source_[pos_] == '-') && (source_[pos_ - 1] == 'e' || source_[pos_ - 1] == 'E')))) {
+              ((source_[pos_] == '+' || source_[pos_] == '-') &&
+               (source_[pos_ - 1] == 'e' || source_[pos_ - 1] == 'E')))) {
         step();
       }
       token_.kind = Token::Kind::kNumber;

@@ -13,7 +13,7 @@ struct ElementName {
 };
 
 constexpr ElementName kElements[] = {
-    {ElementType::kF32, "f32", "float"},   {ElementType::kF16, "f16", "tg::f16"},
+    {ElementType::kF32, "f32", "float"},      {ElementType::kF16, "f16", "tg::f16"},
     {ElementType::kBF16, "bf16", "tg::bf16"}, {ElementType::kI8, "i8", "int8_t"},
     {ElementType::kI32, "i32", "int32_t"},
 };

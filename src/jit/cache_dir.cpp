@@ -46,13 +46,11 @@ void check_cache_dir(const std::filesystem::path& dir) {
   }
   if (st.st_uid != ::geteuid()) {
     throw Error("jit: refusing cache directory " + absolute.string() + ": it is owned by uid " +
-                std::to_string(st.st_uid) + ", not by this user (uid " +
-                std::to_string(::geteuid()) +
+                std::to_string(st.st_uid) + ", not by this user (uid " + std::to_string(::geteuid()) +
                 "), who would load code from it; set TG_JIT_CACHE_DIR to a directory of your own");
   }
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    throw Error("jit: refusing cache directory " + absolute.string() + ": mode " +
-                octal_mode(st.st_mode) +
+    throw Error("jit: refusing cache directory " + absolute.string() + ": mode " + octal_mode(st.st_mode) +
                 " lets other users write code this process would load; run chmod 700 on it");
   }
 }

@@ -56,8 +56,7 @@ std::string first_foreign_in(const std::filesystem::path& dir, std::string_view 
     } else if (subdir == "sources") {
       ours = file && is_source(name);
     } else {
-      ours = (file && is_temp_file(name)) ||
-             (type == std::filesystem::file_type::directory && is_build_dir(name));
+      ours = (file && is_temp_file(name)) || (type == std::filesystem::file_type::directory && is_build_dir(name));
     }
     if (!ours) return std::string(subdir) + "/" + name;
   }
@@ -105,14 +104,13 @@ bool is_build_dir(std::string_view name) {
 
 bool is_temp_file(std::string_view name) {
   std::string_view target;
-  return matches_template(name, kTempSuffix, &target) &&
-         (target == kTag || is_record(target) || is_source(target));
+  return matches_template(name, kTempSuffix, &target) && (target == kTag || is_record(target) || is_source(target));
 }
 
 std::string first_foreign_entry(const std::filesystem::path& dir) {
   std::error_code error;
-  for (auto it = std::filesystem::directory_iterator(dir, error);
-       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+  for (auto it = std::filesystem::directory_iterator(dir, error); !error && it != std::filesystem::directory_iterator();
+       it.increment(error)) {
     const std::string name = it->path().filename().string();
     const std::filesystem::file_type type = type_of(*it);
     if (name == kTag) {

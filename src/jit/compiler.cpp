@@ -54,8 +54,8 @@ std::string canonical_path(std::string_view path, const char* what, bool directo
     throw Error("jit: " + std::string(what) + " '" + std::string(path) + "': " + std::strerror(errno));
   }
   if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    throw Error("jit: " + std::string(what) + " '" + std::string(path) + "' is " +
-                file_type_name(st.st_mode) + ", not " + (directory ? "a directory" : "a regular file"));
+    throw Error("jit: " + std::string(what) + " '" + std::string(path) + "' is " + file_type_name(st.st_mode) +
+                ", not " + (directory ? "a directory" : "a regular file"));
   }
   return p.string();
 }
@@ -93,9 +93,8 @@ struct Compiler::Impl {
                                    {"version", escape_bytes(r.toolchain->version)},
                                    {"flags", std::move(escaped_flags)},
                                    {"tilegraph", TG_VERSION}};
-    r.dependencies =
-        scan_dependencies(r.command, r.toolchain->process_options(cache.tmp_dir()), r.template_path,
-                          sha256_hex(direct.dump()), cache.deps_dir());
+    r.dependencies = scan_dependencies(r.command, r.toolchain->process_options(cache.tmp_dir()), r.template_path,
+                                       sha256_hex(direct.dump()), cache.deps_dir());
 
     KernelKeyInputs inputs;
     inputs.macros = *request.macros;
@@ -112,16 +111,15 @@ struct Compiler::Impl {
     return r;
   }
 
-  void build(const Resolution& r, const std::filesystem::path& work_dir,
-             const std::filesystem::path& output) {
+  void build(const Resolution& r, const std::filesystem::path& work_dir, const std::filesystem::path& output) {
     std::vector<std::string> argv = r.command;
     argv.insert(argv.end(), {"-o", output.string(), r.template_path});
     ProcessOptions options = r.toolchain->process_options(work_dir);
     options.cwd = work_dir.string();
     const ProcessResult result = run_process(argv, options);
     if (!result.ok()) {
-      throw Error("jit: compiling " + r.template_path + " failed (" + result.describe() + "):\n" +
-                  result.err + result.out + "command: " + quote_command(argv));
+      throw Error("jit: compiling " + r.template_path + " failed (" + result.describe() + "):\n" + result.err +
+                  result.out + "command: " + quote_command(argv));
     }
     if (::access(output.c_str(), F_OK) != 0) {
       throw Error("jit: the compiler reported success but wrote no " + output.string() +
@@ -188,8 +186,7 @@ struct Compiler::Impl {
   std::mutex toolchains_mutex;
   std::optional<Toolchain> toolchains[2];
 
-  std::atomic<uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, rebuilt_bad_entries{0},
-      evictions{0};
+  std::atomic<uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, rebuilt_bad_entries{0}, evictions{0};
   std::atomic<double> compile_seconds{0};
 };
 
@@ -202,8 +199,8 @@ Compiler::Compiler(Config config) : impl_(std::make_unique<Impl>(std::move(confi
 
 Compiler::~Compiler() = default;
 
-EntryFn Compiler::get_kernel(std::string_view template_path, const MacroMap& macros,
-                             KernelType kernel_type, const std::vector<std::string>& include_dirs) {
+EntryFn Compiler::get_kernel(std::string_view template_path, const MacroMap& macros, KernelType kernel_type,
+                             const std::vector<std::string>& include_dirs) {
   const RequestView request{template_path, &macros, kernel_type, &include_dirs};
   if (const RequestTable::Hit* hit = impl_->requests.find(request)) {
     impl_->memory_hits.fetch_add(1, std::memory_order_relaxed);
@@ -212,8 +209,8 @@ EntryFn Compiler::get_kernel(std::string_view template_path, const MacroMap& mac
   return impl_->load_slow(request).entry;
 }
 
-Kernel Compiler::load(std::string_view template_path, const MacroMap& macros,
-                      KernelType kernel_type, const std::vector<std::string>& include_dirs) {
+Kernel Compiler::load(std::string_view template_path, const MacroMap& macros, KernelType kernel_type,
+                      const std::vector<std::string>& include_dirs) {
   const RequestView request{template_path, &macros, kernel_type, &include_dirs};
   if (const RequestTable::Hit* hit = impl_->requests.find(request)) {
     impl_->memory_hits.fetch_add(1, std::memory_order_relaxed);
@@ -224,8 +221,8 @@ Kernel Compiler::load(std::string_view template_path, const MacroMap& macros,
 
 Kernel Compiler::load_source(std::string_view source, const MacroMap& macros, KernelType kernel_type,
                              const std::vector<std::string>& include_dirs) {
-  const std::filesystem::path path = impl_->cache.sources_dir() /
-                                     (sha256_hex(source) + (kernel_type == KernelType::kCuda ? ".cu" : ".cpp"));
+  const std::filesystem::path path =
+      impl_->cache.sources_dir() / (sha256_hex(source) + (kernel_type == KernelType::kCuda ? ".cu" : ".cpp"));
   // An identical file is never rewritten: that would change the stamps a concurrent builder of
   // the same source has taken, and its compile would fail as "changed while compiling". So a new
   // file is published only if no other thread or process did it first; only a file with other
@@ -239,8 +236,8 @@ Kernel Compiler::load_source(std::string_view source, const MacroMap& macros, Ke
   return load(path.string(), macros, kernel_type, include_dirs);
 }
 
-std::string Compiler::kernel_id(std::string_view template_path, const MacroMap& macros,
-                                KernelType kernel_type, const std::vector<std::string>& include_dirs) {
+std::string Compiler::kernel_id(std::string_view template_path, const MacroMap& macros, KernelType kernel_type,
+                                const std::vector<std::string>& include_dirs) {
   return impl_->resolve({template_path, &macros, kernel_type, &include_dirs}).id;
 }
 

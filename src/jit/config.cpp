@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "tilegraph/core/env.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/runtime/config.h"
 
 namespace tg::jit {
 
@@ -19,12 +19,13 @@ std::filesystem::path home_dir() {
   std::vector<char> buffer(16 * 1024);
   passwd entry;
   passwd* found = nullptr;
-  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
-      found->pw_dir && found->pw_dir[0]) {
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_dir &&
+      found->pw_dir[0]) {
     return found->pw_dir;
   }
-  throw Error("jit: neither $HOME nor the user database gives a home directory; set "
-              "TG_JIT_CACHE_DIR");
+  throw Error(
+      "jit: neither $HOME nor the user database gives a home directory; set "
+      "TG_JIT_CACHE_DIR");
 }
 
 }  // namespace
@@ -32,11 +33,9 @@ std::filesystem::path home_dir() {
 Config Config::from_env() {
   Config config;
   const auto dir = config::env("TG_JIT_CACHE_DIR");
-  config.cache_dir = dir && !dir->empty() ? std::filesystem::path(*dir)
-                                          : home_dir() / ".cache" / "tilegraph" / "jit";
-  config.max_cache_bytes =
-      uint64_t(config::env_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes), 1,
-                                std::numeric_limits<long>::max()));
+  config.cache_dir = dir && !dir->empty() ? std::filesystem::path(*dir) : home_dir() / ".cache" / "tilegraph" / "jit";
+  config.max_cache_bytes = uint64_t(
+      config::env_int("TG_JIT_CACHE_MAX_BYTES", long(config.max_cache_bytes), 1, std::numeric_limits<long>::max()));
   const auto cxx = config::env("TG_JIT_CXX");
   config.cxx = cxx && !cxx->empty() ? *cxx : TG_JIT_DEFAULT_CXX;
   const auto nvcc = config::env("TG_JIT_NVCC");

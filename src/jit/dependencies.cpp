@@ -65,9 +65,9 @@ std::vector<std::string> parse_make_rule(const std::string& text, const std::str
 }
 
 nlohmann::json file_json(const TrackedFile& f) {
-  return {{"path", escape_bytes(f.path)},  {"sha256", f.sha256},   {"device", f.stamp.device},
-          {"inode", f.stamp.inode},         {"size", f.stamp.size}, {"mtime_ns", f.stamp.mtime_ns},
-          {"ctime_ns", f.stamp.ctime_ns},   {"trusted", f.stamp_trusted}};
+  return {{"path", escape_bytes(f.path)}, {"sha256", f.sha256},        {"device", f.stamp.device},
+          {"inode", f.stamp.inode},       {"size", f.stamp.size},      {"mtime_ns", f.stamp.mtime_ns},
+          {"ctime_ns", f.stamp.ctime_ns}, {"trusted", f.stamp_trusted}};
 }
 
 TrackedFile file_from_json(const nlohmann::json& j) {
@@ -83,8 +83,7 @@ TrackedFile file_from_json(const nlohmann::json& j) {
 // The recorded files if each still has its recorded content: a trusted stamp that still matches
 // proves it without reading the file, anything else is re-hashed. nullopt if there is no usable
 // record or some file's content changed (its include set may then have changed too).
-std::optional<std::vector<TrackedFile>> revalidate(const std::filesystem::path& path,
-                                                   const std::string& template_path,
+std::optional<std::vector<TrackedFile>> revalidate(const std::filesystem::path& path, const std::string& template_path,
                                                    bool* outdated) {
   const std::optional<std::string> text = read_file(path);
   if (!text) return std::nullopt;
@@ -104,8 +103,7 @@ std::optional<std::vector<TrackedFile>> revalidate(const std::filesystem::path& 
     if (recorded.stamp_trusted && *stamp == recorded.stamp) continue;
     std::optional<TrackedFile> fresh = track(recorded.path, now);
     if (!fresh || fresh->sha256 != recorded.sha256) return std::nullopt;
-    *outdated = *outdated || fresh->stamp != recorded.stamp ||
-                fresh->stamp_trusted != recorded.stamp_trusted;
+    *outdated = *outdated || fresh->stamp != recorded.stamp || fresh->stamp_trusted != recorded.stamp_trusted;
     recorded = std::move(*fresh);
   }
   return files;
@@ -117,8 +115,8 @@ std::vector<TrackedFile> ask_compiler(const std::vector<std::string>& command, c
   argv.insert(argv.end(), {"-M", "-MT", std::string(kTarget), template_path});
   const ProcessResult result = run_process(argv, options);
   if (!result.ok()) {
-    throw Error("jit: preprocessing " + template_path + " failed (" + result.describe() + "):\n" +
-                result.err + result.out + "command: " + quote_command(argv));
+    throw Error("jit: preprocessing " + template_path + " failed (" + result.describe() + "):\n" + result.err +
+                result.out + "command: " + quote_command(argv));
   }
   std::vector<std::string> paths = parse_make_rule(result.out, quote_command(argv));
   // The key lists the template on its own; the compiler may list it anywhere, or twice.
@@ -144,8 +142,7 @@ DependencyScan scan_dependencies(const std::vector<std::string>& command, const 
                                  const std::filesystem::path& records_dir) {
   DependencyScan scan;
   scan.direct_key = direct_key;
-  if (auto files = revalidate(record_path(records_dir, direct_key), template_path,
-                              &scan.record_outdated)) {
+  if (auto files = revalidate(record_path(records_dir, direct_key), template_path, &scan.record_outdated)) {
     scan.files = std::move(*files);
     return scan;
   }
@@ -155,13 +152,11 @@ DependencyScan scan_dependencies(const std::vector<std::string>& command, const 
 }
 
 void store_dependency_record(const DependencyScan& scan, const std::string& kernel_id,
-                             const std::filesystem::path& records_dir,
-                             const std::filesystem::path& tmp_dir) {
+                             const std::filesystem::path& records_dir, const std::filesystem::path& tmp_dir) {
   nlohmann::json files = nlohmann::json::array();
   for (const TrackedFile& f : scan.files) files.push_back(file_json(f));
   // "kernel_id" lets eviction drop records whose kernel is gone (DiskCache::evict).
-  const nlohmann::json record = {
-      {"format", kRecordFormat}, {"kernel_id", kernel_id}, {"files", std::move(files)}};
+  const nlohmann::json record = {{"format", kRecordFormat}, {"kernel_id", kernel_id}, {"files", std::move(files)}};
   write_file_atomically(tmp_dir, record_path(records_dir, scan.direct_key), record.dump(1) + "\n");
 }
 

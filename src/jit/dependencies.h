@@ -18,12 +18,12 @@ namespace tg::jit {
 struct TrackedFile {
   std::string path;
   std::string sha256;
-  FileStamp stamp;  // taken just before hashing
+  FileStamp stamp;             // taken just before hashing
   bool stamp_trusted = false;  // the file had settled when hashed (FileStamp::is_settled)
 };
 
 struct DependencyScan {
-  std::string direct_key;  // names the record: everything that decides the include set
+  std::string direct_key;          // names the record: everything that decides the include set
   std::vector<TrackedFile> files;  // the template first, then every header it includes
   bool record_outdated = false;    // the record on disk is missing or stale
 };
@@ -37,8 +37,7 @@ DependencyScan scan_dependencies(const std::vector<std::string>& command, const 
 
 // Writes the record once the kernel it resolved to has loaded, so a failed compile leaves none.
 void store_dependency_record(const DependencyScan& scan, const std::string& kernel_id,
-                             const std::filesystem::path& records_dir,
-                             const std::filesystem::path& tmp_dir);
+                             const std::filesystem::path& records_dir, const std::filesystem::path& tmp_dir);
 
 // The first tracked file whose stamp changed since the scan ("" if none): run after a compile,
 // it catches a header edited while the compiler was reading it.

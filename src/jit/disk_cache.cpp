@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,8 +82,7 @@ class WorkDir {
   WorkDir(const std::filesystem::path& tmp_dir, const std::string& id) {
     std::string pattern = (tmp_dir / (id + std::string(cache_names::kBuildSuffix))).string();
     if (!::mkdtemp(pattern.data())) {
-      throw Error("jit: cannot create a build directory in " + tmp_dir.string() + ": " +
-                  std::strerror(errno));
+      throw Error("jit: cannot create a build directory in " + tmp_dir.string() + ": " + std::strerror(errno));
     }
     path_ = pattern;
   }
@@ -113,8 +112,8 @@ bool file_in_use(const std::filesystem::path& so) {
 std::vector<std::filesystem::directory_entry> entries_of(const std::filesystem::path& dir) {
   std::vector<std::filesystem::directory_entry> out;
   std::error_code error;
-  for (auto it = std::filesystem::directory_iterator(dir, error);
-       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+  for (auto it = std::filesystem::directory_iterator(dir, error); !error && it != std::filesystem::directory_iterator();
+       it.increment(error)) {
     out.push_back(*it);
   }
   if (error && error != std::errc::no_such_file_or_directory) {
@@ -137,8 +136,7 @@ bool is_directory(const std::filesystem::directory_entry& entry) {
 std::string name_of(const std::filesystem::path& path) { return path.filename().string(); }
 
 // The regular files in `dir` whose names pass `ours`.
-std::vector<std::filesystem::path> own_files(const std::filesystem::path& dir,
-                                             bool (*ours)(std::string_view)) {
+std::vector<std::filesystem::path> own_files(const std::filesystem::path& dir, bool (*ours)(std::string_view)) {
   std::vector<std::filesystem::path> out;
   for (const auto& entry : entries_of(dir)) {
     if (is_file(entry) && ours(name_of(entry.path()))) out.push_back(entry.path());
@@ -160,8 +158,7 @@ Found inspect(const std::filesystem::path& dir) {
   if (cache_names::is_our_tag(dir / cache_names::kTag)) return Found::kMarked;
   if (const std::string foreign = cache_names::first_foreign_entry(dir); !foreign.empty()) {
     throw Error("jit: refusing cache directory " + dir.string() + ": it holds " + foreign +
-                ", which the JIT cache did not write, and no tilegraph " +
-                std::string(cache_names::kTag) +
+                ", which the JIT cache did not write, and no tilegraph " + std::string(cache_names::kTag) +
                 ", so it is not a JIT cache (and the cache deletes files in its directory); set "
                 "TG_JIT_CACHE_DIR to an empty or new directory");
   }
@@ -252,17 +249,13 @@ void DiskCache::remove_leftovers() const {
 
 bool DiskCache::missing() const { return ::access(dir_.c_str(), F_OK) != 0 && errno == ENOENT; }
 
-std::filesystem::path DiskCache::kernel_path(const std::string& id) const {
-  return dir_ / "kernels" / (id + ".so");
-}
+std::filesystem::path DiskCache::kernel_path(const std::string& id) const { return dir_ / "kernels" / (id + ".so"); }
 
 std::filesystem::path DiskCache::manifest_path(const std::string& id) const {
   return dir_ / "kernels" / (id + ".json");
 }
 
-std::filesystem::path DiskCache::lock_path(const std::string& id) const {
-  return dir_ / "kernels" / (id + ".lock");
-}
+std::filesystem::path DiskCache::lock_path(const std::string& id) const { return dir_ / "kernels" / (id + ".lock"); }
 
 DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
   Attempt attempt;
@@ -291,8 +284,8 @@ DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
   }
   struct stat held;
   struct stat at_path;
-  if (::fstat(file.fd, &held) != 0 || ::lstat(so.c_str(), &at_path) != 0 ||
-      held.st_ino != at_path.st_ino || held.st_dev != at_path.st_dev) {
+  if (::fstat(file.fd, &held) != 0 || ::lstat(so.c_str(), &at_path) != 0 || held.st_ino != at_path.st_ino ||
+      held.st_dev != at_path.st_dev) {
     attempt.problem = "kernel file replaced or removed while loading";
     return attempt;
   }
@@ -328,8 +321,7 @@ DiskCache::Attempt DiskCache::try_load(const std::string& id) const {
     attempt.problem = "the kernel's symbol run is " + type + ", not a function run(uint32_t, void*, const void*)";
     return attempt;
   }
-  attempt.kernel =
-      std::make_unique<LoadedKernel>(handle, file.release(), reinterpret_cast<EntryFn>(run));
+  attempt.kernel = std::make_unique<LoadedKernel>(handle, file.release(), reinterpret_cast<EntryFn>(run));
   return attempt;
 }
 
@@ -346,8 +338,7 @@ void DiskCache::record_use(const std::string& id, const Manifest& loaded) const 
   }
 }
 
-CacheLoad DiskCache::load_or_build(const std::string& id, const nlohmann::json& key,
-                                   const BuildFn& build) {
+CacheLoad DiskCache::load_or_build(const std::string& id, const nlohmann::json& key, const BuildFn& build) {
   check_id(id);
   CacheLoad result;
   if (Attempt hit = try_load(id); hit.kernel) {

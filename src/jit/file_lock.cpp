@@ -27,8 +27,8 @@ std::optional<FileLock> FileLock::lock(const std::filesystem::path& path, bool w
     }
     struct stat held;
     struct stat at_path;
-    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &at_path) == 0 &&
-        held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) {
+    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &at_path) == 0 && held.st_dev == at_path.st_dev &&
+        held.st_ino == at_path.st_ino) {
       return FileLock(path, fd);
     }
     ::close(fd);  // the previous holder removed this file on release: lock the current one
@@ -37,13 +37,9 @@ std::optional<FileLock> FileLock::lock(const std::filesystem::path& path, bool w
 
 FileLock FileLock::acquire(const std::filesystem::path& path) { return *lock(path, true); }
 
-std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path) {
-  return lock(path, false);
-}
+std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path) { return lock(path, false); }
 
-FileLock::FileLock(FileLock&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
-  other.fd_ = -1;
-}
+FileLock::FileLock(FileLock&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) { other.fd_ = -1; }
 
 FileLock::~FileLock() {
   if (fd_ < 0) return;

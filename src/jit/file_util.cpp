@@ -29,9 +29,7 @@ int64_t to_ns(const timespec& t) { return int64_t(t.tv_sec) * 1'000'000'000 + t.
 
 }  // namespace
 
-bool FileStamp::is_settled(int64_t now_ns) const {
-  return now_ns - std::max(mtime_ns, ctime_ns) > kSettleNs;
-}
+bool FileStamp::is_settled(int64_t now_ns) const { return now_ns - std::max(mtime_ns, ctime_ns) > kSettleNs; }
 
 std::optional<FileStamp> stamp_of(const std::filesystem::path& path) {
   struct stat st;
@@ -39,13 +37,11 @@ std::optional<FileStamp> stamp_of(const std::filesystem::path& path) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     fail("cannot stat", path);
   }
-  return FileStamp{uint64_t(st.st_dev), uint64_t(st.st_ino), int64_t(st.st_size), to_ns(st.st_mtim),
-                   to_ns(st.st_ctim)};
+  return FileStamp{uint64_t(st.st_dev), uint64_t(st.st_ino), int64_t(st.st_size), to_ns(st.st_mtim), to_ns(st.st_ctim)};
 }
 
 int64_t unix_time_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -80,8 +76,7 @@ namespace {
 // `content` in a new file in `tmp_dir` named after `target`; returns its path.
 std::string write_temporary(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
                             const std::string& content) {
-  std::string tmp =
-      (tmp_dir / (target.filename().string() + std::string(cache_names::kTempSuffix))).string();
+  std::string tmp = (tmp_dir / (target.filename().string() + std::string(cache_names::kTempSuffix))).string();
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) fail("cannot create a temporary file in", tmp_dir);
   size_t written = 0;
@@ -103,8 +98,8 @@ std::string write_temporary(const std::filesystem::path& tmp_dir, const std::fil
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& tmp_dir,
-                           const std::filesystem::path& target, const std::string& content) {
+void write_file_atomically(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
+                           const std::string& content) {
   const std::string tmp = write_temporary(tmp_dir, target, content);
   // Exchange, then unlink the old file: renaming over an existing file makes ext4 write the new
   // file's data out first (auto_da_alloc), ~1.5 ms, and manifests are rewritten on every load

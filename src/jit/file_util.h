@@ -38,8 +38,8 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 // Writes `content` to a new file in `tmp_dir` (mode 0600, named <target's name>.tmp.XXXXXX) and
 // renames it onto `target`, so a reader sees the old file or the new one, never a mix. `tmp_dir`
 // must be on target's file system.
-void write_file_atomically(const std::filesystem::path& tmp_dir,
-                           const std::filesystem::path& target, const std::string& content);
+void write_file_atomically(const std::filesystem::path& tmp_dir, const std::filesystem::path& target,
+                           const std::string& content);
 
 // The same, but only if `target` does not exist: returns false, leaving it as it is, if it does
 // (another process published it first).

@@ -31,8 +31,7 @@ nlohmann::json key_material(const KernelKeyInputs& inputs) {
         {"template", digest_json(inputs.template_source)},
         {"headers", std::move(headers)},
         {"tilegraph", inputs.tilegraph_version}}},
-      {"compiler",
-       {{"path", escape_bytes(inputs.compiler_path)}, {"version", escape_bytes(inputs.compiler_version)}}},
+      {"compiler", {{"path", escape_bytes(inputs.compiler_path)}, {"version", escape_bytes(inputs.compiler_version)}}},
       {"flags", std::move(flags)},
   };
 }

@@ -41,8 +41,8 @@ bool is_number(std::string_view s) {
   if (s.empty() || !is_digit(s[0])) return false;
   for (size_t i = 1; i < s.size(); ++i) {
     const char c = s[i];
-    const bool exponent_sign = (c == '+' || c == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' ||
-                                                         s[i - 1] == 'p' || s[i - 1] == 'P');
+    const bool exponent_sign =
+        (c == '+' || c == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' || s[i - 1] == 'p' || s[i - 1] == 'P');
     if (!is_ident_char(c) && c != '.' && !exponent_sign) return false;
   }
   return true;

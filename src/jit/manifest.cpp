@@ -49,8 +49,8 @@ Manifest Manifest::from_json(const nlohmann::json& json) {
 
 std::string Manifest::template_path() const {
   const nlohmann::json inputs = key.value("inputs", nlohmann::json::object());
-  const nlohmann::json source = inputs.is_object() ? inputs.value("template", nlohmann::json::object())
-                                                   : nlohmann::json::object();
+  const nlohmann::json source =
+      inputs.is_object() ? inputs.value("template", nlohmann::json::object()) : nlohmann::json::object();
   return source.is_object() ? unescape_bytes(source.value("path", "")) : "";
 }
 

@@ -104,8 +104,7 @@ struct StartFailure {
   int error;
 };
 constexpr const char* kStartSteps[] = {"cannot run", "cannot fork to run", "cannot enter the working directory for",
-                                       "cannot set the resource limits of",
-                                       "cannot redirect the output of"};
+                                       "cannot set the resource limits of", "cannot redirect the output of"};
 
 // Everything the child needs, prepared before fork: after it, in a multithreaded parent, the
 // child may only make async-signal-safe calls (no allocation).
@@ -160,8 +159,8 @@ struct Launch {
   // parent's other descriptors would live on in it, close-on-exec or not: another thread's pipes
   // (whose reader would then wait for this compile too) and the flock locks it holds.
   const int devnull = ::open("/dev/null", O_RDONLY);
-  const int moved[] = {::fcntl(devnull, F_DUPFD, 10), ::fcntl(l.out_fd, F_DUPFD, 10),
-                       ::fcntl(l.err_fd, F_DUPFD, 10), ::fcntl(l.status_fd, F_DUPFD, 10)};
+  const int moved[] = {::fcntl(devnull, F_DUPFD, 10), ::fcntl(l.out_fd, F_DUPFD, 10), ::fcntl(l.err_fd, F_DUPFD, 10),
+                       ::fcntl(l.status_fd, F_DUPFD, 10)};
   for (int fd = 0; fd < 4; ++fd) {
     if (devnull < 0 || moved[fd] < 0 || ::dup2(moved[fd], fd) < 0) report_and_exit(l.status_fd, 4);
   }
@@ -418,8 +417,10 @@ std::string quote_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& arg : argv) {
     if (!out.empty()) out += ' ';
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos;
+    const bool plain =
+        !arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") ==
+            std::string::npos;
     if (plain) {
       out += arg;
       continue;

@@ -55,8 +55,7 @@ uint64_t request_hash(const RequestView& r) {
   // the same set for one template: hashing the path's last 16 bytes and the macro values keeps
   // the hash short, and matches() compares everything anyway.
   const std::string_view path = r.template_path;
-  uint64_t h = mix_string(kSeed + uint64_t(r.type) + path.size(),
-                          path.substr(path.size() > 16 ? path.size() - 16 : 0));
+  uint64_t h = mix_string(kSeed + uint64_t(r.type) + path.size(), path.substr(path.size() > 16 ? path.size() - 16 : 0));
   for (const auto& macro : *r.macros) h = mix_string(h, macro.second);
   for (const std::string& dir : *r.include_dirs) h = mix_string(h, dir);
   h ^= h >> 33;
@@ -130,9 +129,8 @@ void RequestTable::insert(const RequestView& request, Hit hit) {
     tables_.push_back(std::move(grown));
     table_.store(tables_.back().get(), std::memory_order_release);
   }
-  entries_.push_back(std::make_unique<Entry>(Entry{
-      request_hash(request), std::string(request.template_path),
-      *request.macros, request.type, *request.include_dirs, hit}));
+  entries_.push_back(std::make_unique<Entry>(Entry{request_hash(request), std::string(request.template_path),
+                                                   *request.macros, request.type, *request.include_dirs, hit}));
   tables_.back()->place(entries_.back().get());
   ++count_;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The in-memory map from a request (template path as given, macros, kernel type, include
-// dirs) to its loaded kernel: the memory hit of seed 004, which has to cost well under a
-// microsecond (the seed pays a SHA-256 per call). Hence: no lock on reads — an insert-only
+// dirs) to its loaded kernel: the JIT's memory hit, which has to cost well under a
+// microsecond (torch_catlass's JitCompiler pays a SHA-256 per call). Hence: no lock on reads — an insert-only
 // open-addressing table whose slots are published with release stores, grown by copying into
 // a new table that replaces the old one atomically (old tables stay alive, so a reader still in
 // one is safe; it can only miss an entry added since, and then takes the slow path) — and a

@@ -22,13 +22,12 @@ std::string host_arch() {
 }
 
 bool is_cuda_arch(const std::string& arch) {
-  return !arch.empty() && arch.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
-                              std::string::npos;
+  return !arch.empty() && arch.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
 }
 
 nlohmann::json stamp_json(const FileStamp& s) {
-  return {{"device", s.device}, {"inode", s.inode}, {"size", s.size}, {"mtime_ns", s.mtime_ns},
-          {"ctime_ns", s.ctime_ns}};
+  return {
+      {"device", s.device}, {"inode", s.inode}, {"size", s.size}, {"mtime_ns", s.mtime_ns}, {"ctime_ns", s.ctime_ns}};
 }
 
 // Why find_executable(name) found nothing.
@@ -54,15 +53,15 @@ std::string resolve_compiler(KernelType type, const Config& config) {
     std::string path = find_executable("nvcc");
     if (path.empty()) path = find_executable("/usr/local/cuda/bin/nvcc");
     if (path.empty()) {
-      throw Error("jit: cuda kernels need nvcc, which is neither on PATH nor at "
-                  "/usr/local/cuda/bin/nvcc (install the CUDA toolkit or set TG_JIT_NVCC)");
+      throw Error(
+          "jit: cuda kernels need nvcc, which is neither on PATH nor at "
+          "/usr/local/cuda/bin/nvcc (install the CUDA toolkit or set TG_JIT_NVCC)");
     }
     return path;
   }
   const std::string path = find_executable(config.nvcc);
   if (path.empty()) {
-    throw Error("jit: cuda kernels need nvcc, and TG_JIT_NVCC='" + config.nvcc + "' " +
-                why_not_found(config.nvcc));
+    throw Error("jit: cuda kernels need nvcc, and TG_JIT_NVCC='" + config.nvcc + "' " + why_not_found(config.nvcc));
   }
   return path;
 }
@@ -108,8 +107,7 @@ std::string compiler_version(const std::string& compiler, const std::vector<std:
 
 }  // namespace
 
-std::vector<std::string> Toolchain::flags(const MacroMap& macros,
-                                          const std::vector<std::string>& include_dirs) const {
+std::vector<std::string> Toolchain::flags(const MacroMap& macros, const std::vector<std::string>& include_dirs) const {
   std::vector<std::string> out = base_flags;
   for (const std::string& dir : include_dirs) out.push_back("-I" + dir);
   for (const auto& [name, value] : macros) out.push_back("-D" + name + "=" + value);
@@ -126,8 +124,7 @@ ProcessOptions Toolchain::process_options(const std::filesystem::path& tmp_dir) 
   return options;
 }
 
-Toolchain find_toolchain(KernelType type, const Config& config,
-                         const std::filesystem::path& records_dir,
+Toolchain find_toolchain(KernelType type, const Config& config, const std::filesystem::path& records_dir,
                          const std::filesystem::path& tmp_dir) {
   Toolchain t;
   t.compiler = resolve_compiler(type, config);
@@ -146,8 +143,7 @@ Toolchain find_toolchain(KernelType type, const Config& config,
       throw Error("jit: TG_JIT_CUDA_ARCH='" + config.cuda_arch + "': expected a name like sm_75");
     }
     t.arch = config.cuda_arch;
-    t.base_flags = {"-std=c++20", "-O2", "-shared", "-Xcompiler=-fPIC", "-arch=" + t.arch, "-x", "cu",
-                    include};
+    t.base_flags = {"-std=c++20", "-O2", "-shared", "-Xcompiler=-fPIC", "-arch=" + t.arch, "-x", "cu", include};
   }
   return t;
 }

@@ -29,8 +29,7 @@ struct Toolchain {
 
   // Every flag for one kernel: the base flags, then -I<dir> per include directory, then
   // -D<name>=<value> per macro. The macros must have been validated.
-  std::vector<std::string> flags(const MacroMap& macros,
-                                 const std::vector<std::string>& include_dirs) const;
+  std::vector<std::string> flags(const MacroMap& macros, const std::vector<std::string>& include_dirs) const;
   // How to run the compiler: its environment with TMPDIR=`tmp_dir`, and the limits above.
   ProcessOptions process_options(const std::filesystem::path& tmp_dir) const;
 };
@@ -39,8 +38,7 @@ struct Toolchain {
 // version means running the compiler, so the answer is remembered in `records_dir` under the
 // compiler's path and trusted while the compiler file's stat stamp is unchanged. Throws
 // tg::Error if the compiler cannot be found or run.
-Toolchain find_toolchain(KernelType type, const Config& config,
-                         const std::filesystem::path& records_dir,
+Toolchain find_toolchain(KernelType type, const Config& config, const std::filesystem::path& records_dir,
                          const std::filesystem::path& tmp_dir);
 
 }  // namespace tg::jit

@@ -1,4 +1,4 @@
-#include "model/bpe_bytes.h"
+#include "bpe_bytes.h"
 
 #include <array>
 

@@ -1,9 +1,9 @@
-#include "model/bpe_merges.h"
+#include "bpe_merges.h"
 
 #include <optional>
 
-#include "model/pair_merge.h"
-#include "model/printable.h"
+#include "pair_merge.h"
+#include "printable.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::model {
@@ -18,7 +18,8 @@ BpeMerges::BpeMerges(std::vector<std::string> rules, const std::function<bool(st
       throw Error(std::string(key) + "[" + std::to_string(i) + "] " + printable(rule, '"') + " " + why);
     };
     const size_t space = rule.find(' ');
-    if (space == std::string_view::npos || space == 0 || space + 1 == rule.size() || rule.find(' ', space + 1) != std::string_view::npos) {
+    if (space == std::string_view::npos || space == 0 || space + 1 == rule.size() ||
+        rule.find(' ', space + 1) != std::string_view::npos) {
       fail("is not two pieces separated by one space");
     }
     const std::string_view left = rule.substr(0, space), right = rule.substr(space + 1);

@@ -16,7 +16,8 @@ class BpeMerges {
   // pieces separated by one space, or whose pieces or whose concatenation `is_piece` rejects,
   // throws tg::Error naming `key`, the rule's index and its text. A pair listed again keeps its
   // first rank (llama.cpp's choice).
-  BpeMerges(std::vector<std::string> rules, const std::function<bool(std::string_view)>& is_piece, std::string_view key);
+  BpeMerges(std::vector<std::string> rules, const std::function<bool(std::string_view)>& is_piece,
+            std::string_view key);
   BpeMerges(const BpeMerges&) = delete;  // ranks_ views rules_
   BpeMerges& operator=(const BpeMerges&) = delete;
 

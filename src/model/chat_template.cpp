@@ -1,6 +1,7 @@
 #include "tilegraph/model/chat_template.h"
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
@@ -29,7 +30,7 @@ std::optional<ChatTemplate> detect_chat_template(std::string_view jinja) {
 }
 
 std::optional<ChatTemplate> chat_template_of(const GgufFile& file) {
-  const GgufValue* value = file.find("tokenizer.chat_template");
+  const GgufValue* value = file.find(gguf_keys::kChatTemplate);
   if (!value) return std::nullopt;
   if (value->type() != GgufType::STRING) {
     throw Error(file.source() + ": tokenizer.chat_template must be a string, got " + value->describe());

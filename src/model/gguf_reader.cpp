@@ -16,9 +16,9 @@
 #include <string>
 #include <type_traits>
 
+#include "printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/input_file.h"
-#include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
@@ -39,7 +39,7 @@ struct GgufFile::Mapping {
 namespace {
 
 // Smallest encodings, used to bound counts by the bytes that remain.
-constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;          // key length, 1-byte key, type, u8
+constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;        // key length, 1-byte key, type, u8
 constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 4 + 8;  // name length, name, n_dims (0: no ne), type, offset
 
 uint64_t element_bytes(GgufType type) {
@@ -62,7 +62,6 @@ uint64_t element_bytes(GgufType type) {
 }
 
 std::string quoted(std::string_view name) { return printable(name, '\''); }
-
 
 // A bounded reader over the file's bytes; every read checks the bytes left first.
 class Cursor {
@@ -96,8 +95,8 @@ class Cursor {
   std::string read_string(const Label& what) {
     const uint64_t length = read<uint64_t>([&] { return text(what) + " length"; });
     if (length > remaining()) {
-      fail("truncated file: " + text(what) + " of " + std::to_string(length) + " bytes, " + std::to_string(remaining()) +
-           " remain");
+      fail("truncated file: " + text(what) + " of " + std::to_string(length) + " bytes, " +
+           std::to_string(remaining()) + " remain");
     }
     std::string s(reinterpret_cast<const char*>(data_ + pos_), size_t(length));
     pos_ += length;
@@ -231,8 +230,8 @@ GgufFile GgufFile::open(const std::string& path, Access access) {
       const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        throw Error("gguf: cannot read '" + path + "': " +
-                    (n < 0 ? std::strerror(errno) : "it shrank while being read"));
+        throw Error("gguf: cannot read '" + path +
+                    "': " + (n < 0 ? std::strerror(errno) : "it shrank while being read"));
       }
       done += size_t(n);
     }
@@ -273,7 +272,8 @@ void GgufFile::parse_contents() {
   }
   version_ = in.read<uint32_t>("version");
   if (__builtin_bswap32(version_) == 2 || __builtin_bswap32(version_) == 3) {
-    in.fail("big-endian GGUF file (version field " + std::to_string(version_) + "); only little-endian files are supported");
+    in.fail("big-endian GGUF file (version field " + std::to_string(version_) +
+            "); only little-endian files are supported");
   }
   if (version_ != 2 && version_ != 3) {
     in.fail("unsupported GGUF version " + std::to_string(version_) + " (supported: 2 and 3)");
@@ -288,7 +288,8 @@ void GgufFile::parse_contents() {
     const std::string where = "metadata entry " + std::to_string(i);
     std::string key = in.read_string(where + " key");
     if (key.empty()) in.fail(where + ": empty key");
-    if (key.size() > kGgufMaxKeyLength) in.fail(where + ": key of " + std::to_string(key.size()) + " bytes is too long");
+    if (key.size() > kGgufMaxKeyLength)
+      in.fail(where + ": key of " + std::to_string(key.size()) + " bytes is too long");
     if (key_index_.count(key)) in.fail("duplicate metadata key " + quoted(key));
     const std::string what = "metadata " + quoted(key);
     const GgufType type = read_type(in, what);
@@ -296,9 +297,9 @@ void GgufFile::parse_contents() {
     key_index_.emplace(key, metadata_.size());
     metadata_.emplace_back(std::move(key), std::move(value));
   }
-  if (const GgufValue* a = find(kGgufAlignmentKey)) {
+  if (const GgufValue* a = find(gguf_keys::kAlignment)) {
     if (a->type() != GgufType::U32 || a->get<uint32_t>() == 0 || !std::has_single_bit(a->get<uint32_t>())) {
-      in.fail(std::string(kGgufAlignmentKey) + " must be a u32 power of two, got " + a->describe());
+      in.fail(std::string(gguf_keys::kAlignment) + " must be a u32 power of two, got " + a->describe());
     }
     alignment_ = a->get<uint32_t>();
   }
@@ -363,26 +364,30 @@ void GgufFile::parse_contents() {
     const GgufTensorInfo& t = tensors_[i];
     if (t.offset > data_bytes || t.size > data_bytes - t.offset) {
       in.fail_at(offset_fields[i], "tensor " + quoted(t.name) + ": data [" + std::to_string(t.offset) + ", " +
-              std::to_string(t.offset) + " + " + std::to_string(t.size) + ") extends past the end of the file (the data section holds " +
-              std::to_string(data_bytes) + " bytes)");
+                                       std::to_string(t.offset) + " + " + std::to_string(t.size) +
+                                       ") extends past the end of the file (the data section holds " +
+                                       std::to_string(data_bytes) + " bytes)");
     }
     if ((data_offset_ + t.offset) % tensor_data_alignment(t.type) != 0) {
       throw Error("gguf: " + source_ + ": tensor " + quoted(t.name) + ": " + std::string(dtype_name(t.type)) +
                   " data starting at byte " + std::to_string(data_offset_ + t.offset) + " is not aligned to " +
-                  std::to_string(tensor_data_alignment(t.type)) + " bytes (general.alignment " + std::to_string(alignment_) + ")");
+                  std::to_string(tensor_data_alignment(t.type)) + " bytes (general.alignment " +
+                  std::to_string(alignment_) + ")");
     }
   }
   std::vector<size_t> order(tensors_.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
   const GgufTensorInfo* previous = nullptr;
   for (size_t index : order) {
     const GgufTensorInfo& t = tensors_[index];
     if (t.size == 0) continue;
     if (previous && previous->offset + previous->size > t.offset) {
-      in.fail_at(offset_fields[index], "tensors " + quoted(previous->name) + " [" + std::to_string(previous->offset) + ", " +
-              std::to_string(previous->offset + previous->size) + ") and " + quoted(t.name) + " [" +
-              std::to_string(t.offset) + ", " + std::to_string(t.offset + t.size) + ") overlap");
+      in.fail_at(offset_fields[index], "tensors " + quoted(previous->name) + " [" + std::to_string(previous->offset) +
+                                           ", " + std::to_string(previous->offset + previous->size) + ") and " +
+                                           quoted(t.name) + " [" + std::to_string(t.offset) + ", " +
+                                           std::to_string(t.offset + t.size) + ") overlap");
     }
     previous = &t;
   }

@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "printable.h"
 #include "tilegraph/core/error.h"
-#include "model/printable.h"
 #include "tilegraph/model/gguf.h"
 
 namespace tg::model {
@@ -24,8 +24,8 @@ struct IsVector<std::vector<T>> : std::true_type {
 }  // namespace
 
 std::string_view gguf_type_name(GgufType type) {
-  static constexpr std::string_view kNames[kGgufTypeCount] = {
-      "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+  static constexpr std::string_view kNames[kGgufTypeCount] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
+                                                              "bool", "string", "array", "u64", "i64", "f64"};
   const auto index = uint32_t(type);
   return index < kGgufTypeCount ? kNames[index] : "unknown";
 }
@@ -85,10 +85,9 @@ DType dtype_from_ggml(uint32_t id) {
   }
   // ggml's names of the types tilegraph cannot run, so the message says what the file holds.
   static const std::unordered_map<uint32_t, std::string_view> kKnown = {
-      {9, "q8_1"},     {10, "q2_K"},  {11, "q3_K"},   {15, "q8_K"},   {16, "iq2_xxs"},
-      {17, "iq2_xs"},  {18, "iq3_xxs"}, {19, "iq1_s"}, {20, "iq4_nl"}, {21, "iq3_s"},   {22, "iq2_s"},
-      {23, "iq4_xs"},  {24, "i8"},    {25, "i16"},    {27, "i64"},    {28, "f64"},     {29, "iq1_m"},
-      {34, "tq1_0"},   {35, "tq2_0"},
+      {9, "q8_1"},   {10, "q2_K"},   {11, "q3_K"},  {15, "q8_K"},  {16, "iq2_xxs"}, {17, "iq2_xs"}, {18, "iq3_xxs"},
+      {19, "iq1_s"}, {20, "iq4_nl"}, {21, "iq3_s"}, {22, "iq2_s"}, {23, "iq4_xs"},  {24, "i8"},     {25, "i16"},
+      {27, "i64"},   {28, "f64"},    {29, "iq1_m"}, {34, "tq1_0"}, {35, "tq2_0"},
   };
   const auto known = kKnown.find(id);
   if (known != kKnown.end()) {

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "model/temporary_files.h"
+#include "temporary_files.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/gguf.h"
 
@@ -138,7 +138,7 @@ void GgufWriter::set(std::string key, GgufValue value) {
     throw Error("gguf writer: a key must have 1.." + std::to_string(kGgufMaxKeyLength) + " bytes");
   }
   if (key_index_.count(key)) throw Error("gguf writer: duplicate metadata key '" + key + "'");
-  if (key == kGgufAlignmentKey) {
+  if (key == gguf_keys::kAlignment) {
     if (value.type() != GgufType::U32 || value.get<uint32_t>() == 0 || !std::has_single_bit(value.get<uint32_t>())) {
       throw Error("gguf writer: " + key + " must be a u32 power of two, got " + value.describe());
     }
@@ -175,7 +175,8 @@ void GgufWriter::add_tensor(std::string name, const Tensor& shape, TensorSource 
   add_pending(std::move(name), shape.type, trimmed_shape(shape), nullptr, std::move(source));
 }
 
-void GgufWriter::add_pending(std::string name, DType type, std::span<const int64_t> ne, const void* data, TensorSource source) {
+void GgufWriter::add_pending(std::string name, DType type, std::span<const int64_t> ne, const void* data,
+                             TensorSource source) {
   const std::string what = "gguf writer: tensor '" + name + "'";
   if (name.empty() || name.size() > kGgufMaxTensorName) {
     throw Error(what + ": a name must have 1.." + std::to_string(kGgufMaxTensorName) + " bytes");
@@ -216,7 +217,8 @@ GgufWriter::Layout GgufWriter::layout() const {
   CountingSink counter;
   write_metadata(counter);
   uint64_t descriptors_end = counter.written;
-  for (const PendingTensor& t : tensors_) descriptors_end += 8 + t.info.name.size() + 4 + 8 * uint64_t(t.info.n_dims) + 4 + 8;
+  for (const PendingTensor& t : tensors_)
+    descriptors_end += 8 + t.info.name.size() + 4 + 8 * uint64_t(t.info.n_dims) + 4 + 8;
   Layout layout;
   layout.data_start = align_up(descriptors_end, alignment_);
   // Each tensor at the next multiple of the alignment where its data is aligned in the file too
@@ -353,7 +355,8 @@ void GgufWriter::check_destination(const std::string& path) {
     throw Error("gguf: cannot write '" + path + "': " + std::strerror(errno));
   }
   const std::string dir = directory_of(path);
-  if (::stat(dir.c_str(), &st) != 0) throw Error("gguf: cannot write '" + path + "': " + dir + ": " + std::strerror(errno));
+  if (::stat(dir.c_str(), &st) != 0)
+    throw Error("gguf: cannot write '" + path + "': " + dir + ": " + std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) throw Error("gguf: cannot write '" + path + "': '" + dir + "' is not a directory");
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw Error("gguf: cannot write in directory '" + dir + "': " + std::strerror(errno));
@@ -426,7 +429,8 @@ void GgufWriter::write_file(const std::string& path) const {
   if (!tmp.file) fail("opening");
   // A replaced file keeps its permissions (rename would otherwise give it the new file's).
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && ::fchmod(tmp.fd, existing.st_mode & 07777) != 0) fail("setting the mode of");
+  if (::stat(path.c_str(), &existing) == 0 && ::fchmod(tmp.fd, existing.st_mode & 07777) != 0)
+    fail("setting the mode of");
   FileSink sink{tmp.file, path};
   write(sink);
   // On disk before the rename, so a crash leaves the old file or the whole new one.

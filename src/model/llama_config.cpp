@@ -3,8 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "model/printable.h"
+#include "printable.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
@@ -54,19 +55,19 @@ float float_key(const GgufFile& file, const std::string& key, float fallback) {
 
 // RoPE's position scale, as llama.cpp reads it (`prefix`: the architecture's keys, "llama."):
 // linear scaling (also what a file without llama.rope.scaling.type means) divides positions by
-// llama.rope.scaling.factor (older files: llama.rope.scale_linear; absent or 0: no scaling); type none never scales. YaRN and the other
-// schemes change more than the scale, so they are refused.
+// llama.rope.scaling.factor (older files: llama.rope.scale_linear; absent or 0: no scaling); type none never scales.
+// YaRN and the other schemes change more than the scale, so they are refused.
 float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
   std::string type = "linear";
-  if (const GgufValue* v = file.find(prefix + "rope.scaling.type")) {
+  if (const GgufValue* v = file.find(prefix + gguf_keys::kRopeScalingType)) {
     if (v->type() != GgufType::STRING) fail(prefix + "rope.scaling.type must be a string, got " + v->describe());
     type = v->get<std::string>();
     if (type != "none" && type != "linear") {
       fail(prefix + "rope.scaling.type " + v->describe() + " is not supported (only none and linear)");
     }
   }
-  const std::string key =
-      file.find(prefix + "rope.scaling.factor") ? prefix + "rope.scaling.factor" : prefix + "rope.scale_linear";
+  const std::string key = file.find(prefix + gguf_keys::kRopeScalingFactor) ? prefix + gguf_keys::kRopeScalingFactor
+                                                                            : prefix + gguf_keys::kRopeScaleLinear;
   const GgufValue* factor = file.find(key);
   if (type == "none" || !factor) return 1.0f;
   double value;
@@ -76,8 +77,10 @@ float rope_freq_scale(const GgufFile& file, const std::string& prefix) {
     fail(std::string(key) + " must be f32 or f64, got " + factor->describe());
   }
   if (value == 0) return 1.0f;
-  if (!std::isfinite(value) || value < 0) fail(std::string(key) + " must be positive and finite, got " + factor->describe());
-  if (!std::isnormal(float(1.0 / value))) fail(std::string(key) + " = " + factor->describe() + " is outside the range of f32 (as 1 / factor)");
+  if (!std::isfinite(value) || value < 0)
+    fail(std::string(key) + " must be positive and finite, got " + factor->describe());
+  if (!std::isnormal(float(1.0 / value)))
+    fail(std::string(key) + " = " + factor->describe() + " is outside the range of f32 (as 1 / factor)");
   return float(1.0 / value);
 }
 
@@ -120,9 +123,7 @@ BlockConfig LlamaConfig::block_config(int64_t n_ctx, DType weight_type, DType ca
   return b;
 }
 
-std::string_view architecture_name(Architecture arch) {
-  return arch == Architecture::kQwen2 ? "qwen2" : "llama";
-}
+std::string_view architecture_name(Architecture arch) { return arch == Architecture::kQwen2 ? "qwen2" : "llama"; }
 
 std::optional<Architecture> architecture_from_name(std::string_view name) {
   for (Architecture arch : {Architecture::kLlama, Architecture::kQwen2}) {
@@ -132,7 +133,7 @@ std::optional<Architecture> architecture_from_name(std::string_view name) {
 }
 
 LlamaConfig llama_config_from_gguf(const GgufFile& file) {
-  const GgufValue* arch = file.find("general.architecture");
+  const GgufValue* arch = file.find(gguf_keys::kArchitecture);
   if (!arch) fail(file.source() + ": missing general.architecture (not a model file?)");
   if (arch->type() != GgufType::STRING) fail("general.architecture must be a string, got " + arch->describe());
   const std::optional<Architecture> known = architecture_from_name(arch->get<std::string>());
@@ -143,20 +144,21 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   LlamaConfig c;
   c.arch = *known;
   const std::string prefix = std::string(architecture_name(c.arch)) + ".";
-  c.n_ctx_train = int_key(file, prefix + "context_length");
-  c.n_embd = int_key(file, prefix + "embedding_length");
-  c.n_layer = int_key(file, prefix + "block_count");
-  c.n_ff = int_key(file, prefix + "feed_forward_length");
-  c.n_head = int_key(file, prefix + "attention.head_count");
-  c.n_head_kv = file.find(prefix + "attention.head_count_kv") ? int_key(file, prefix + "attention.head_count_kv") : c.n_head;
-  c.rms_eps = float_key(file, prefix + "attention.layer_norm_rms_epsilon", c.rms_eps);
-  c.rope_base = float_key(file, prefix + "rope.freq_base", c.rope_base);
-  const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+  c.n_ctx_train = int_key(file, prefix + gguf_keys::kContextLength);
+  c.n_embd = int_key(file, prefix + gguf_keys::kEmbeddingLength);
+  c.n_layer = int_key(file, prefix + gguf_keys::kBlockCount);
+  c.n_ff = int_key(file, prefix + gguf_keys::kFeedForwardLength);
+  c.n_head = int_key(file, prefix + gguf_keys::kHeadCount);
+  c.n_head_kv =
+      file.find(prefix + gguf_keys::kHeadCountKv) ? int_key(file, prefix + gguf_keys::kHeadCountKv) : c.n_head;
+  c.rms_eps = float_key(file, prefix + gguf_keys::kLayerNormRmsEpsilon, c.rms_eps);
+  c.rope_base = float_key(file, prefix + gguf_keys::kRopeFreqBase, c.rope_base);
+  const GgufValue* tokens = file.find(gguf_keys::kTokens);
   if (tokens && !(tokens->is_array() && tokens->element_type() == GgufType::STRING)) {
     fail("tokenizer.ggml.tokens must be an array of strings, got " + tokens->describe());
   }
-  if (file.find(prefix + "vocab_size")) {
-    c.n_vocab = int_key(file, prefix + "vocab_size");
+  if (file.find(prefix + gguf_keys::kVocabSize)) {
+    c.n_vocab = int_key(file, prefix + gguf_keys::kVocabSize);
     if (tokens && int64_t(tokens->array_size()) != c.n_vocab) {
       fail(prefix + "vocab_size " + std::to_string(c.n_vocab) + " differs from the " +
            std::to_string(tokens->array_size()) + " tokens of tokenizer.ggml.tokens");
@@ -170,21 +172,21 @@ LlamaConfig llama_config_from_gguf(const GgufFile& file) {
   c.validate();
 
   // Variants this builder does not implement: refuse them rather than compute something else.
-  if (file.find(prefix + "rope.dimension_count")) {
-    const int64_t n_rot = int_key(file, prefix + "rope.dimension_count");
+  if (file.find(prefix + gguf_keys::kRopeDimensionCount)) {
+    const int64_t n_rot = int_key(file, prefix + gguf_keys::kRopeDimensionCount);
     if (n_rot != c.head_dim()) {
       fail(prefix + "rope.dimension_count " + std::to_string(n_rot) + " differs from head_dim " +
            std::to_string(c.head_dim()) + ": partial rotary embeddings are not supported");
     }
   }
-  for (const std::string& key : {prefix + "attention.key_length", prefix + "attention.value_length"}) {
+  for (const std::string& key : {prefix + gguf_keys::kKeyLength, prefix + gguf_keys::kValueLength}) {
     if (file.find(key) && int_key(file, key) != c.head_dim()) {
-      fail(key + " " + std::to_string(int_key(file, key)) + " differs from head_dim " +
-           std::to_string(c.head_dim()) + " (n_embd / n_head): other head sizes are not supported");
+      fail(key + " " + std::to_string(int_key(file, key)) + " differs from head_dim " + std::to_string(c.head_dim()) +
+           " (n_embd / n_head): other head sizes are not supported");
     }
   }
-  if (file.find(prefix + "expert_count")) {
-    const int64_t experts = int_key(file, prefix + "expert_count");
+  if (file.find(prefix + gguf_keys::kExpertCount)) {
+    const int64_t experts = int_key(file, prefix + gguf_keys::kExpertCount);
     if (experts < 0) fail(prefix + "expert_count = " + std::to_string(experts) + " is negative");
     if (experts > 0) fail("mixture-of-experts models (" + prefix + "expert_count > 0) are not supported");
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/model/gguf_keys.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/vocab.h"
 
@@ -17,17 +18,17 @@ namespace {
 // the closest to all of one type).
 uint32_t file_type(DType type) {
   switch (type) {
-    case DType::F32: return 0;   // LLAMA_FTYPE_ALL_F32
-    case DType::F16: return 1;   // LLAMA_FTYPE_MOSTLY_F16
-    case DType::Q4_0: return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
-    case DType::Q4_1: return 3;  // LLAMA_FTYPE_MOSTLY_Q4_1
-    case DType::Q8_0: return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
-    case DType::Q5_0: return 8;  // LLAMA_FTYPE_MOSTLY_Q5_0
-    case DType::Q5_1: return 9;  // LLAMA_FTYPE_MOSTLY_Q5_1
-    case DType::Q4_K: return 14; // LLAMA_FTYPE_MOSTLY_Q4_K_S
-    case DType::Q5_K: return 16; // LLAMA_FTYPE_MOSTLY_Q5_K_S
-    case DType::Q6_K: return 18; // LLAMA_FTYPE_MOSTLY_Q6_K
-    case DType::BF16: return 32; // LLAMA_FTYPE_MOSTLY_BF16
+    case DType::F32: return 0;    // LLAMA_FTYPE_ALL_F32
+    case DType::F16: return 1;    // LLAMA_FTYPE_MOSTLY_F16
+    case DType::Q4_0: return 2;   // LLAMA_FTYPE_MOSTLY_Q4_0
+    case DType::Q4_1: return 3;   // LLAMA_FTYPE_MOSTLY_Q4_1
+    case DType::Q8_0: return 7;   // LLAMA_FTYPE_MOSTLY_Q8_0
+    case DType::Q5_0: return 8;   // LLAMA_FTYPE_MOSTLY_Q5_0
+    case DType::Q5_1: return 9;   // LLAMA_FTYPE_MOSTLY_Q5_1
+    case DType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S
+    case DType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S
+    case DType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
+    case DType::BF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16
     case DType::I32: break;
   }
   throw Error("llama: no file type for " + std::string(dtype_name(type)) + " weights");
@@ -79,23 +80,23 @@ GgufWriter LlamaModel::gguf_writer(const std::string& name, const Vocab& vocab,
   GgufWriter w;
   const std::string arch(architecture_name(c.arch));
   const std::string prefix = arch + ".";
-  w.set("general.architecture", arch);
-  w.set("general.name", name);
-  w.set("general.file_type", file_type(*this));
-  if (is_quantized(weight_type())) w.set("general.quantization_version", uint32_t(2));
-  w.set(prefix + "vocab_size", uint32_t(c.n_vocab));
-  w.set(prefix + "context_length", uint32_t(c.n_ctx_train));
-  w.set(prefix + "embedding_length", uint32_t(c.n_embd));
-  w.set(prefix + "block_count", uint32_t(c.n_layer));
-  w.set(prefix + "feed_forward_length", uint32_t(c.n_ff));
-  w.set(prefix + "rope.dimension_count", uint32_t(c.head_dim()));
-  w.set(prefix + "attention.head_count", uint32_t(c.n_head));
-  w.set(prefix + "attention.head_count_kv", uint32_t(c.n_head_kv));
-  w.set(prefix + "attention.layer_norm_rms_epsilon", c.rms_eps);
-  w.set(prefix + "rope.freq_base", c.rope_base);
+  w.set(gguf_keys::kArchitecture, arch);
+  w.set(gguf_keys::kName, name);
+  w.set(gguf_keys::kFileType, file_type(*this));
+  if (is_quantized(weight_type())) w.set(gguf_keys::kQuantizationVersion, uint32_t(2));
+  w.set(prefix + gguf_keys::kVocabSize, uint32_t(c.n_vocab));
+  w.set(prefix + gguf_keys::kContextLength, uint32_t(c.n_ctx_train));
+  w.set(prefix + gguf_keys::kEmbeddingLength, uint32_t(c.n_embd));
+  w.set(prefix + gguf_keys::kBlockCount, uint32_t(c.n_layer));
+  w.set(prefix + gguf_keys::kFeedForwardLength, uint32_t(c.n_ff));
+  w.set(prefix + gguf_keys::kRopeDimensionCount, uint32_t(c.head_dim()));
+  w.set(prefix + gguf_keys::kHeadCount, uint32_t(c.n_head));
+  w.set(prefix + gguf_keys::kHeadCountKv, uint32_t(c.n_head_kv));
+  w.set(prefix + gguf_keys::kLayerNormRmsEpsilon, c.rms_eps);
+  w.set(prefix + gguf_keys::kRopeFreqBase, c.rope_base);
   if (c.rope_freq_scale != 1.0f) {
-    w.set(prefix + "rope.scaling.type", "linear");
-    w.set(prefix + "rope.scaling.factor", 1.0f / c.rope_freq_scale);
+    w.set(prefix + gguf_keys::kRopeScalingType, "linear");
+    w.set(prefix + gguf_keys::kRopeScalingFactor, 1.0f / c.rope_freq_scale);
   }
   vocab.write_to(w);
 

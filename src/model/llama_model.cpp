@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "model/printable.h"
+#include "printable.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/random_weights.h"
 
@@ -106,8 +106,8 @@ LlamaModel LlamaModel::from_gguf(const GgufFile& file) {
     m.layers_.push_back(w);
   }
   m.output_norm_ = tensor("output_norm.weight", {c.n_embd}, Role::kNorm);
-  m.output_ = file.find_tensor("output.weight") ? tensor("output.weight", {c.n_embd, c.n_vocab}, Role::kMatrix)
-                                                 : m.token_embd_;
+  m.output_ =
+      file.find_tensor("output.weight") ? tensor("output.weight", {c.n_embd, c.n_vocab}, Role::kMatrix) : m.token_embd_;
   // Anything else (biases llama has not, per-layer norms of other architectures, ...) belongs to
   // a variant this builder does not implement; ignoring it would compute a different model.
   for (const GgufTensorInfo& info : file.tensors()) {
@@ -126,8 +126,8 @@ LlamaModel LlamaModel::generate(const LlamaConfig& config, const WeightTypes& ty
   return m;
 }
 
-LlamaModel LlamaModel::declare_generated(const LlamaConfig& config, const WeightTypes& types, uint64_t seed, bool allocate,
-                                         std::vector<GeneratedTensor>& generated) {
+LlamaModel LlamaModel::declare_generated(const LlamaConfig& config, const WeightTypes& types, uint64_t seed,
+                                         bool allocate, std::vector<GeneratedTensor>& generated) {
   config.validate();
   // Every matrix row is n_embd long except ffn_down's (n_ff); name the first that cannot be whole
   // blocks, as a user choosing a type for a model's sizes needs to know which one.
@@ -144,9 +144,8 @@ LlamaModel LlamaModel::declare_generated(const LlamaConfig& config, const Weight
     if (row.type == DType::I32) fail("weights cannot be i32");
     const int64_t block_size = int64_t(dtype_traits(row.type).block_size);
     if (row.ne0 % block_size == 0) continue;
-    fail(std::string(dtype_name(row.type)) + " weights need rows of whole " +
-         std::to_string(block_size) + "-element blocks: tensor '" + row.tensor + "' has ne[0] = " +
-         row.size + " = " + std::to_string(row.ne0));
+    fail(std::string(dtype_name(row.type)) + " weights need rows of whole " + std::to_string(block_size) +
+         "-element blocks: tensor '" + row.tensor + "' has ne[0] = " + row.size + " = " + std::to_string(row.ne0));
   }
   LlamaModel m;
   m.config_ = config;

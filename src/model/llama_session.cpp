@@ -122,7 +122,9 @@ GenerationResult LlamaSession::generate(std::span<const int32_t> prompt, int64_t
   int32_t next = sampler.next(eval(prompt));
   result.prefill_seconds = seconds_since(start);
   result.tokens.push_back(next);
-  const auto stops = [&](int32_t token) { return std::find(stop_tokens.begin(), stop_tokens.end(), token) != stop_tokens.end(); };
+  const auto stops = [&](int32_t token) {
+    return std::find(stop_tokens.begin(), stop_tokens.end(), token) != stop_tokens.end();
+  };
   result.stopped = stops(next);
   if (on_token) on_token(1, result);
   start = std::chrono::steady_clock::now();

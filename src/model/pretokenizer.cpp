@@ -1,4 +1,4 @@
-#include "model/pretokenizer.h"
+#include "pretokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -17,7 +17,8 @@ constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 std::string pcre2_message(int code) {
   PCRE2_UCHAR buffer[256];
   const int length = pcre2_get_error_message(code, buffer, sizeof buffer);
-  return length < 0 ? "PCRE2 error " + std::to_string(code) : std::string(reinterpret_cast<const char*>(buffer), size_t(length));
+  return length < 0 ? "PCRE2 error " + std::to_string(code)
+                    : std::string(reinterpret_cast<const char*>(buffer), size_t(length));
 }
 
 // PCRE2's UTF mode needs valid UTF-8: `text` with each byte that is not part of a valid character
@@ -57,8 +58,8 @@ Pretokenizer::Pretokenizer(std::string_view pattern) {
   code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF | PCRE2_UCP, &error,
                             &error_offset, nullptr));
   if (!code_) {
-    throw Error("tokenizer: the pre-tokenizer pattern does not compile at offset " + std::to_string(error_offset) + ": " +
-                pcre2_message(error));
+    throw Error("tokenizer: the pre-tokenizer pattern does not compile at offset " + std::to_string(error_offset) +
+                ": " + pcre2_message(error));
   }
 }
 
@@ -76,7 +77,8 @@ std::vector<std::string_view> Pretokenizer::split(std::string_view text) const {
   const auto* bytes = reinterpret_cast<PCRE2_SPTR>(subject.bytes.data());
   size_t offset = 0;
   while (offset < subject.bytes.size()) {
-    const int matched = pcre2_match(code_.get(), bytes, subject.bytes.size(), offset, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
+    const int matched =
+        pcre2_match(code_.get(), bytes, subject.bytes.size(), offset, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
     if (matched == PCRE2_ERROR_NOMATCH) break;
     if (matched < 0) throw Error("tokenizer: the pre-tokenizer failed: " + pcre2_message(matched));
     const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match.get());
@@ -89,6 +91,26 @@ std::vector<std::string_view> Pretokenizer::split(std::string_view text) const {
   }
   if (offset < subject.bytes.size()) add(offset, subject.bytes.size());
   return words;
+}
+
+const std::string_view kSupportedPretokenizers =
+    "default, gpt2, gpt-2 (GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 "
+    "(llama 3's regex and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, "
+    "stablelm2 (Qwen2's regex)";
+
+const PretokenizerKind* pretokenizer_kind(std::string_view name) {
+  static constexpr PretokenizerKind kGpt2{kGpt2Pattern, false, false};
+  static constexpr PretokenizerKind kLlama3{kLlama3Pattern, true, true};
+  static constexpr PretokenizerKind kLlama3RegexOnly{kLlama3Pattern, false, false};
+  if (name == "default" || name == "gpt2" || name == "gpt-2") return &kGpt2;
+  for (std::string_view llama3 :
+       {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}) {
+    if (name == llama3) return &kLlama3;
+  }
+  if (name == "smaug-bpe" || name == "dbrx") return &kLlama3RegexOnly;
+  static constexpr PretokenizerKind kQwen2{kQwen2Pattern, false, false};
+  if (name == "qwen2" || name == "deepseek-r1-qwen" || name == "stablelm2") return &kQwen2;
+  return nullptr;
 }
 
 }  // namespace tg::model

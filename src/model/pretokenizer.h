@@ -25,6 +25,18 @@ inline constexpr std::string_view kLlama3Pattern =
 inline constexpr std::string_view kQwen2Pattern =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// The byte-level pre-tokenizers llama.cpp knows by their `tokenizer.ggml.pre` names.
+struct PretokenizerKind {
+  std::string_view pattern;
+  bool whole_words_first;  // llama.cpp's ignore_merges: a word that is a piece is not merged
+  bool adds_bos;           // tokenizer.ggml.add_bos_token's default
+};
+// The kind named `name` (llama.cpp's groups of names, llm_tokenizer_bpe's pre-tokenizer types),
+// or null for a name it does not know.
+const PretokenizerKind* pretokenizer_kind(std::string_view name);
+// The names pretokenizer_kind knows, for an error message.
+extern const std::string_view kSupportedPretokenizers;
+
 class Pretokenizer {
  public:
   // Compiles `pattern` (UTF-8, Unicode properties); one that PCRE2 rejects throws tg::Error.

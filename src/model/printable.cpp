@@ -1,4 +1,4 @@
-#include "model/printable.h"
+#include "printable.h"
 
 #include <cstdio>
 

@@ -23,8 +23,10 @@ void SamplerOptions::validate() const {
     throw Error("sampler: temperature " + number(temperature) + " (expected a finite value >= 0; 0 is greedy)");
   }
   if (top_k < 0) throw Error("sampler: top-k " + std::to_string(top_k) + " (expected >= 0; 0 keeps every token)");
-  if (!(top_p > 0.0 && top_p <= 1.0)) throw Error("sampler: top-p " + number(top_p) + " (expected in (0, 1]; 1 keeps every token)");
-  if (!(min_p >= 0.0 && min_p <= 1.0)) throw Error("sampler: min-p " + number(min_p) + " (expected in [0, 1]; 0 keeps every token)");
+  if (!(top_p > 0.0 && top_p <= 1.0))
+    throw Error("sampler: top-p " + number(top_p) + " (expected in (0, 1]; 1 keeps every token)");
+  if (!(min_p >= 0.0 && min_p <= 1.0))
+    throw Error("sampler: min-p " + number(min_p) + " (expected in [0, 1]; 0 keeps every token)");
 }
 
 std::string SamplerOptions::describe() const {
@@ -46,10 +48,13 @@ int32_t Sampler::next(std::span<const float> logits) {
   if (candidates_.empty()) throw Error("sampler: every logit is -inf");
 
   // Largest first, ties by id: a total order, so the kept set never depends on the algorithms.
-  const auto larger = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
-  const double top = std::max_element(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
-                       return a.logit < b.logit;
-                     })->logit;
+  const auto larger = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+  const double top =
+      std::max_element(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+        return a.logit < b.logit;
+      })->logit;
   if (top == INFINITY) return std::min_element(candidates_.begin(), candidates_.end(), larger)->id;  // outweighs all
   // The candidates stay in id order unless top-k sorts its few. Either order is a total one, so
   // a seed draws the same token whatever the standard library's algorithms do.

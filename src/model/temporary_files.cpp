@@ -1,4 +1,4 @@
-#include "model/temporary_files.h"
+#include "temporary_files.h"
 
 #include <limits.h>
 #include <signal.h>

@@ -26,19 +26,19 @@ void BlockConfig::validate() const {
     const char* size;
     int64_t ne0;
   };
-  for (const Rows& r : {Rows{"wq", weight_type, "n_embd", n_embd},
-                        Rows{"wv", wv_weight_type(), "n_embd", n_embd},
+  for (const Rows& r : {Rows{"wq", weight_type, "n_embd", n_embd}, Rows{"wv", wv_weight_type(), "n_embd", n_embd},
                         Rows{"w_down", w_down_weight_type(), "n_ff", n_ff}}) {
     if (r.type == DType::I32) fail("weights cannot be i32");
     const int64_t block = int64_t(dtype_traits(r.type).block_size);
     if (r.ne0 % block == 0) continue;
-    fail(std::string(r.matrix) + " is " + std::string(dtype_name(r.type)) + ": its rows of " + r.size +
-         " = " + std::to_string(r.ne0) + " are not whole " + std::to_string(block) + "-element blocks");
+    fail(std::string(r.matrix) + " is " + std::string(dtype_name(r.type)) + ": its rows of " + r.size + " = " +
+         std::to_string(r.ne0) + " are not whole " + std::to_string(block) + "-element blocks");
   }
   if (!dtype_traits(cache_type).is_float) fail("the KV cache must be f32, f16 or bf16");
 }
 
-BlockWeights declare_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed, std::vector<GeneratedTensor>& generated) {
+BlockWeights declare_block_weights(Context& ctx, const BlockConfig& c, uint64_t seed,
+                                   std::vector<GeneratedTensor>& generated) {
   c.validate();
   const int64_t kv_dim = c.head_dim() * c.n_head_kv;
   uint64_t next_seed = seed;
@@ -98,9 +98,8 @@ KvCache make_kv_cache(Context& ctx, const BlockConfig& c) {
 
 StepInputs make_step_inputs(Context& ctx, const BlockConfig& c, int64_t n_tokens, int64_t n_kv) {
   if (n_tokens <= 0 || n_kv < n_tokens || n_kv > c.n_ctx) {
-    throw Error("transformer block: need 0 < n_tokens <= n_kv <= n_ctx (n_tokens=" +
-                std::to_string(n_tokens) + ", n_kv=" + std::to_string(n_kv) +
-                ", n_ctx=" + std::to_string(c.n_ctx) + ")");
+    throw Error("transformer block: need 0 < n_tokens <= n_kv <= n_ctx (n_tokens=" + std::to_string(n_tokens) +
+                ", n_kv=" + std::to_string(n_kv) + ", n_ctx=" + std::to_string(c.n_ctx) + ")");
   }
   StepInputs in;
   in.x = ctx.new_tensor(DType::F32, {c.n_embd, n_tokens});

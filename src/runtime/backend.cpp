@@ -57,8 +57,6 @@ std::unique_ptr<CapturedGraph> Backend::capture(const Graph&) {
   throw Error(std::string(name()) + ": graph capture is not supported");
 }
 
-void Backend::launch(CapturedGraph&) {
-  throw Error(std::string(name()) + ": graph capture is not supported");
-}
+void Backend::launch(CapturedGraph&) { throw Error(std::string(name()) + ": graph capture is not supported"); }
 
 }  // namespace tg

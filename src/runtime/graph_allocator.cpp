@@ -53,8 +53,8 @@ class FreeList {
   }
 
   void release(size_t offset, size_t size) {
-    auto next = std::lower_bound(free_.begin(), free_.end(), offset,
-                                 [](const Block& b, size_t off) { return b.offset < off; });
+    auto next =
+        std::lower_bound(free_.begin(), free_.end(), offset, [](const Block& b, size_t off) { return b.offset < off; });
     auto it = free_.insert(next, Block{offset, size});
     if (it + 1 != free_.end() && it->offset + it->size == (it + 1)->offset) {
       it->size += (it + 1)->size;

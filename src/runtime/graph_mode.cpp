@@ -6,8 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "tilegraph/core/env.h"
 #include "tilegraph/core/error.h"
-#include "tilegraph/runtime/config.h"
 
 namespace tg {
 
@@ -124,7 +124,7 @@ bool GraphMode::admitted(uint64_t key) {
   return ++sightings_[key] >= config_.admit_after;
 }
 
-// Seed 003 switches graphs off for good. Here capturing comes back once the workload is one a
+// ggml-cuda's update rule switches CUDA graphs off for good. Here capturing comes back once the workload is one a
 // cache of this capacity could serve: `max_consecutive_updates` steps in a row whose graph
 // structure was among the last `capacity` distinct ones seen while suspended.
 bool GraphMode::resumes(bool stable_step) {
@@ -239,7 +239,7 @@ void GraphMode::compute(Backend& backend, const Graph& graph, const std::functio
     ++s.captures;
     s.evictions += evicted;
   });
-  // Seed 003 counts every update because its cache holds one graph. With an LRU cache, filling
+  // ggml-cuda counts every update because it keeps one graph. With an LRU cache, filling
   // free slots is warm-up (a workload cycling through a few graphs), not churn: only captures
   // that push another graph out count towards switching graph mode off.
   if (evicted == 0) return;
@@ -269,8 +269,8 @@ std::string format_stats(const GraphModeStats& s) {
   if (s.disables || s.reenables) {
     out += "; switched off " + std::to_string(s.disables) + ", back on " + std::to_string(s.reenables);
   }
-  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms",
-                s.capture_seconds * 1e3, s.replay_seconds * 1e3, s.eager_seconds * 1e3);
+  std::snprintf(line, sizeof line, "; capture %.3f ms, replay %.3f ms, eager %.3f ms", s.capture_seconds * 1e3,
+                s.replay_seconds * 1e3, s.eager_seconds * 1e3);
   return out + line;
 }
 

@@ -51,8 +51,8 @@ inline Vec masked_diff(const void* actual, const uint64_t* stored, uint64_t n_wo
 void append_record(const Tensor& t, const NodeSources* sources, std::vector<uint64_t>& out) {
   const uint64_t type_op = type_op_word(t);
   const uint64_t ne_bits = uint64_t(t.ne[0]) | uint64_t(t.ne[1]) | uint64_t(t.ne[2]) | uint64_t(t.ne[3]);
-  uint64_t flags = (type_op & kMetaBits ? kWide : 0) | (ne_bits >> 16 ? 0 : kSmallNe) |
-                   (default_nb_diff(t) ? 0 : kDefaultNb);
+  uint64_t flags =
+      (type_op & kMetaBits ? kWide : 0) | (ne_bits >> 16 ? 0 : kSmallNe) | (default_nb_diff(t) ? 0 : kDefaultNb);
   uint64_t params[kParamWords];
   uint64_t n_params = 0, n_sources = 0;
   if (sources) {
@@ -103,7 +103,8 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
   const uint64_t type_op = type_op_word(t);
   // A type or op of 256 or more has bits in kMetaBits, so it never equals a narrow header.
   uint64_t diff = (header & ~kMetaBits) ^ type_op;
-  if (flags & kWide) [[unlikely]] diff = *e++ ^ type_op;
+  if (flags & kWide) [[unlikely]]
+    diff = *e++ ^ type_op;
   diff |= io_flags_diff(header, t);
   Vec vdiff;
   if (flags & kSmallNe) [[likely]] {
@@ -137,7 +138,8 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
     const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
-      if (address != recorded) [[unlikely]] address_sum += moved_address_delta(address, recorded, position);
+      if (address != recorded) [[unlikely]]
+        address_sum += moved_address_delta(address, recorded, position);
     }
   }
   if (!sources) return (diff | vdiff[0] | vdiff[1]) == 0;
@@ -233,7 +235,8 @@ SignatureMatch GraphSignature::matches(const Graph& graph, GraphKey* key, Signat
   if (isa == SignatureIsa::kAvx512 && !supports(isa)) {
     throw Error("GraphSignature: this CPU lacks AVX-512 F/VL/BW/DQ");
   }
-  const RecordView records{words_.data(), words_.data() + words_.size() - (words_.empty() ? 0 : kPadWords), node_count_, leaf_count_};
+  const RecordView records{words_.data(), words_.data() + words_.size() - (words_.empty() ? 0 : kPadWords), node_count_,
+                           leaf_count_};
   uint64_t address_sum = address_sum_;
   const bool wide = isa == SignatureIsa::kAvx512;
   if (!key) {

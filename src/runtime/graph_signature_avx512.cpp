@@ -15,12 +15,13 @@ namespace tg::signature_records {
 namespace {
 
 template <bool kUpdateAddressSum>
-inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uint64_t position,
-                                const uint64_t*& e, uint64_t& moved, uint64_t& address_sum) {
+inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uint64_t position, const uint64_t*& e,
+                                uint64_t& moved, uint64_t& address_sum) {
   const uint64_t header = *e++;
   const uint64_t type_op = type_op_word(t);
   uint64_t diff = (header & ~kMetaBits) ^ type_op;
-  if (header & kWide << kFlagsShift) [[unlikely]] diff = *e++ ^ type_op;
+  if (header & kWide << kFlagsShift) [[unlikely]]
+    diff = *e++ ^ type_op;
   diff |= io_flags_diff(header, t);
   const __m256i ne = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.ne));
   const __m256i nb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.nb));
@@ -36,11 +37,14 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
     // default_nb_diff on lanes: [block_bytes, ne0 * row_factor >> kRowShift, nb1 * ne1, nb2 * ne2]
     // (the tensor's own nb1 and nb2: once they equal the defaults, so do the products).
     const TypeLayout& layout = kTypeLayouts[uint32_t(t.type) & kTypeLayoutMask];
-    const __m256i factors = _mm256_mask_broadcastq_epi64(_mm256_permutexvar_epi64(_mm256_setr_epi64x(0, 0, 1, 2), ne),
-                                                         0b0010, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.row_factor)));
+    const __m256i factors =
+        _mm256_mask_broadcastq_epi64(_mm256_permutexvar_epi64(_mm256_setr_epi64x(0, 0, 1, 2), ne), 0b0010,
+                                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.row_factor)));
     const __m256i multiplicands = _mm256_permutex2var_epi64(nb, _mm256_setr_epi64x(0, 4, 1, 2), ne);
-    __m256i expected = _mm256_srlv_epi64(_mm256_mullo_epi64(multiplicands, factors), _mm256_setr_epi64x(0, kRowShift, 0, 0));
-    expected = _mm256_mask_broadcastq_epi64(expected, 0b0001, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.block_bytes)));
+    __m256i expected =
+        _mm256_srlv_epi64(_mm256_mullo_epi64(multiplicands, factors), _mm256_setr_epi64x(0, kRowShift, 0, 0));
+    expected = _mm256_mask_broadcastq_epi64(expected, 0b0001,
+                                            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&layout.block_bytes)));
     differ |= _mm256_cmpneq_epu64_mask(expected, nb);
   } else {
     differ |= _mm256_cmpneq_epu64_mask(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)), nb);
@@ -64,7 +68,8 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
     const uint64_t address = reinterpret_cast<uintptr_t>(t.data), recorded = *e++;
     moved |= address ^ recorded;
     if constexpr (kUpdateAddressSum) {
-      if (address != recorded) [[unlikely]] address_sum += moved_address_delta(address, recorded, position);
+      if (address != recorded) [[unlikely]]
+        address_sum += moved_address_delta(address, recorded, position);
     }
   }
   if (sources) {
@@ -81,8 +86,8 @@ inline bool match_record_avx512(const Tensor& t, const NodeSources* sources, uin
     // Lanes both have (a count that differs is a difference already).
     const uint32_t source_lanes = (1u << std::min<uint64_t>(n_sources, sources->count)) - 1;
     const __mmask8 low = __mmask8(source_lanes);
-    uint32_t source_differ =
-        _mm256_mask_cmpneq_epi32_mask(low, _mm256_maskz_loadu_epi32(low, e), _mm256_maskz_loadu_epi32(low, sources->refs));
+    uint32_t source_differ = _mm256_mask_cmpneq_epi32_mask(low, _mm256_maskz_loadu_epi32(low, e),
+                                                           _mm256_maskz_loadu_epi32(low, sources->refs));
     if (const __mmask8 high = __mmask8(source_lanes >> 8)) [[unlikely]] {
       source_differ |= _mm_mask_cmpneq_epi32_mask(high, _mm_maskz_loadu_epi32(high, e + 4),
                                                   _mm_maskz_loadu_epi32(high, sources->refs + 8));

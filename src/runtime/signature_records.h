@@ -110,7 +110,6 @@ using signature_records::kTypeLayoutMask;
 using signature_records::kTypeLayouts;
 using signature_records::TypeLayout;
 
-
 // Zero when nb is the contiguous layout of t's ne and type.
 inline uint64_t default_nb_diff(const Tensor& t) {
   const TypeLayout& layout = kTypeLayouts[uint32_t(t.type) & kTypeLayoutMask];
@@ -149,7 +148,8 @@ constexpr size_t kPrefetchAhead = 8;
 static_assert(alignof(Tensor) == 64, "Tensor starts on a cache line");
 static_assert(offsetof(Tensor, view_offs) + sizeof(size_t) <= 64 && offsetof(Tensor, ne) + sizeof(Tensor::ne) <= 64,
               "key() reads one line per node");
-static_assert(offsetof(Tensor, nb) + sizeof(Tensor::nb) <= 192 && offsetof(Tensor, op_params) + sizeof(Tensor::op_params) <= 192,
+static_assert(offsetof(Tensor, nb) + sizeof(Tensor::nb) <= 192 &&
+                  offsetof(Tensor, op_params) + sizeof(Tensor::op_params) <= 192,
               "the verification reads three lines per node");
 inline void prefetch_compared_lines(const Tensor* t) {
   const char* p = reinterpret_cast<const char*>(t);
@@ -173,7 +173,8 @@ inline SignatureMatch walk_records(const Graph& graph, const signature_records::
   const uint64_t* e = records.begin;
   uint64_t moved = 0;
   for (size_t j = records.leaf_count; j-- > 0;) {
-    if (!match_record(*graph.leafs()[j], nullptr, n_nodes + j, e, moved, *address_sum)) return SignatureMatch::kDifferent;
+    if (!match_record(*graph.leafs()[j], nullptr, n_nodes + j, e, moved, *address_sum))
+      return SignatureMatch::kDifferent;
   }
   Tensor* const* nodes = graph.nodes().data();
   const auto match_node = [&](size_t index) {

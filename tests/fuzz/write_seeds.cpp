@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   write(gguf / "qwen2_f32.gguf", small_model(Vocab::minimal_qwen2(320), tg::DType::F32));
   // The first byte picks the vocabulary and whether control tokens are parsed (fuzz_tokenizers).
   const std::string texts[] = {"Hello world, the 42 quick foxes!", "<s>[INST] hi </s><|im_start|>user\n<|im_end|>",
-                               "  leading spaces\tand\ttabs\n\nnew lines", "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xff\xfe bad"};
+                               "  leading spaces\tand\ttabs\n\nnew lines",
+                               "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xff\xfe bad"};
   for (int vocab = 0; vocab < 6; ++vocab) {
     for (size_t i = 0; i < std::size(texts); ++i) {
       write(text / (std::to_string(vocab) + "_" + std::to_string(i) + ".txt"), std::string(1, char(vocab)) + texts[i]);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/cli_checks.h"
 #include "commands.h"
+#include "common/cli_checks.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/random_weights.h"
@@ -53,8 +53,8 @@ struct Runner {
         cache(model::make_kv_cache(weights_ctx, config)) {}
 
   // Runs tokens [n_past, n_past + n_tokens) and returns the block output.
-  std::vector<float> step(const model::BlockConfig& config, int64_t n_past, int64_t n_tokens,
-                          size_t* nodes, size_t* peak, size_t* unshared) {
+  std::vector<float> step(const model::BlockConfig& config, int64_t n_past, int64_t n_tokens, size_t* nodes,
+                          size_t* peak, size_t* unshared) {
     Context ctx({.no_alloc = true});
     const int64_t n_kv = std::min(round_up(n_past + n_tokens, kKvPadding), config.n_ctx);
     model::StepInputs in = model::make_step_inputs(ctx, config, n_tokens, n_kv);
@@ -99,11 +99,11 @@ int run_demo(const DemoOptions& o) {
     graph_mode->set_config(c);
   }
   Runner reference("reference", options, config);
-  std::printf("tilegraph demo: one llama-style block (n_embd %lld, %lld heads / %lld kv heads, n_ff %lld,"
-              " %s weights, %s KV cache)\n",
-              (long long)config.n_embd, (long long)config.n_head, (long long)config.n_head_kv,
-              (long long)config.n_ff, std::string(dtype_name(config.weight_type)).c_str(),
-              std::string(dtype_name(config.cache_type)).c_str());
+  std::printf(
+      "tilegraph demo: one llama-style block (n_embd %lld, %lld heads / %lld kv heads, n_ff %lld,"
+      " %s weights, %s KV cache)\n",
+      (long long)config.n_embd, (long long)config.n_head, (long long)config.n_head_kv, (long long)config.n_ff,
+      std::string(dtype_name(config.weight_type)).c_str(), std::string(dtype_name(config.cache_type)).c_str());
 
   double worst = 0;
   size_t nodes = 0, peak = 0, unshared = 0;
@@ -123,10 +123,9 @@ int run_demo(const DemoOptions& o) {
               o.steps > 0 ? "decode" : "prefill", unshared / 1024.0, peak / 1024.0);
   std::printf("  ran a %d-token prefill and %d decode step%s on '%s' and on 'reference'\n", o.prefill, o.steps,
               o.steps == 1 ? "" : "s", o.backend.c_str());
-  std::printf("  worst NMSE against the reference: %.3g (bound %.0e)  %s\n", worst, kBound,
-              ok ? "OK" : "MISMATCH");
-  std::printf("  total compute time: %s %.2f ms, reference %.2f ms\n", o.backend.c_str(),
-              fast.seconds * 1e3, reference.seconds * 1e3);
+  std::printf("  worst NMSE against the reference: %.3g (bound %.0e)  %s\n", worst, kBound, ok ? "OK" : "MISMATCH");
+  std::printf("  total compute time: %s %.2f ms, reference %.2f ms\n", o.backend.c_str(), fast.seconds * 1e3,
+              reference.seconds * 1e3);
   if (graph_mode) {
     std::printf("  graph mode %s: %s\n", graph_mode->config().enabled ? "on" : "off",
                 format_stats(graph_mode->stats()).c_str());
@@ -141,14 +140,19 @@ void add_demo_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Run one transformer block on a backend and check it against the reference");
   cmd->add_option("--backend", options->backend, "Backend to run (cpu, reference)")->capture_default_str();
   cmd->add_option("--threads", options->threads, "Worker threads (0: $TG_NUM_THREADS or all cores)")
-      ->check(tg::cli::integer_in(0, kMaxThreads))->capture_default_str();
+      ->check(tg::cli::integer_in(0, kMaxThreads))
+      ->capture_default_str();
   cmd->add_option("--n-embd", options->n_embd, "Model width (a multiple of 16: 8 heads of an even size)")
-      ->check(tg::cli::integer_in<int64_t>(16, 8192))->capture_default_str();
+      ->check(tg::cli::integer_in<int64_t>(16, 8192))
+      ->capture_default_str();
   cmd->add_option("--prefill", options->prefill, "Prompt tokens processed in the first step")
-      ->check(tg::cli::integer_in(1, 512))->capture_default_str();
+      ->check(tg::cli::integer_in(1, 512))
+      ->capture_default_str();
   cmd->add_option("--steps", options->steps, "Decode steps after the prefill")
-      ->check(tg::cli::integer_in(0, 4096))->capture_default_str();
-  cmd->add_option("--graph-mode", options->graph_mode, "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
+      ->check(tg::cli::integer_in(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--graph-mode", options->graph_mode,
+                  "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->callback([options] {
     if (options->n_embd % 16 != 0) throw Error("--n-embd must be a multiple of 16 (8 heads of an even size, for RoPE)");

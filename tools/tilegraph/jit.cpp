@@ -1,8 +1,8 @@
 // `tilegraph jit compile|ls|stats|clear`: build one kernel through the JIT (as a program would)
 // and inspect or empty the disk cache ($TG_JIT_CACHE_DIR).
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -93,8 +93,8 @@ void run_ls(bool json) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const jit::CacheEntryInfo& e : entries) {
-      nlohmann::json item = {{"id", e.id}, {"bytes", e.bytes}, {"in_use", e.in_use},
-                             {"complete", e.manifest.has_value()}};
+      nlohmann::json item = {
+          {"id", e.id}, {"bytes", e.bytes}, {"in_use", e.in_use}, {"complete", e.manifest.has_value()}};
       if (e.manifest) {
         item["template"] = e.manifest->template_path();
         item["macros"] = e.manifest->macros();
@@ -110,8 +110,7 @@ void run_ls(bool json) {
   std::printf("%s: %zu entries, most recently used first\n", cache.dir().c_str(), entries.size());
   for (const jit::CacheEntryInfo& e : entries) {
     if (!e.manifest) {
-      std::printf("%.16s  %10s  (incomplete: no readable manifest)\n", e.id.c_str(),
-                  human_bytes(e.bytes).c_str());
+      std::printf("%.16s  %10s  (incomplete: no readable manifest)\n", e.id.c_str(), human_bytes(e.bytes).c_str());
       continue;
     }
     std::printf("%.16s  %10s  %s%s  %s  %s\n", e.id.c_str(), human_bytes(e.bytes).c_str(),
@@ -176,11 +175,11 @@ void add_jit_command(CLI::App& app) {
 
   auto options = std::make_shared<CompileOptions>();
   auto* compile = jit->add_subcommand("compile", "Get one kernel: memory, disk cache or compile");
-  compile->add_option("--template", options->kernel_template, "Kernel template (a C++ or CUDA file)")
-      ->required();
+  compile->add_option("--template", options->kernel_template, "Kernel template (a C++ or CUDA file)")->required();
   compile->add_option("-D,--define", options->defines, "Macro NAME=VALUE (repeatable)");
   compile->add_option("-I,--include", options->include_dirs, "Extra include directory (repeatable)");
-  compile->add_option("--kernel-type", options->kernel_type, "cpu (host C++ compiler) or cuda (nvcc)")->capture_default_str();
+  compile->add_option("--kernel-type", options->kernel_type, "cpu (host C++ compiler) or cuda (nvcc)")
+      ->capture_default_str();
   compile->add_flag("--json", options->json, std::string("Print one JSON object"));
   compile->callback([options] { run_compile(*options); });
 

@@ -22,7 +22,8 @@ ModelSource ModelSource::open(const std::optional<std::string>& path, bool map) 
     m.config = model::llama_preset(kDefaultPreset);
     m.vocab = model::Vocab::minimal_sentencepiece(m.config.n_vocab);
     m.description = std::string("embedded default (") + kDefaultPreset + " preset, generated " +
-                    std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) + ")";
+                    std::string(dtype_name(kDefaultWeightType)) + " weights, seed " + std::to_string(kDefaultSeed) +
+                    ")";
     return m;
   }
   m.file.emplace(model::GgufFile::open(*path, map ? model::GgufFile::Access::kMap : model::GgufFile::Access::kRead));

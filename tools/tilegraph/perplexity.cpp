@@ -53,21 +53,27 @@ void run_perplexity(const PerplexityOptions& o) {
     std::printf("tilegraph perplexity: %s, %s, %zu tokens, chunks of %lld\n", m.description.c_str(),
                 ModelSource::weights_description(llama).c_str(), tokens.size(), (long long)o.ctx);
   }
-  const model::PerplexityResult r = model::perplexity(
-      session, tokens, o.ctx, m.vocab->adds_bos() ? m.vocab->bos() : -1, o.chunks,
-      [&](int64_t done, const model::PerplexityResult& now) {
-        if (o.json) return;
-        std::printf("%s[%lld]%.4f", done == 1 ? "" : ",", (long long)done, now.running_ppl.back());
-        std::fflush(stdout);
-      });
+  const model::PerplexityResult r =
+      model::perplexity(session, tokens, o.ctx, m.vocab->adds_bos() ? m.vocab->bos() : -1, o.chunks,
+                        [&](int64_t done, const model::PerplexityResult& now) {
+                          if (o.json) return;
+                          std::printf("%s[%lld]%.4f", done == 1 ? "" : ",", (long long)done, now.running_ppl.back());
+                          std::fflush(stdout);
+                        });
   const double rate = r.seconds > 0 ? double(r.chunks * o.ctx) / r.seconds : 0.0;
   if (o.json) {
-    const nlohmann::json out = {{"model", m.description},         {"backend", o.backend},
-                                {"threads", backend->threads()},  {"n_ctx", o.ctx},
-                                {"text_tokens", tokens.size()},   {"chunks", r.chunks},
-                                {"scored_tokens", r.scored_tokens}, {"ppl", r.ppl},
-                                {"ppl_error", r.ppl_error},       {"running_ppl", r.running_ppl},
-                                {"seconds", r.seconds},           {"tokens_per_second", rate}};
+    const nlohmann::json out = {{"model", m.description},
+                                {"backend", o.backend},
+                                {"threads", backend->threads()},
+                                {"n_ctx", o.ctx},
+                                {"text_tokens", tokens.size()},
+                                {"chunks", r.chunks},
+                                {"scored_tokens", r.scored_tokens},
+                                {"ppl", r.ppl},
+                                {"ppl_error", r.ppl_error},
+                                {"running_ppl", r.running_ppl},
+                                {"seconds", r.seconds},
+                                {"tokens_per_second", rate}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -80,12 +86,16 @@ void run_perplexity(const PerplexityOptions& o) {
 void add_perplexity_command(CLI::App& app) {
   auto o = std::make_shared<PerplexityOptions>();
   auto* cmd = app.add_subcommand(
-      "perplexity", "A model's perplexity over a text, as llama.cpp's perplexity tool computes it (chunks of --ctx tokens, "
-                    "the second half of each scored)");
+      "perplexity",
+      "A model's perplexity over a text, as llama.cpp's perplexity tool computes it (chunks of --ctx tokens, "
+      "the second half of each scored)");
   cmd->add_option("--model", o->model, "GGUF file of a llama or qwen2 model (default: the embedded small model)");
   auto* text = cmd->add_option("--text", o->text, "The text");
-  auto* file = cmd->add_option("--text-file", o->text_file, "File whose text is measured (less one final newline); - reads standard input. A regular file of at most " +
-                                   std::to_string(kMaxTextFileBytes >> 20) + " MiB")->excludes(text);
+  auto* file = cmd->add_option("--text-file", o->text_file,
+                               "File whose text is measured (less one final newline); - reads standard input. A "
+                               "regular file of at most " +
+                                   std::to_string(kMaxTextFileBytes >> 20) + " MiB")
+                   ->excludes(text);
   text->excludes(file);
   cmd->add_option("--ctx", o->ctx, "Tokens per chunk (llama.cpp's -c; its default is 512 too)")
       ->check(integer_in<int64_t>(4, int64_t(1) << 20))

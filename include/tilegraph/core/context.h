@@ -32,8 +32,7 @@ class Context {
     return new_tensor(type, std::span<const int64_t>(ne.begin(), ne.size()));
   }
   // A tensor header with no data and the given shape, used by view builders.
-  Tensor* new_view(Tensor* base, DType type, std::span<const int64_t> ne, std::span<const size_t> nb,
-                   size_t offset);
+  Tensor* new_view(Tensor* base, DType type, std::span<const int64_t> ne, std::span<const size_t> nb, size_t offset);
 
   bool no_alloc() const { return options_.no_alloc; }
   size_t tensor_count() const { return tensor_count_; }

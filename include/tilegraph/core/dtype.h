@@ -52,7 +52,7 @@ inline float bf16_to_f32(bf16 value) {
 
 inline constexpr int kQ8_0BlockSize = 32;
 struct BlockQ8_0 {
-  f16 d;                    // scale: max|x| / 127
+  f16 d;                      // scale: max|x| / 127
   int8_t qs[kQ8_0BlockSize];  // quants: round-half-away-from-zero(x / d)
 };
 static_assert(sizeof(BlockQ8_0) == 34, "q8_0 block must match ggml's 34-byte layout");

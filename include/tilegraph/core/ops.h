@@ -59,11 +59,10 @@ Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
 // mask.ne1 >= a.ne1, a.ne2 % mask.ne2 == 0, a.ne3 % mask.ne3 == 0; row i1 of a uses row i1 of the
 // mask. slope = 1 unless max_bias > 0 (ALiBi, head = i2, as ggml). op_params: [0] scale,
 // [1] max_bias.
-Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask = nullptr, float scale = 1.0f,
-                 float max_bias = 0.0f);
+Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask = nullptr, float scale = 1.0f, float max_bias = 0.0f);
 
 struct RopeParams {
-  int32_t n_dims = 0;  // rotated dims (even, <= ne0); the rest are copied
+  int32_t n_dims = 0;                // rotated dims (even, <= ne0); the rest are copied
   RopeMode mode = RopeMode::NORMAL;  // NORMAL rotates (x[2i], x[2i+1]); NEOX (x[i], x[i+n/2])
   int32_t n_ctx_orig = 0;
   float freq_base = 10000.0f;
@@ -77,8 +76,7 @@ struct RopeParams {
 // [n_dims/2]) divide the per-pair frequencies. ggml's rope_ext semantics, op_params layout:
 // [1] n_dims [2] mode [4] n_ctx_orig [5] freq_base [6] freq_scale [7] ext_factor [8] attn_factor
 // [9] beta_fast [10] beta_slow.
-Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, const RopeParams& params,
-             Tensor* freq_factors = nullptr);
+Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, const RopeParams& params, Tensor* freq_factors = nullptr);
 
 // a [ne0, R, A2, A3] (any type), idx i32 [n, A2, A3] -> [ne0, n, A2, A3] (f32, or i32 for i32
 // a): r[:, i, j, k] = a[:, idx[i, j, k], j, k]. Indices outside [0, R) are a compute-time error.
@@ -97,10 +95,9 @@ Tensor* cont(Context& ctx, Tensor* a);
 // Views alias a's memory. offset is in bytes; nb1..nb3 are byte strides.
 Tensor* view_1d(Context& ctx, Tensor* a, int64_t ne0, size_t offset);
 Tensor* view_2d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
-Tensor* view_3d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1,
-                size_t nb2, size_t offset);
-Tensor* view_4d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
-                size_t nb1, size_t nb2, size_t nb3, size_t offset);
+Tensor* view_3d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t offset);
+Tensor* view_4d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1, size_t nb2,
+                size_t nb3, size_t offset);
 // a must be contiguous; the element count must not change.
 Tensor* reshape(Context& ctx, Tensor* a, std::initializer_list<int64_t> ne);
 // Axis i of a becomes axis ax[i] of the result (ggml_permute); ax is a permutation of 0..3.
@@ -112,8 +109,8 @@ Tensor* transpose(Context& ctx, Tensor* a);  // swaps dims 0 and 1
 // -> f32 [Dv, H, n_q, B] (note: heads before queries, as ggml). Per query row:
 // s = (q.k) * scale; s = softcap * tanh(s / softcap) if softcap > 0; s += slope * mask;
 // r = softmax(s) . v. op_params: [0] scale [1] max_bias [2] softcap.
-Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
-                       float max_bias = 0.0f, float softcap = 0.0f);
+Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float max_bias = 0.0f,
+                       float softcap = 0.0f);
 
 // f32 [ne0, ...] -> f32 [1, ne1, ne2, ne3], the sum of each row.
 Tensor* sum_rows(Context& ctx, Tensor* a);
@@ -124,8 +121,8 @@ Tensor* argmax(Context& ctx, Tensor* a);
 // Inference batch norm over channel axis `axis` (default 2, i.e. [W, H, C, N] images):
 // y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c]. mean/var/gamma/beta: f32 [C];
 // gamma and beta optional (1 and 0). op_params: [0] eps [1] axis.
-Tensor* batch_norm(Context& ctx, Tensor* x, Tensor* mean, Tensor* var, Tensor* gamma,
-                   Tensor* beta, float eps, int axis = 2);
+Tensor* batch_norm(Context& ctx, Tensor* x, Tensor* mean, Tensor* var, Tensor* gamma, Tensor* beta, float eps,
+                   int axis = 2);
 
 struct Conv2dParams {
   int32_t s0 = 1, s1 = 1;  // stride along W, H

@@ -58,8 +58,8 @@ struct BlockQ5_1 {
   uint8_t qs[kQ5_1BlockSize / 2];
 };
 struct BlockQ4_K {
-  f16 d;              // scale of the sub-block scales
-  f16 dmin;           // scale of the sub-block mins
+  f16 d;               // scale of the sub-block scales
+  f16 dmin;            // scale of the sub-block mins
   uint8_t scales[12];  // 8 6-bit scales and 8 6-bit mins, packed (unpack_scale_min_k)
   uint8_t qs[kQKBlockSize / 2];
 };

@@ -27,7 +27,6 @@ float alibi_slope(float max_bias, int64_t n_head, int64_t head);
 int32_t argmax_row(const float* x, int64_t n);
 // Output row `oy` (node.ne[0] values) of POOL_2D `node` over one contiguous f32 plane of
 // width x height. The CPU kernel shares it: its gain is the split over threads, not the window.
-void pool_2d_row(const Tensor& node, const float* plane, int64_t width, int64_t height, int64_t oy,
-                 float* out);
+void pool_2d_row(const Tensor& node, const float* plane, int64_t width, int64_t height, int64_t oy, float* out);
 
 }  // namespace tg::reference

@@ -78,9 +78,9 @@ struct alignas(64) Tensor {
   Op op = Op::NONE;
   int64_t ne[kMaxDims] = {1, 1, 1, 1};  // elements per dimension
   void* data = nullptr;
-  Tensor* view_src = nullptr;  // the tensor whose memory a view aliases
-  size_t view_offs = 0;        // byte offset into view_src's data
-  size_t nb[kMaxDims] = {0, 0, 0, 0};   // bytes between consecutive elements (blocks for quantized types)
+  Tensor* view_src = nullptr;          // the tensor whose memory a view aliases
+  size_t view_offs = 0;                // byte offset into view_src's data
+  size_t nb[kMaxDims] = {0, 0, 0, 0};  // bytes between consecutive elements (blocks for quantized types)
   int32_t op_params[kMaxOpParams] = {};
   uint32_t flags = 0;
   Tensor* src[kMaxSrc] = {};

@@ -1,5 +1,5 @@
 #pragma once
-// The JIT compiler of seed 004 (torch_catlass's JitCompiler): template + macros + kernel type →
+// The JIT compiler (after torch_catlass's JitCompiler): template + macros + kernel type →
 // kernel id → in-memory map → disk cache → compile → dlopen → the template's `run`.
 //
 //   using namespace tg::jit;
@@ -57,8 +57,8 @@ class Compiler {
   Kernel load_source(std::string_view source, const MacroMap& macros, KernelType kernel_type,
                      const std::vector<std::string>& include_dirs = {});
   // The id the request resolves to now, without loading or compiling anything.
-  std::string kernel_id(std::string_view template_path, const MacroMap& macros,
-                        KernelType kernel_type, const std::vector<std::string>& include_dirs = {});
+  std::string kernel_id(std::string_view template_path, const MacroMap& macros, KernelType kernel_type,
+                        const std::vector<std::string>& include_dirs = {});
 
   CompilerStats stats() const;
   const Config& config() const;

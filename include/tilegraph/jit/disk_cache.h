@@ -64,11 +64,11 @@ struct CacheStats {
   size_t entries = 0;     // complete entries
   size_t incomplete = 0;  // a .so without a readable manifest or the other way round
   size_t in_use = 0;
-  uint64_t bytes = 0;     // of all entries; what the byte budget bounds
+  uint64_t bytes = 0;  // of all entries; what the byte budget bounds
   uint64_t max_bytes = 0;
   size_t dependency_records = 0;
   size_t toolchain_records = 0;
-  size_t temporaries = 0;  // builds in progress or left by a crash
+  size_t temporaries = 0;      // builds in progress or left by a crash
   double compile_seconds = 0;  // summed over the entries: the time the cache saves per reuse
 };
 
@@ -105,8 +105,7 @@ class DiskCache {
 
   // Writes the kernel to `output`, a path inside `work_dir` (a fresh private directory), or
   // throws.
-  using BuildFn =
-      std::function<void(const std::filesystem::path& work_dir, const std::filesystem::path& output)>;
+  using BuildFn = std::function<void(const std::filesystem::path& work_dir, const std::filesystem::path& output)>;
 
   // Loads the verified entry `id`; if there is none (or it is bad), builds it with `build` and
   // publishes it with a manifest holding `key`. Across processes at most one builds a given id

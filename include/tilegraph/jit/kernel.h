@@ -1,5 +1,5 @@
 #pragma once
-// The JIT kernel ABI of seed 004 (torch_catlass's JitEntryFn): every kernel template defines
+// The JIT kernel ABI (torch_catlass's JitEntryFn): every kernel template defines
 //   extern "C" void run(uint32_t block_num, void* stream, const void* params);
 // `params` points at a struct the caller and the template agree on; the template casts it back.
 // Templates are specialised with preprocessor macros, so a kernel is named by its template, its

@@ -25,13 +25,13 @@ struct KernelKeyInputs {
   SourceDigest template_source;
   std::vector<SourceDigest> headers;  // every file the template includes, directly or not
   std::string compiler_path;
-  std::string compiler_version;  // the compiler's --version output
+  std::string compiler_version;    // the compiler's --version output
   std::vector<std::string> flags;  // every argument but the output and the template
   std::string tilegraph_version = TG_VERSION;
 };
 
 // The canonical JSON form of the inputs (sorted keys), stored in each entry's manifest so the id
-// can be recomputed from it: {"key_format", "inputs": {"macros" (the seed's key=value& string,
+// can be recomputed from it: {"key_format", "inputs": {"macros" (torch_catlass's key=value& string,
 // arch and kernel type included), "template", "headers", "tilegraph"}, "compiler": {"path",
 // "version"}, "flags"}. Paths, flags and the version may hold any bytes: they are stored with
 // '%' and every byte outside valid UTF-8 written as %XX, so any input gives a valid document

@@ -59,7 +59,7 @@ bool is_macro_value(std::string_view value);
 // Throws tg::Error naming the first offending macro and the accepted forms.
 void validate_macros(const MacroMap& macros);
 
-// The seed's kernel-uuid string: "key=value&" for every macro in sorted order, then
+// torch_catlass's kernel-uuid string: "key=value&" for every macro in sorted order, then
 // "__ARCH__=<arch>&__KT__=<kernel type>&".
 std::string canonical_macros(const MacroMap& macros, std::string_view arch, KernelType type);
 

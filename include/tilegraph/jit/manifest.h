@@ -11,8 +11,8 @@ struct Manifest {
   std::string id;
   // key_material(): {"key_format", "inputs", "compiler", "flags"}; its SHA-256 is the id.
   nlohmann::json key;
-  std::string sha256;  // of <id>.so
-  uint64_t size = 0;   // of <id>.so, in bytes
+  std::string sha256;        // of <id>.so
+  uint64_t size = 0;         // of <id>.so, in bytes
   int64_t created_ms = 0;    // Unix time in milliseconds
   int64_t last_used_ms = 0;  // last load from disk by any process (the LRU order)
   double compile_seconds = 0;
@@ -24,7 +24,7 @@ struct Manifest {
   static Manifest from_json(const nlohmann::json& json);
 
   // From the key, for listings: the template's path (as the bytes it is, unescaped) and the
-  // seed's macro string.
+  // canonical macro string (macros.h).
   std::string template_path() const;
   std::string macros() const;
 };

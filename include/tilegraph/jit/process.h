@@ -32,13 +32,13 @@ struct ProcessOptions {
 };
 
 struct ProcessResult {
-  int exit_code = -1;   // valid when !signaled
+  int exit_code = -1;  // valid when !signaled
   bool signaled = false;
   int signal = 0;
   bool timed_out = false;  // killed for running past ProcessOptions::timeout
   std::chrono::milliseconds timeout{0};
-  std::string out;      // stdout
-  std::string err;      // stderr
+  std::string out;  // stdout
+  std::string err;  // stderr
 
   bool ok() const { return !signaled && exit_code == 0; }
   // "exit status 1", "killed by signal 9 (Killed)" or "killed after running for 600 s, the time

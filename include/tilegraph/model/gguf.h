@@ -19,20 +19,31 @@
 
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/core/tensor.h"
+#include "tilegraph/model/gguf_keys.h"
 
 namespace tg::model {
 
 inline constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr uint32_t kGgufVersion = 3;
 inline constexpr uint32_t kGgufDefaultAlignment = 32;
-inline constexpr std::string_view kGgufAlignmentKey = "general.alignment";
 inline constexpr size_t kGgufMaxKeyLength = 65535;          // the GGUF specification's bound
 inline constexpr size_t kGgufMaxTensorName = kMaxName - 1;  // ggml's GGML_MAX_NAME with its NUL
 
 // Metadata value types, numbered as in the file.
 enum class GgufType : uint32_t {
-  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STRING = 8, ARRAY = 9,
-  U64 = 10, I64 = 11, F64 = 12,
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
 };
 inline constexpr uint32_t kGgufTypeCount = 13;
 std::string_view gguf_type_name(GgufType type);
@@ -48,22 +59,61 @@ DType dtype_from_ggml(uint32_t id);
 // refuses a tensor where it does not.
 uint64_t tensor_data_alignment(DType type);
 
-template <class T> struct GgufTypeOf;
-template <> struct GgufTypeOf<uint8_t> { static constexpr GgufType value = GgufType::U8; };
-template <> struct GgufTypeOf<int8_t> { static constexpr GgufType value = GgufType::I8; };
-template <> struct GgufTypeOf<uint16_t> { static constexpr GgufType value = GgufType::U16; };
-template <> struct GgufTypeOf<int16_t> { static constexpr GgufType value = GgufType::I16; };
-template <> struct GgufTypeOf<uint32_t> { static constexpr GgufType value = GgufType::U32; };
-template <> struct GgufTypeOf<int32_t> { static constexpr GgufType value = GgufType::I32; };
-template <> struct GgufTypeOf<float> { static constexpr GgufType value = GgufType::F32; };
-template <> struct GgufTypeOf<bool> { static constexpr GgufType value = GgufType::BOOL; };
-template <> struct GgufTypeOf<std::string> { static constexpr GgufType value = GgufType::STRING; };
-template <> struct GgufTypeOf<uint64_t> { static constexpr GgufType value = GgufType::U64; };
-template <> struct GgufTypeOf<int64_t> { static constexpr GgufType value = GgufType::I64; };
-template <> struct GgufTypeOf<double> { static constexpr GgufType value = GgufType::F64; };
+template <class T>
+struct GgufTypeOf;
+template <>
+struct GgufTypeOf<uint8_t> {
+  static constexpr GgufType value = GgufType::U8;
+};
+template <>
+struct GgufTypeOf<int8_t> {
+  static constexpr GgufType value = GgufType::I8;
+};
+template <>
+struct GgufTypeOf<uint16_t> {
+  static constexpr GgufType value = GgufType::U16;
+};
+template <>
+struct GgufTypeOf<int16_t> {
+  static constexpr GgufType value = GgufType::I16;
+};
+template <>
+struct GgufTypeOf<uint32_t> {
+  static constexpr GgufType value = GgufType::U32;
+};
+template <>
+struct GgufTypeOf<int32_t> {
+  static constexpr GgufType value = GgufType::I32;
+};
+template <>
+struct GgufTypeOf<float> {
+  static constexpr GgufType value = GgufType::F32;
+};
+template <>
+struct GgufTypeOf<bool> {
+  static constexpr GgufType value = GgufType::BOOL;
+};
+template <>
+struct GgufTypeOf<std::string> {
+  static constexpr GgufType value = GgufType::STRING;
+};
+template <>
+struct GgufTypeOf<uint64_t> {
+  static constexpr GgufType value = GgufType::U64;
+};
+template <>
+struct GgufTypeOf<int64_t> {
+  static constexpr GgufType value = GgufType::I64;
+};
+template <>
+struct GgufTypeOf<double> {
+  static constexpr GgufType value = GgufType::F64;
+};
 
 template <class T>
-concept GgufElement = requires { GgufTypeOf<T>::value; };
+concept GgufElement = requires {
+  GgufTypeOf<T>::value;
+};
 
 // One metadata value: a scalar, a string, or an array of scalars or strings (arrays of arrays
 // are not supported, as in ggml).
@@ -79,7 +129,7 @@ class GgufValue {
   GgufType type() const;          // ARRAY for arrays
   GgufType element_type() const;  // the type of an array's elements, or type() for a scalar
   bool is_array() const { return type() == GgufType::ARRAY; }
-  size_t array_size() const;      // 0 for a scalar
+  size_t array_size() const;  // 0 for a scalar
 
   // The value as exactly T; a different type throws tg::Error naming both types.
   template <GgufElement T>
@@ -106,19 +156,18 @@ class GgufValue {
 
   std::variant<std::vector<uint8_t>, std::vector<int8_t>, std::vector<uint16_t>, std::vector<int16_t>,
                std::vector<uint32_t>, std::vector<int32_t>, std::vector<float>, std::vector<bool>,
-               std::vector<std::string>, std::vector<uint64_t>, std::vector<int64_t>, std::vector<double>,
-               uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, float, bool, std::string, uint64_t,
-               int64_t, double>
+               std::vector<std::string>, std::vector<uint64_t>, std::vector<int64_t>, std::vector<double>, uint8_t,
+               int8_t, uint16_t, int16_t, uint32_t, int32_t, float, bool, std::string, uint64_t, int64_t, double>
       storage_;
 };
 
 struct GgufTensorInfo {
   std::string name;
   DType type = DType::F32;
-  int n_dims = 1;  // 0..4; ggml files may hold 0 for a scalar
+  int n_dims = 1;                                   // 0..4; ggml files may hold 0 for a scalar
   std::array<int64_t, kMaxDims> ne = {1, 1, 1, 1};  // dims past n_dims are 1
-  uint64_t offset = 0;  // from the start of the data section; a multiple of the alignment
-  uint64_t size = 0;    // bytes
+  uint64_t offset = 0;                              // from the start of the data section; a multiple of the alignment
+  uint64_t size = 0;                                // bytes
 };
 
 // A GGUF file opened for reading. open() maps the file read-only, or reads it into memory;

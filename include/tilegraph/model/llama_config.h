@@ -24,14 +24,14 @@ std::optional<Architecture> architecture_from_name(std::string_view name);
 struct LlamaConfig {
   Architecture arch = Architecture::kLlama;
   int64_t n_vocab = 0;
-  int64_t n_ctx_train = 0;  // llama.context_length: positions the model was trained for
-  int64_t n_embd = 0;       // llama.embedding_length
-  int64_t n_layer = 0;      // llama.block_count
-  int64_t n_ff = 0;         // llama.feed_forward_length
-  int64_t n_head = 0;       // llama.attention.head_count
-  int64_t n_head_kv = 0;    // llama.attention.head_count_kv (defaults to n_head)
-  float rms_eps = 1e-5f;    // llama.attention.layer_norm_rms_epsilon
-  float rope_base = 10000.0f;  // llama.rope.freq_base
+  int64_t n_ctx_train = 0;       // llama.context_length: positions the model was trained for
+  int64_t n_embd = 0;            // llama.embedding_length
+  int64_t n_layer = 0;           // llama.block_count
+  int64_t n_ff = 0;              // llama.feed_forward_length
+  int64_t n_head = 0;            // llama.attention.head_count
+  int64_t n_head_kv = 0;         // llama.attention.head_count_kv (defaults to n_head)
+  float rms_eps = 1e-5f;         // llama.attention.layer_norm_rms_epsilon
+  float rope_base = 10000.0f;    // llama.rope.freq_base
   float rope_freq_scale = 1.0f;  // 1 / llama.rope.scaling.factor (linear RoPE scaling)
 
   int64_t head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }

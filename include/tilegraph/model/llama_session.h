@@ -15,11 +15,11 @@
 
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/graph.h"
-#include "tilegraph/runtime/backend.h"
-#include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/model/llama_model.h"
 #include "tilegraph/model/sampler.h"
 #include "tilegraph/model/transformer_block.h"
+#include "tilegraph/runtime/backend.h"
+#include "tilegraph/runtime/graph_allocator.h"
 
 namespace tg::model {
 
@@ -28,10 +28,10 @@ inline constexpr int64_t kKvPadding = 32;
 struct GenerationResult {
   std::vector<int32_t> tokens;  // the generated ids (the prompt not included)
   int64_t prefill_tokens = 0;
-  double prefill_seconds = 0;   // the prompt's one step: build, allocate, compute
-  int64_t decode_steps = 0;     // one per generated token after the first
+  double prefill_seconds = 0;  // the prompt's one step: build, allocate, compute
+  int64_t decode_steps = 0;    // one per generated token after the first
   double decode_seconds = 0;
-  bool stopped = false;         // the last token is one of the stop tokens
+  bool stopped = false;  // the last token is one of the stop tokens
 };
 
 class LlamaSession {

@@ -16,9 +16,9 @@ namespace tg::model {
 
 struct SamplerOptions {
   double temperature = 0.0;  // 0: greedy, and the cuts below play no part
-  int32_t top_k = 40;         // 0: no cut
-  double top_p = 0.95;        // 1: no cut
-  double min_p = 0.05;        // 0: no cut
+  int32_t top_k = 40;        // 0: no cut
+  double top_p = 0.95;       // 1: no cut
+  double min_p = 0.05;       // 0: no cut
   uint64_t seed = 0;
 
   bool greedy() const { return temperature == 0.0; }

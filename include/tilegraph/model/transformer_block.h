@@ -1,8 +1,8 @@
 #pragma once
 // One llama-style decoder block built with the core API: RMSNorm, Q/K/V projections (with biases
 // for qwen2), RoPE, grouped-query attention over a KV cache written with SET_ROWS, output
-// projection, RMSNorm and a SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and the
-// graph benchmark use them on their own.
+// projection, RMSNorm and a SwiGLU FFN, each with its residual. The llama builder (llama.h) stacks these; the demo and
+// the graph benchmark use them on their own.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -23,14 +23,14 @@ struct BlockConfig {
   int64_t n_ctx = 256;  // KV cache length
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // positions are multiplied by it (linear RoPE scaling)
+  float rope_freq_scale = 1.0f;           // positions are multiplied by it (linear RoPE scaling)
   RopeMode rope_mode = RopeMode::NORMAL;  // NEOX for qwen2
   bool qkv_bias = false;                  // the Q, K and V projections add biases (qwen2)
-  DType weight_type = DType::F32;  // f32, f16, bf16 or quantized (dtype.h)
+  DType weight_type = DType::F32;         // f32, f16, bf16 or quantized (dtype.h)
   // wv's and w_down's type where it is not weight_type: llama.cpp's K-quant mixes (Q4_K_M) keep
   // these two at more bits.
   std::optional<DType> wv_type, w_down_type;
-  DType cache_type = DType::F16;   // f32, f16 or bf16
+  DType cache_type = DType::F16;  // f32, f16 or bf16
 
   int64_t head_dim() const { return n_embd / n_head; }
   DType wv_weight_type() const { return wv_type.value_or(weight_type); }
@@ -49,11 +49,11 @@ struct BlockWeights {
   Tensor* bq = nullptr;
   Tensor* bk = nullptr;
   Tensor* bv = nullptr;
-  Tensor* wo;         // [n_embd, n_embd]
-  Tensor* ffn_norm;   // f32 [n_embd]
-  Tensor* w_gate;     // [n_embd, n_ff]
-  Tensor* w_up;       // [n_embd, n_ff]
-  Tensor* w_down;     // [n_ff, n_embd]
+  Tensor* wo;        // [n_embd, n_embd]
+  Tensor* ffn_norm;  // f32 [n_embd]
+  Tensor* w_gate;    // [n_embd, n_ff]
+  Tensor* w_up;      // [n_embd, n_ff]
+  Tensor* w_down;    // [n_ff, n_embd]
   // Optional f32 [head_dim / 2]: divides RoPE's per-pair frequencies (llama 3's long-context
   // scaling); every block of a model shares one.
   Tensor* rope_freqs = nullptr;
@@ -95,7 +95,7 @@ void fill_step_inputs(const StepInputs& inputs, int64_t n_past);
 
 // The block's output f32 [n_embd, n_tokens]. This step's K and V are written to the cache rows
 // in inputs.kv_rows; attention reads cache rows [0, n_kv), which must include them.
-Tensor* build_block(Context& ctx, const BlockConfig& config, const BlockWeights& weights,
-                    const KvCache& cache, const StepInputs& inputs, int64_t n_kv);
+Tensor* build_block(Context& ctx, const BlockConfig& config, const BlockWeights& weights, const KvCache& cache,
+                    const StepInputs& inputs, int64_t n_kv);
 
 }  // namespace tg::model

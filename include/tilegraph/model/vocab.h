@@ -82,9 +82,9 @@ class Vocab {
   int64_t size() const { return int64_t(pieces_->list.size()); }
   const std::string& piece(int32_t id) const { return pieces_->list.at(size_t(id)); }
   TokenType type(int32_t id) const { return types_.at(size_t(id)); }
-  int32_t bos() const { return bos_; }  // -1: none
+  int32_t bos() const { return bos_; }                     // -1: none
   bool adds_bos() const { return add_bos_ && bos_ >= 0; }  // whether encode() starts with bos()
-  int32_t eos() const { return eos_; }  // -1: none
+  int32_t eos() const { return eos_; }                     // -1: none
   // The tokens that end generation, as llama.cpp's end-of-generation set: the end of sequence,
   // `tokenizer.ggml.eot_token_id` and `eom_token_id`, and the tokens written as one of the end
   // markers llama.cpp knows (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|>,
@@ -96,11 +96,11 @@ class Vocab {
   // Token ids of `text` (special tokens: see above), after the beginning-of-sequence token when
   // the vocabulary adds one (`tokenizer.ggml.add_bos_token`; default: yes for SentencePiece and
   // for llama 3's pre-tokenizer, no for GPT-2's), and before the end-of-sequence token when it
-  // adds that (`tokenizer.ggml.add_eos_token`, default no; as llama.cpp). Bytes that are not valid UTF-8 are kept: SentencePiece
-  // encodes them as byte tokens; byte-level BPE pre-tokenizes them as U+FFFD would be but
-  // encodes their own bytes, so decode() gives them back. A byte no piece covers becomes the
-  // unknown token, or throws tg::Error when the vocabulary has none. A byte-level vocabulary
-  // without merges or with an unsupported pre-tokenizer throws tg::Error naming the key.
+  // adds that (`tokenizer.ggml.add_eos_token`, default no; as llama.cpp). Bytes that are not valid UTF-8 are kept:
+  // SentencePiece encodes them as byte tokens; byte-level BPE pre-tokenizes them as U+FFFD would be but encodes their
+  // own bytes, so decode() gives them back. A byte no piece covers becomes the unknown token, or throws tg::Error when
+  // the vocabulary has none. A byte-level vocabulary without merges or with an unsupported pre-tokenizer throws
+  // tg::Error naming the key.
   std::vector<int32_t> encode(std::string_view text, bool parse_special = false) const;
   // The same for the parts' concatenation, with control and unknown tokens found only within the
   // parts that allow them (user-defined tokens within any part); text on both sides of a part

@@ -62,7 +62,7 @@ class Backend {
   // Waits for outstanding work (host backends finish inside compute).
   virtual void synchronize() {}
 
-  // Graph capture (seed 000 §4.1: capture begin -> execute every node -> capture end). A backend
+  // Graph capture (as ACL graph capture: capture begin -> execute every node -> capture end). A backend
   // that supports it overrides all four. capture() executes the graph while recording it, so
   // its results are the eager results; launch() replays; rebind() points a capture at the data
   // addresses of `graph`, which has the capture's structure, and returns false if it cannot.

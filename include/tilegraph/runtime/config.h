@@ -1,16 +1,8 @@
 #pragma once
-// Environment configuration. Every knob has a C++ setting too; the environment only supplies
-// defaults. Malformed values throw tg::Error naming the variable and the accepted forms.
-#include <optional>
-#include <string>
+// The runtime's settings from the environment (the helpers are in core/env.h).
+#include "tilegraph/core/env.h"
 
 namespace tg::config {
-
-std::optional<std::string> env(const char* name);
-// "1/on/true/yes" and "0/off/false/no" (case-insensitive); unset -> fallback.
-bool env_bool(const char* name, bool fallback);
-// An integer in [min, max] (min >= 0), digits only; unset -> fallback.
-long env_int(const char* name, long fallback, long min, long max);
 
 // $TG_NUM_THREADS, else the number of online cores (at most kMaxThreads).
 int default_num_threads();

@@ -1,8 +1,8 @@
 #pragma once
-// The LRU cache of captured graphs (seed 000 §6.3, ggml_cann_graph_lru_cache), keyed by
-// GraphSignature::key so a lookup is a hash probe plus an exact verification of the few
-// candidates with that key — never a scan of the whole cache. Found entries move to the front;
-// inserts go to the front and evict from the back past the count or byte bound.
+// The LRU cache of captured graphs (the CANN backend's ACL graph cache in llama.cpp, ggml_cann_graph_lru_cache), keyed
+// by GraphSignature::key so a lookup is a hash probe plus an exact verification of the few candidates with that key —
+// never a scan of the whole cache. Found entries move to the front; inserts go to the front and evict from the back
+// past the count or byte bound.
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -20,8 +20,8 @@ struct CachedGraph {
   std::unique_ptr<CapturedGraph> captured;
   uint64_t replays = 0;
   uint64_t rebinds = 0;
-  double capture_seconds = 0;  // capture executes the graph too: an upper bound of its eager time
-  double replay_seconds = 0;   // all replays together
+  double capture_seconds = 0;   // capture executes the graph too: an upper bound of its eager time
+  double replay_seconds = 0;    // all replays together
   bool prefill_shaped = false;  // is_prefill_graph() of the captured graph
 
   size_t bytes() const { return signature.bytes() + (captured ? captured->bytes() : 0); }

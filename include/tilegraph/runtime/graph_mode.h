@@ -1,5 +1,5 @@
 #pragma once
-// Graph mode (seed 000 §5.1 with seed 003's safeguards), independent of any backend: decide per
+// Graph mode (llama.cpp's CANN ACL graph with ggml-cuda's update rule), independent of any backend: decide per
 // compute whether to run eagerly, replay a captured graph, re-bind one whose data moved, or
 // capture a new one; keep the captures in a GraphCache; stop capturing while the workload
 // changes every step, and start again once it is stable.
@@ -47,7 +47,7 @@ std::string_view eager_reason_name(EagerReason reason);
 
 struct GraphModeStats {
   uint64_t computes = 0;
-  uint64_t hits = 0;       // exact or re-bound matches
+  uint64_t hits = 0;  // exact or re-bound matches
   uint64_t misses = 0;
   uint64_t captures = 0;
   uint64_t rebinds = 0;
@@ -55,7 +55,7 @@ struct GraphModeStats {
   uint64_t replays = 0;
   uint64_t eager_runs = 0;
   uint64_t eager_by_reason[kEagerReasonCount] = {};
-  uint64_t disables = 0;    // times the consecutive-update guard switched capturing off
+  uint64_t disables = 0;  // times the consecutive-update guard switched capturing off
   uint64_t reenables = 0;
   double capture_seconds = 0;
   double replay_seconds = 0;

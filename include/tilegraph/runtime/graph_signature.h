@@ -1,6 +1,6 @@
 #pragma once
-// The properties of a graph that decide whether a captured graph can be replayed for it (seed
-// 000 §6.1/§7.2, seed 003's ggml_graph_node_properties), stored compactly:
+// The properties of a graph that decide whether a captured graph can be replayed for it (the
+// ACL graph's and ggml-cuda's ggml_graph_node_properties), stored compactly:
 //   per node   op, type, ne, nb, op_params, view offset, whether it is a view, and where each
 //              source comes from (a node or leaf index, see Graph::sources); per leaf: type, ne, nb;
 //              per node and leaf: whether it is a graph input or output (kFlagInput, kFlagOutput),
@@ -18,9 +18,9 @@
 namespace tg {
 
 enum class SignatureMatch {
-  kDifferent,       // structure differs: another graph
-  kAddressesOnly,   // same structure, some data addresses moved: re-bind the captured graph
-  kExact,           // replay as captured
+  kDifferent,      // structure differs: another graph
+  kAddressesOnly,  // same structure, some data addresses moved: re-bind the captured graph
+  kExact,          // replay as captured
 };
 
 // What a lookup hashes in one pass over the graph.

@@ -100,16 +100,16 @@ std::string describe_difference(std::span<const float> out, std::span<const floa
   double worst_diff = -1.0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const bool same = out[i] == ref[i] || (std::isnan(out[i]) && std::isnan(ref[i]));
-    const double d = same ? 0.0 : std::isfinite(out[i] - ref[i]) ? std::fabs(out[i] - ref[i])
-                                                                   : std::numeric_limits<double>::infinity();
+    const double d = same                             ? 0.0
+                     : std::isfinite(out[i] - ref[i]) ? std::fabs(out[i] - ref[i])
+                                                      : std::numeric_limits<double>::infinity();
     if (d > worst_diff) {
       worst_diff = d;
       worst = i;
     }
   }
   if (ref.empty()) return "no elements";
-  s << "max |out-ref| = " << worst_diff << " at " << worst << " (out " << out[worst] << ", ref "
-    << ref[worst] << ")";
+  s << "max |out-ref| = " << worst_diff << " at " << worst << " (out " << out[worst] << ", ref " << ref[worst] << ")";
   return s.str();
 }
 
@@ -125,8 +125,7 @@ std::string_view layout_name(Layout layout) {
 
 Tensor* new_tensor(Context& ctx, DType type, std::array<int64_t, 4> ne, Layout layout) {
   switch (layout) {
-    case Layout::kContiguous:
-      return ctx.new_tensor(type, ne);
+    case Layout::kContiguous: return ctx.new_tensor(type, ne);
     case Layout::kPaddedRows: {
       // Two extra blocks per row; the view starts one block in so neither end lines up.
       const int64_t block = int64_t(dtype_traits(type).block_size);

@@ -41,7 +41,6 @@ enum class Layout {
 std::string_view layout_name(Layout layout);
 // A tensor of logical shape `ne` with the given layout; non-contiguous ones are views of a larger
 // or reordered base tensor created in the same context.
-Tensor* new_tensor(Context& ctx, DType type, std::array<int64_t, 4> ne,
-                   Layout layout = Layout::kContiguous);
+Tensor* new_tensor(Context& ctx, DType type, std::array<int64_t, 4> ne, Layout layout = Layout::kContiguous);
 
 }  // namespace tg::test

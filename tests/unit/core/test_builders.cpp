@@ -35,10 +35,12 @@ TEST(Builders, MulMatShapesAndErrors) {
   EXPECT_TRUE(shape_is(r, 30, 5, 6, 1));
   EXPECT_EQ(r->type, DType::F32);
   EXPECT_EQ(r->src[0], a);
-  expect_build_error([&] { mul_mat(ctx, a, ctx.new_tensor(DType::F32, {32, 5})); }, "mul_mat",
-                     "a.ne[0]=64 vs b.ne[0]=32");
-  expect_build_error([&] { mul_mat(ctx, a, ctx.new_tensor(DType::F32, {64, 5, 3})); }, "mul_mat",
-                     "batch");
+  expect_build_error(
+      [&] {
+        mul_mat(ctx, a, ctx.new_tensor(DType::F32, {32, 5}));
+      },
+      "mul_mat", "a.ne[0]=64 vs b.ne[0]=32");
+  expect_build_error([&] { mul_mat(ctx, a, ctx.new_tensor(DType::F32, {64, 5, 3})); }, "mul_mat", "batch");
   expect_build_error([&] { mul_mat(ctx, a, ctx.new_tensor(DType::I32, {64, 5})); }, "mul_mat", "b must");
 }
 
@@ -84,14 +86,19 @@ TEST(Builders, AttentionOps) {
   Tensor* v = ctx.new_tensor(DType::F16, {48, 33, 2, 1});
   Tensor* mask = ctx.new_tensor(DType::F16, {33, 8});
   EXPECT_TRUE(shape_is(flash_attn_ext(ctx, q, k, v, mask, 0.125f), 48, 8, 7, 1));
-  expect_build_error([&] { flash_attn_ext(ctx, q, k, v, ctx.new_tensor(DType::F32, {33, 6}), 1.0f); },
-                     "flash_attn_ext", "mask");
-  expect_build_error([&] { flash_attn_ext(ctx, ctx.new_tensor(DType::F32, {64, 7, 3}), k, v, nullptr, 1.0f); },
-                     "flash_attn_ext", "multiple");
+  expect_build_error(
+      [&] {
+        flash_attn_ext(ctx, q, k, v, ctx.new_tensor(DType::F32, {33, 6}), 1.0f);
+      },
+      "flash_attn_ext", "mask");
+  expect_build_error(
+      [&] {
+        flash_attn_ext(ctx, ctx.new_tensor(DType::F32, {64, 7, 3}), k, v, nullptr, 1.0f);
+      },
+      "flash_attn_ext", "multiple");
   Tensor* scores = ctx.new_tensor(DType::F32, {33, 7, 8});
   EXPECT_EQ(soft_max(ctx, scores, mask, 0.5f)->op, Op::SOFT_MAX);
-  expect_build_error([&] { soft_max(ctx, scores, ctx.new_tensor(DType::F32, {32, 7})); }, "soft_max",
-                     "mask.ne[0]=32");
+  expect_build_error([&] { soft_max(ctx, scores, ctx.new_tensor(DType::F32, {32, 7})); }, "soft_max", "mask.ne[0]=32");
   RopeParams rp;
   rp.n_dims = 64;
   EXPECT_TRUE(shape_is(rope(ctx, q, ctx.new_tensor(DType::I32, {8}), rp), 64, 7, 8, 1));
@@ -112,12 +119,18 @@ TEST(Builders, RowsAndCopies) {
   Tensor* written = set_rows(ctx, cache, ctx.new_tensor(DType::F32, {64, 5}), idx);
   EXPECT_EQ(written->view_src, cache);
   EXPECT_EQ(written->op, Op::SET_ROWS);
-  expect_build_error([&] { set_rows(ctx, cache, ctx.new_tensor(DType::F32, {64, 4}), idx); }, "set_rows",
-                     "one row index");
-  expect_build_error([&] { cpy(ctx, ctx.new_tensor(DType::F32, {3}), ctx.new_tensor(DType::F32, {4})); },
-                     "cpy", "element count");
-  expect_build_error([&] { concat(ctx, ctx.new_tensor(DType::F32, {3, 2}), ctx.new_tensor(DType::F32, {3, 4}), 0); },
-                     "concat", "outside dim 0");
+  expect_build_error(
+      [&] {
+        set_rows(ctx, cache, ctx.new_tensor(DType::F32, {64, 4}), idx);
+      },
+      "set_rows", "one row index");
+  expect_build_error([&] { cpy(ctx, ctx.new_tensor(DType::F32, {3}), ctx.new_tensor(DType::F32, {4})); }, "cpy",
+                     "element count");
+  expect_build_error(
+      [&] {
+        concat(ctx, ctx.new_tensor(DType::F32, {3, 2}), ctx.new_tensor(DType::F32, {3, 4}), 0);
+      },
+      "concat", "outside dim 0");
 }
 
 TEST(Builders, ConvAndPoolShapes) {
@@ -126,10 +139,8 @@ TEST(Builders, ConvAndPoolShapes) {
   Tensor* image = ctx.new_tensor(DType::F32, {13, 11, 4, 2});
   Tensor* out = conv_2d(ctx, kernel, image, {.s0 = 2, .s1 = 1, .p0 = 1, .p1 = 0, .d0 = 1, .d1 = 2});
   EXPECT_TRUE(shape_is(out, 7, 7, 8, 2));
-  expect_build_error([&] { conv_2d(ctx, ctx.new_tensor(DType::F32, {3, 3, 5, 8}), image); }, "conv_2d",
-                     "in-channels");
-  expect_build_error([&] { conv_2d(ctx, ctx.new_tensor(DType::F32, {20, 3, 4, 8}), image); }, "conv_2d",
-                     "fit");
+  expect_build_error([&] { conv_2d(ctx, ctx.new_tensor(DType::F32, {3, 3, 5, 8}), image); }, "conv_2d", "in-channels");
+  expect_build_error([&] { conv_2d(ctx, ctx.new_tensor(DType::F32, {20, 3, 4, 8}), image); }, "conv_2d", "fit");
   Tensor* pooled = pool_2d(ctx, image, {.op = PoolOp::AVG, .k0 = 3, .k1 = 3, .s0 = 2, .s1 = 2, .p0 = 1, .p1 = 1});
   EXPECT_TRUE(shape_is(pooled, 7, 6, 4, 2));
   expect_build_error([&] { pool_2d(ctx, image, {.k0 = 2, .k1 = 2, .s0 = 0}); }, "pool_2d", "> 0");
@@ -150,7 +161,11 @@ TEST(Builders, SizesThatWouldWrapAreRefused) {
   Context lazy({.no_alloc = true});
   constexpr int64_t k62 = int64_t(1) << 62, k32 = int64_t(1) << 32;
   expect_build_error([&] { lazy.new_tensor(DType::F32, {1, k62}); }, "new_tensor", "larger than the address space");
-  expect_build_error([&] { lazy.new_tensor(DType::F32, {k32, k32, k32}); }, "new_tensor", "larger than the address space");
+  expect_build_error(
+      [&] {
+        lazy.new_tensor(DType::F32, {k32, k32, k32});
+      },
+      "new_tensor", "larger than the address space");
   expect_build_error([&] { lazy.new_tensor(DType::F32, {k62 - 1}); }, "new_tensor", "larger than the address space");
   Context ctx;
   Tensor* x = ctx.new_tensor(DType::F32, {16});

@@ -19,8 +19,7 @@
 namespace tg {
 namespace {
 
-constexpr uint16_t kF16Quarter = 0x3400, kF16Half = 0x3800, kF16One = 0x3C00, kF16Two = 0x4000,
-                   kF16MinusOne = 0xBC00;
+constexpr uint16_t kF16Quarter = 0x3400, kF16Half = 0x3800, kF16One = 0x3C00, kF16Two = 0x4000, kF16MinusOne = 0xBC00;
 
 std::vector<float> dequantized(DType type, const void* blocks, int64_t n) {
   std::vector<float> y(static_cast<size_t>(n));
@@ -124,8 +123,7 @@ TEST(Quant, Q5_1BlockDecodesByHand) {
 // Sub-block scales {1, 2, 3, 4, 44, 21, 63, 16} and mins {0, 5, 63, 7, 33, 2, 50, 17}, packed by
 // hand: bytes 0-3 hold scales 0-3 with the top 2 bits of scales 4-7 above them, bytes 4-7 mins
 // 0-3 with the top bits of mins 4-7, bytes 8-11 the low nibbles of scale (low) and min (high) 4-7.
-constexpr uint8_t kPackedScalesK[12] = {0x81, 0x42, 0xC3, 0x44, 0x80, 0x05,
-                                        0xFF, 0x47, 0x1C, 0x25, 0x2F, 0x10};
+constexpr uint8_t kPackedScalesK[12] = {0x81, 0x42, 0xC3, 0x44, 0x80, 0x05, 0xFF, 0x47, 0x1C, 0x25, 0x2F, 0x10};
 constexpr int kScalesK[8] = {1, 2, 3, 4, 44, 21, 63, 16};
 constexpr int kMinsK[8] = {0, 5, 63, 7, 33, 2, 50, 17};
 
@@ -143,15 +141,15 @@ TEST(Quant, Q4_KBlockDecodesByHand) {
   b.d = f16{kF16One};
   b.dmin = f16{kF16Half};
   std::memcpy(b.scales, kPackedScalesK, 12);
-  b.qs[0] = 0x21;       // element 0 (sub-block 0, low nibble 1), element 32 (sub-block 1, high 2)
-  b.qs[31] = 0xF0;      // element 31: 0, element 63: 15
-  b.qs[32] = 0x9A;      // chunk 1: element 64 (sub-block 2): 10, element 96 (sub-block 3): 9
-  b.qs[64 + 5] = 0x73;  // chunk 2: element 133 (sub-block 4): 3, element 165 (sub-block 5): 7
-  b.qs[96 + 31] = 0x4E; // chunk 3: element 223 (sub-block 6): 14, element 255 (sub-block 7): 4
+  b.qs[0] = 0x21;        // element 0 (sub-block 0, low nibble 1), element 32 (sub-block 1, high 2)
+  b.qs[31] = 0xF0;       // element 31: 0, element 63: 15
+  b.qs[32] = 0x9A;       // chunk 1: element 64 (sub-block 2): 10, element 96 (sub-block 3): 9
+  b.qs[64 + 5] = 0x73;   // chunk 2: element 133 (sub-block 4): 3, element 165 (sub-block 5): 7
+  b.qs[96 + 31] = 0x4E;  // chunk 3: element 223 (sub-block 6): 14, element 255 (sub-block 7): 4
   const std::vector<float> y = dequantized(DType::Q4_K, &b, 256);
   // d * sc * q - dmin * m
-  EXPECT_EQ(y[0], 1.0f);      // 1 * 1 - 0
-  EXPECT_EQ(y[32], 1.5f);     // 2 * 2 - 0.5 * 5
+  EXPECT_EQ(y[0], 1.0f);   // 1 * 1 - 0
+  EXPECT_EQ(y[32], 1.5f);  // 2 * 2 - 0.5 * 5
   EXPECT_EQ(y[31], 0.0f);
   EXPECT_EQ(y[63], 27.5f);    // 2 * 15 - 2.5
   EXPECT_EQ(y[64], -1.5f);    // 3 * 10 - 31.5
@@ -225,16 +223,12 @@ std::vector<Case> round_trip_cases(int block, int blocks) {
     return x;
   };
   std::vector<Case> cases = {
-      {"uniform", uniform(-4.0f, 4.0f)},
-      {"zeros", std::vector<float>(n, 0.0f)},
-      {"negative_only", uniform(-3.0f, -1.0f)},
-      {"positive_only", uniform(0.5f, 2.0f)},
-      {"tiny", uniform(-1e-3f, 1e-3f)},
-      {"outlier", uniform(-1.0f, 1.0f)},
-      {"negative_outlier", uniform(-1.0f, 1.0f)},
-      {"constant", std::vector<float>(n, -0.75f)},
+      {"uniform", uniform(-4.0f, 4.0f)},          {"zeros", std::vector<float>(n, 0.0f)},
+      {"negative_only", uniform(-3.0f, -1.0f)},   {"positive_only", uniform(0.5f, 2.0f)},
+      {"tiny", uniform(-1e-3f, 1e-3f)},           {"outlier", uniform(-1.0f, 1.0f)},
+      {"negative_outlier", uniform(-1.0f, 1.0f)}, {"constant", std::vector<float>(n, -0.75f)},
   };
-  cases[5].x[size_t(block) + 7] = 1000.0f;   // one huge value in the second block
+  cases[5].x[size_t(block) + 7] = 1000.0f;  // one huge value in the second block
   cases[6].x[size_t(block) + 40 % size_t(block)] = -1000.0f;
   // One zero block among random ones, mid-row.
   std::fill(cases[0].x.begin() + block, cases[0].x.begin() + 2 * block, 0.0f);
@@ -242,8 +236,7 @@ std::vector<Case> round_trip_cases(int block, int blocks) {
 }
 
 // Checks quantize -> dequantize of every case against bound(x of one block, i) per element.
-void check_round_trip(DType type, int blocks,
-                      const std::function<double(const float* block, int i)>& bound) {
+void check_round_trip(DType type, int blocks, const std::function<double(const float* block, int i)>& bound) {
   const int block = int(dtype_traits(type).block_size);
   for (const Case& c : round_trip_cases(block, blocks)) {
     const int64_t n = int64_t(c.x.size());
@@ -254,18 +247,18 @@ void check_round_trip(DType type, int blocks,
       const float* xb = c.x.data() + i / block * block;
       const double err = std::fabs(double(y[size_t(i)]) - double(c.x[size_t(i)]));
       ASSERT_TRUE(std::isfinite(y[size_t(i)])) << dtype_name(type) << " " << c.name << " element " << i;
-      ASSERT_LE(err, bound(xb, int(i % block)))
-          << dtype_name(type) << " " << c.name << " element " << i << ": x " << c.x[size_t(i)] << ", got "
-          << y[size_t(i)];
+      ASSERT_LE(err, bound(xb, int(i % block))) << dtype_name(type) << " " << c.name << " element " << i << ": x "
+                                                << c.x[size_t(i)] << ", got " << y[size_t(i)];
     }
     if (c.name == "zeros") {
       for (float v : y) ASSERT_EQ(v, 0.0f) << dtype_name(type);
     }
   }
-  EXPECT_THROW(row_from_f32(type, std::vector<float>(size_t(block)).data(), std::vector<char>(1024).data(), block - 1), Error);
+  EXPECT_THROW(row_from_f32(type, std::vector<float>(size_t(block)).data(), std::vector<char>(1024).data(), block - 1),
+               Error);
 }
 
-constexpr double kF16Rel = 1.0 / 2048;  // an f16's relative rounding error (2^-11)...
+constexpr double kF16Rel = 1.0 / 2048;     // an f16's relative rounding error (2^-11)...
 constexpr double kF16Subnormal = 0x1p-24;  // ...or absolute, below 6e-5 (subnormal spacing)
 
 // A scale x as stored in f16, at most: up one f16 step.
@@ -352,9 +345,8 @@ TEST(Quant, UniformDataErrorMatchesTheFormatsPrecision) {
   // A step of 2/15 (4 bits over [-1, 1]) gives (2/15)^2 / 12 / (1/3) = 4.4e-3. Measured: q4_0
   // 4.4e-3, q4_1 3.7e-3, q5_0 9.8e-4, q5_1 8.5e-4, q4_K 3.8e-3, q5_K 9.0e-4, q6_K 2.3e-4 (q8_0
   // 1.4e-5): each extra bit divides it by about 4.
-  for (const Expected& e : {Expected{DType::Q4_0, 6e-3}, Expected{DType::Q4_1, 5e-3},
-                            Expected{DType::Q5_0, 1.5e-3}, Expected{DType::Q5_1, 1.3e-3},
-                            Expected{DType::Q4_K, 5e-3}, Expected{DType::Q5_K, 1.3e-3},
+  for (const Expected& e : {Expected{DType::Q4_0, 6e-3}, Expected{DType::Q4_1, 5e-3}, Expected{DType::Q5_0, 1.5e-3},
+                            Expected{DType::Q5_1, 1.3e-3}, Expected{DType::Q4_K, 5e-3}, Expected{DType::Q5_K, 1.3e-3},
                             Expected{DType::Q6_K, 3.5e-4}}) {
     std::vector<char> q(row_size(e.type, int64_t(x.size())));
     row_from_f32(e.type, x.data(), q.data(), int64_t(x.size()));
@@ -459,7 +451,7 @@ TEST(Quant, Bf16WeightsRoundTheirActivationsToNearestEven) {
 
 TEST(Quant, Q8_32QuantizesByHandWithItsSum) {
   std::vector<float> x(64, 0.0f);
-  x[0] = 12.7f;  // d = 0.1
+  x[0] = 12.7f;   // d = 0.1
   x[5] = -0.25f;  // -2.5 steps: to even, -2
   x[31] = 0.35f;  // 3.5 steps: to even, 4
   x[40] = -1.0f;  // the second block: d = 1/127, q = -127

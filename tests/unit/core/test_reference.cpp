@@ -27,8 +27,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor* make(Context& ctx, DType type, std::array<int64_t, 4> ne,
-             const std::vector<float>& values) {
+Tensor* make(Context& ctx, DType type, std::array<int64_t, 4> ne, const std::vector<float>& values) {
   Tensor* t = ctx.new_tensor(type, ne);
   test::write_f32(*t, values);
   return t;
@@ -54,8 +53,7 @@ std::vector<int32_t> read_i32(const Tensor& t) {
   return std::vector<int32_t>(p, p + t.nelements());
 }
 
-void expect_near(const std::vector<float>& actual, const std::vector<float>& expected,
-                 float tolerance = 1e-6f) {
+void expect_near(const std::vector<float>& actual, const std::vector<float>& expected, float tolerance = 1e-6f) {
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     EXPECT_NEAR(actual[i], expected[i], tolerance) << "at " << i;
@@ -91,8 +89,8 @@ TEST(Reference, MulMatBroadcastsAOverBatches) {
 }
 
 TEST(Reference, MulMatOfQuantizedTypesTakesActivationsRoundedToEightBits) {
-  for (DType type : {DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                     DType::Q5_1}) {
+  for (DType type :
+       {DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
     Context ctx;
     test::Rng rng(8);
     Tensor* a = ctx.new_tensor(type, {512, 3});
@@ -161,8 +159,7 @@ TEST(Reference, UnaryFunctionsAtKnownPoints) {
 TEST(Reference, UnaryNodeAppliesTheScalarFunction) {
   Context ctx;
   Tensor* a = make_f32(ctx, {4, 1, 1, 1}, {-1, 0, 1, 2});
-  EXPECT_EQ(run(silu(ctx, a)),
-            (std::vector<float>{reference::silu(-1), 0, reference::silu(1), reference::silu(2)}));
+  EXPECT_EQ(run(silu(ctx, a)), (std::vector<float>{reference::silu(-1), 0, reference::silu(1), reference::silu(2)}));
   EXPECT_EQ(run(relu(ctx, a)), (std::vector<float>{0, 0, 1, 2}));
 }
 
@@ -173,8 +170,7 @@ TEST(Reference, GluFusedSwappedAndSplit) {
   Tensor* a = make_f32(ctx, {4, 1, 1, 1}, {1, 2, 3, 4});  // x = [1 2], g = [3 4]
   EXPECT_EQ(run(glu(ctx, a, GluOp::SWIGLU)), (std::vector<float>{silu(1) * 3, silu(2) * 4}));
   EXPECT_EQ(run(glu(ctx, a, GluOp::SWIGLU, true)), (std::vector<float>{silu(3) * 1, silu(4) * 2}));
-  EXPECT_EQ(run(glu(ctx, a, GluOp::GEGLU)),
-            (std::vector<float>{gelu_tanh(1) * 3, gelu_tanh(2) * 4}));
+  EXPECT_EQ(run(glu(ctx, a, GluOp::GEGLU)), (std::vector<float>{gelu_tanh(1) * 3, gelu_tanh(2) * 4}));
   Tensor* x = make_f32(ctx, {2, 1, 1, 1}, {1, 2});
   Tensor* g = make_f32(ctx, {2, 1, 1, 1}, {3, 4});
   EXPECT_EQ(run(swiglu(ctx, x, g)), (std::vector<float>{silu(1) * 3, silu(2) * 4}));
@@ -185,8 +181,7 @@ TEST(Reference, NormAndRmsNorm) {
   Tensor* a = make_f32(ctx, {4, 1, 1, 1}, {1, 2, 3, 4});
   // mean 2.5, variance 1.25
   const float inv_std = 1.0f / std::sqrt(1.25f + 0.01f);
-  expect_near(run(norm(ctx, a, 0.01f)),
-              {-1.5f * inv_std, -0.5f * inv_std, 0.5f * inv_std, 1.5f * inv_std});
+  expect_near(run(norm(ctx, a, 0.01f)), {-1.5f * inv_std, -0.5f * inv_std, 0.5f * inv_std, 1.5f * inv_std});
   Tensor* b = make_f32(ctx, {2, 1, 1, 1}, {3, 4});
   // mean of squares 12.5
   expect_near(run(rms_norm(ctx, b, 0.0f)), {3 / std::sqrt(12.5f), 4 / std::sqrt(12.5f)});
@@ -265,16 +260,16 @@ TEST(Reference, RopeRotatesByTheKnownAngle) {
     Tensor* pos;
     Tensor* a = rope_input(ctx, 3, &pos);
     p.mode = RopeMode::NORMAL;  // pairs (0,1), (2,3)
-    expect_near(run(rope(ctx, a, pos, p)),
-                {1 * c0 - 2 * s0, 1 * s0 + 2 * c0, 3 * c1 - 4 * s1, 3 * s1 + 4 * c1, 5, 6}, 1e-5f);
+    expect_near(run(rope(ctx, a, pos, p)), {1 * c0 - 2 * s0, 1 * s0 + 2 * c0, 3 * c1 - 4 * s1, 3 * s1 + 4 * c1, 5, 6},
+                1e-5f);
   }
   {
     Context ctx;
     Tensor* pos;
     Tensor* a = rope_input(ctx, 3, &pos);
     p.mode = RopeMode::NEOX;  // pairs (0,2), (1,3)
-    expect_near(run(rope(ctx, a, pos, p)),
-                {1 * c0 - 3 * s0, 2 * c1 - 4 * s1, 1 * s0 + 3 * c0, 2 * s1 + 4 * c1, 5, 6}, 1e-5f);
+    expect_near(run(rope(ctx, a, pos, p)), {1 * c0 - 3 * s0, 2 * c1 - 4 * s1, 1 * s0 + 3 * c0, 2 * s1 + 4 * c1, 5, 6},
+                1e-5f);
   }
 }
 
@@ -397,9 +392,7 @@ TEST(Reference, SetRowsQuantizesIntoQ8_0) {
   reference::compute_node(*set_rows(ctx, dst, src, make_i32(ctx, {1, 1, 1, 1}, {1})));
   BlockQ8_0 expected;
   quantize_row_q8_0(static_cast<const float*>(src->data), &expected, 32);
-  EXPECT_EQ(
-      std::memcmp(static_cast<char*>(dst->data) + sizeof(BlockQ8_0), &expected, sizeof expected),
-      0);
+  EXPECT_EQ(std::memcmp(static_cast<char*>(dst->data) + sizeof(BlockQ8_0), &expected, sizeof expected), 0);
   const std::vector<float> after = test::read_f32(*dst);
   EXPECT_TRUE(std::equal(before.begin(), before.begin() + 32, after.begin()));
 }
@@ -470,8 +463,7 @@ TEST(Reference, FlashAttnTwoTokensByHand) {
   // softcap 0.5 with scale 2: s = 0.5 tanh(2 s / 0.5) -> [0.5 tanh(4), 0].
   const float s0 = 0.5f * std::tanh(4.0f);
   const float c0 = std::exp(s0) / (std::exp(s0) + 1), c1 = 1 / (std::exp(s0) + 1);
-  expect_near(run(flash_attn_ext(ctx, q, k, v, nullptr, 2.0f, 0.0f, 0.5f)),
-              {c0 * 1 + c1 * 3, c0 * 2 + c1 * 4});
+  expect_near(run(flash_attn_ext(ctx, q, k, v, nullptr, 2.0f, 0.0f, 0.5f)), {c0 * 1 + c1 * 3, c0 * 2 + c1 * 4});
 }
 
 TEST(Reference, FlashAttnGroupedHeadsAndOutputLayout) {
@@ -542,8 +534,7 @@ TEST(Reference, Conv2dOneByOneKernelIsAChannelMix) {
   // kernel [1, 1, Cin=2, Cout=3]: out[x, y, co] = sum_ci k[ci, co] * in[x, y, ci].
   Tensor* kernel = make(ctx, DType::F16, {1, 1, 2, 3}, {1, 0, 0, 1, 2, -1});
   Tensor* input = make_f32(ctx, {2, 2, 2, 1}, {1, 2, 3, 4, 10, 20, 30, 40});
-  EXPECT_EQ(run(conv_2d(ctx, kernel, input)),
-            (std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40, -8, -16, -24, -32}));
+  EXPECT_EQ(run(conv_2d(ctx, kernel, input)), (std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40, -8, -16, -24, -32}));
 }
 
 TEST(Reference, Conv2dPaddingStrideDilation) {
@@ -552,8 +543,7 @@ TEST(Reference, Conv2dPaddingStrideDilation) {
   Tensor* ones3 = make_f32(ctx, {3, 3, 1, 1}, std::vector<float>(9, 1.0f));
   Conv2dParams padded;
   padded.p0 = padded.p1 = 1;
-  EXPECT_EQ(run(conv_2d(ctx, ones3, ones3, padded)),
-            (std::vector<float>{4, 6, 4, 6, 9, 6, 4, 6, 4}));
+  EXPECT_EQ(run(conv_2d(ctx, ones3, ones3, padded)), (std::vector<float>{4, 6, 4, 6, 9, 6, 4, 6, 4}));
 
   // 2x2 ones kernel with dilation 2 and stride 2 over in[x, y] = x + 10 y (5x5):
   // out[ox, oy] = sum over x in {2ox, 2ox+2}, y in {2oy, 2oy+2} = 4 (2 ox + 1) + 40 (2 oy + 1).
@@ -667,13 +657,11 @@ const std::vector<LayoutCase>& layout_cases() {
   static const std::vector<LayoutCase> cases = {
       {"mul_mat",
        [](Context& ctx, const MakeInput& in) {
-         return mul_mat(ctx, in(DType::F16, {8, 5, 2, 1}, -1, 1),
-                        in(DType::F32, {8, 3, 4, 1}, -1, 1));
+         return mul_mat(ctx, in(DType::F16, {8, 5, 2, 1}, -1, 1), in(DType::F32, {8, 3, 4, 1}, -1, 1));
        }},
       {"mul_mat_q8_0",
        [](Context& ctx, const MakeInput& in) {
-         return mul_mat(ctx, in(DType::Q8_0, {32, 3, 2, 1}, -1, 1),
-                        in(DType::F32, {32, 2, 2, 1}, -1, 1));
+         return mul_mat(ctx, in(DType::Q8_0, {32, 3, 2, 1}, -1, 1), in(DType::F32, {32, 2, 2, 1}, -1, 1));
        }},
       {"add_broadcast",
        [](Context& ctx, const MakeInput& in) {
@@ -693,8 +681,7 @@ const std::vector<LayoutCase>& layout_cases() {
        }},
       {"glu_split",
        [](Context& ctx, const MakeInput& in) {
-         return swiglu(ctx, in(DType::F32, {4, 3, 2, 1}, -2, 2),
-                       in(DType::F32, {4, 3, 2, 1}, -2, 2));
+         return swiglu(ctx, in(DType::F32, {4, 3, 2, 1}, -2, 2), in(DType::F32, {4, 3, 2, 1}, -2, 2));
        }},
       {"norm",
        [](Context& ctx, const MakeInput& in) {
@@ -706,8 +693,7 @@ const std::vector<LayoutCase>& layout_cases() {
        }},
       {"soft_max_mask_alibi",
        [](Context& ctx, const MakeInput& in) {
-         return soft_max(ctx, in(DType::F32, {6, 3, 4, 1}, -2, 2),
-                         in(DType::F16, {6, 4, 1, 1}, -1, 1), 0.7f, 8.0f);
+         return soft_max(ctx, in(DType::F32, {6, 3, 4, 1}, -2, 2), in(DType::F16, {6, 4, 1, 1}, -1, 1), 0.7f, 8.0f);
        }},
       {"rope_neox_freq_factors",
        [](Context& ctx, const MakeInput& in) {
@@ -717,18 +703,17 @@ const std::vector<LayoutCase>& layout_cases() {
          p.ext_factor = 0.5f;
          p.freq_scale = 0.5f;
          p.n_ctx_orig = 64;
-         return rope(ctx, in(DType::F32, {8, 2, 3, 1}, -1, 1), in(DType::I32, {3, 1, 1, 1}, 0, 100),
-                     p, in(DType::F32, {3, 1, 1, 1}, 1, 4));
+         return rope(ctx, in(DType::F32, {8, 2, 3, 1}, -1, 1), in(DType::I32, {3, 1, 1, 1}, 0, 100), p,
+                     in(DType::F32, {3, 1, 1, 1}, 1, 4));
        }},
       {"get_rows_f16",
        [](Context& ctx, const MakeInput& in) {
-         return get_rows(ctx, in(DType::F16, {4, 5, 2, 1}, -1, 1),
-                         in(DType::I32, {3, 2, 1, 1}, 0, 5));
+         return get_rows(ctx, in(DType::F16, {4, 5, 2, 1}, -1, 1), in(DType::I32, {3, 2, 1, 1}, 0, 5));
        }},
       {"set_rows",
        [](Context& ctx, const MakeInput& in) {
-         return set_rows(ctx, in(DType::F32, {4, 5, 2, 1}, -1, 1),
-                         in(DType::F32, {4, 3, 2, 1}, -1, 1), in(DType::I32, {3, 1, 1, 1}, 0, 5));
+         return set_rows(ctx, in(DType::F32, {4, 5, 2, 1}, -1, 1), in(DType::F32, {4, 3, 2, 1}, -1, 1),
+                         in(DType::I32, {3, 1, 1, 1}, 0, 5));
        }},
       {"cpy_to_f16",
        [](Context& ctx, const MakeInput& in) {
@@ -740,10 +725,9 @@ const std::vector<LayoutCase>& layout_cases() {
        }},
       {"flash_attn_ext",
        [](Context& ctx, const MakeInput& in) {
-         return flash_attn_ext(ctx, in(DType::F32, {8, 3, 4, 1}, -1, 1),
-                               in(DType::F16, {8, 5, 2, 1}, -1, 1),
-                               in(DType::F32, {6, 5, 2, 1}, -1, 1),
-                               in(DType::F16, {5, 3, 1, 1}, -1, 1), 0.4f, 2.0f, 3.0f);
+         return flash_attn_ext(ctx, in(DType::F32, {8, 3, 4, 1}, -1, 1), in(DType::F16, {8, 5, 2, 1}, -1, 1),
+                               in(DType::F32, {6, 5, 2, 1}, -1, 1), in(DType::F16, {5, 3, 1, 1}, -1, 1), 0.4f, 2.0f,
+                               3.0f);
        }},
       {"sum_rows",
        [](Context& ctx, const MakeInput& in) {
@@ -755,10 +739,9 @@ const std::vector<LayoutCase>& layout_cases() {
        }},
       {"batch_norm",
        [](Context& ctx, const MakeInput& in) {
-         return batch_norm(
-             ctx, in(DType::F32, {3, 4, 2, 2}, -1, 1), in(DType::F32, {2, 1, 1, 1}, -1, 1),
-             in(DType::F32, {2, 1, 1, 1}, 0.5f, 2), in(DType::F32, {2, 1, 1, 1}, -1, 1),
-             in(DType::F32, {2, 1, 1, 1}, -1, 1), 1e-5f);
+         return batch_norm(ctx, in(DType::F32, {3, 4, 2, 2}, -1, 1), in(DType::F32, {2, 1, 1, 1}, -1, 1),
+                           in(DType::F32, {2, 1, 1, 1}, 0.5f, 2), in(DType::F32, {2, 1, 1, 1}, -1, 1),
+                           in(DType::F32, {2, 1, 1, 1}, -1, 1), 1e-5f);
        }},
       {"conv_2d",
        [](Context& ctx, const MakeInput& in) {
@@ -766,8 +749,7 @@ const std::vector<LayoutCase>& layout_cases() {
          p.s0 = 2;
          p.p1 = 1;
          p.d1 = 2;
-         return conv_2d(ctx, in(DType::F16, {3, 2, 2, 3}, -1, 1),
-                        in(DType::F32, {7, 6, 2, 2}, -1, 1), p);
+         return conv_2d(ctx, in(DType::F16, {3, 2, 2, 3}, -1, 1), in(DType::F32, {7, 6, 2, 2}, -1, 1), p);
        }},
       {"pool_2d_avg",
        [](Context& ctx, const MakeInput& in) {
@@ -780,8 +762,7 @@ const std::vector<LayoutCase>& layout_cases() {
        }},
       {"concat_dim2",
        [](Context& ctx, const MakeInput& in) {
-         return concat(ctx, in(DType::F32, {3, 2, 2, 1}, -1, 1),
-                       in(DType::F32, {3, 2, 3, 1}, -1, 1), 2);
+         return concat(ctx, in(DType::F32, {3, 2, 2, 1}, -1, 1), in(DType::F32, {3, 2, 3, 1}, -1, 1), 2);
        }},
   };
   return cases;
@@ -799,9 +780,7 @@ TEST_P(ReferenceLayout, MatchesContiguousInputsBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Layouts, ReferenceLayout,
                          ::testing::Values(test::Layout::kPaddedRows, test::Layout::kPermuted,
                                            test::Layout::kTransposed),
-                         [](const auto& info) {
-                           return std::string(test::layout_name(info.param));
-                         });
+                         [](const auto& info) { return std::string(test::layout_name(info.param)); });
 
 }  // namespace
 }  // namespace tg

@@ -14,10 +14,17 @@ TEST(Utf8, DecodesEveryLengthAtItsBoundaries) {
     size_t length;
     uint32_t code_point;
   } valid[] = {
-      {std::string(1, '\0'), 1, 0},  {"\x7f", 1, 0x7F},          {"\xc2\x80", 2, 0x80},
-      {"\xdf\xbf", 2, 0x7FF},        {"\xe0\xa0\x80", 3, 0x800},  {"\xed\x9f\xbf", 3, 0xD7FF},
-      {"\xee\x80\x80", 3, 0xE000},   {"\xef\xbf\xbf", 3, 0xFFFF}, {"\xf0\x90\x80\x80", 4, 0x10000},
-      {"\xf4\x8f\xbf\xbf", 4, 0x10FFFF}, {"\xe2\x96\x81", 3, 0x2581},
+      {std::string(1, '\0'), 1, 0},
+      {"\x7f", 1, 0x7F},
+      {"\xc2\x80", 2, 0x80},
+      {"\xdf\xbf", 2, 0x7FF},
+      {"\xe0\xa0\x80", 3, 0x800},
+      {"\xed\x9f\xbf", 3, 0xD7FF},
+      {"\xee\x80\x80", 3, 0xE000},
+      {"\xef\xbf\xbf", 3, 0xFFFF},
+      {"\xf0\x90\x80\x80", 4, 0x10000},
+      {"\xf4\x8f\xbf\xbf", 4, 0x10FFFF},
+      {"\xe2\x96\x81", 3, 0x2581},
   };
   for (const auto& v : valid) {
     const Utf8Char c = decode_utf8(v.bytes + "x", 0);
@@ -37,8 +44,8 @@ TEST(Utf8, RefusesWhatRfc3629Excludes) {
            "\xf4\x90\x80\x80",  // above U+10FFFF
            "\xf5\x80\x80\x80",  // a lead byte that never occurs
            "\xff",
-           "\xe2\x96",          // cut short by the end
-           "\xe2\x41\x81",      // a non-continuation inside
+           "\xe2\x96",      // cut short by the end
+           "\xe2\x41\x81",  // a non-continuation inside
        }) {
     EXPECT_EQ(decode_utf8(bytes, 0).length, 0u) << testing::PrintToString(bytes);
   }

@@ -28,10 +28,13 @@ inline std::string element_name(evg::ElementType t) {
 // each storage line; `value` holds the stored values exactly, in logical row-major order.
 class TestMatrix {
  public:
-  TestMatrix(std::mt19937& rng, evg::ElementType type, int64_t rows, int64_t cols, bool transposed,
-             int64_t pad)
-      : type_(type), rows_(rows), cols_(cols), transposed_(transposed),
-        ld_((transposed ? rows : cols) + pad), value_(size_t(rows * cols)) {
+  TestMatrix(std::mt19937& rng, evg::ElementType type, int64_t rows, int64_t cols, bool transposed, int64_t pad)
+      : type_(type),
+        rows_(rows),
+        cols_(cols),
+        transposed_(transposed),
+        ld_((transposed ? rows : cols) + pad),
+        value_(size_t(rows * cols)) {
     const int64_t lines = transposed ? cols : rows;
     // Never empty, so that even a 0 x n operand has a valid pointer; padding holds NaN, which
     // would poison any result that reads it.

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
-#include "cpu/cpu_backend_internal.h"
+#include "cpu_backend_internal.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/ops.h"
@@ -75,8 +75,8 @@ double arithmetic_bound(std::initializer_list<DType> types, double f32_bound) {
 
 // ---- sources --------------------------------------------------------------------------------
 
-Tensor* uniform(Context& ctx, Rng& rng, DType type, Shape ne, Layout layout = Layout::kContiguous,
-                float lo = -1.0f, float hi = 1.0f) {
+Tensor* uniform(Context& ctx, Rng& rng, DType type, Shape ne, Layout layout = Layout::kContiguous, float lo = -1.0f,
+                float hi = 1.0f) {
   Tensor* t = test::new_tensor(ctx, type, ne, layout);
   test::fill_uniform(*t, rng, lo, hi);
   return t;
@@ -90,10 +90,10 @@ Tensor* from_values(Context& ctx, DType type, Shape ne, const std::vector<float>
 
 enum class MaskKind {
   kNone,
-  kRandom,     // scores in [-1, 1], about a quarter -inf; column 0 finite, so no row is fully masked
-  kFullRows,   // as kRandom, but every third row entirely -inf (padding rows): results are zeros
-  kCausal,     // row i sees columns 0..i (scores in [-1, 1]), the rest -inf: whole blocks of keys
-               // hidden from some queries and not from others
+  kRandom,    // scores in [-1, 1], about a quarter -inf; column 0 finite, so no row is fully masked
+  kFullRows,  // as kRandom, but every third row entirely -inf (padding rows): results are zeros
+  kCausal,    // row i sees columns 0..i (scores in [-1, 1]), the rest -inf: whole blocks of keys
+              // hidden from some queries and not from others
 };
 
 std::string mask_name(MaskKind kind) {
@@ -136,8 +136,7 @@ Tensor* distinct_rows(Context& ctx, Rng& rng, Shape ne, int64_t rows) {
 
 class Table {
  public:
-  void add(Op op, const std::string& detail, double max_nmse,
-           std::function<Tensor*(Context&, Rng&)> build) {
+  void add(Op op, const std::string& detail, double max_nmse, std::function<Tensor*(Context&, Rng&)> build) {
     std::string name = std::string(op_name(op)) + "_" + detail;
     for (char& ch : name) {
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -232,10 +231,7 @@ void add_binary(Table& t) {
       {{13, 61, 2, 1}, {13, 61, 1, 1}, Layout::kPermuted, Layout::kTransposed},
   };
   using Builder = Tensor* (*)(Context&, Tensor*, Tensor*);
-  const std::array<std::pair<Op, Builder>, 4> ops = {{{Op::ADD, add},
-                                                      {Op::SUB, sub},
-                                                      {Op::MUL, mul},
-                                                      {Op::DIV, div}}};
+  const std::array<std::pair<Op, Builder>, 4> ops = {{{Op::ADD, add}, {Op::SUB, sub}, {Op::MUL, mul}, {Op::DIV, div}}};
   for (const auto& [op, build] : ops) {
     // Divisors stay away from zero so that the quotients are well conditioned.
     const float b_lo = op == Op::DIV ? 0.5f : -1.0f;
@@ -260,14 +256,13 @@ void add_binary(Table& t) {
 void add_scale(Table& t) {
   for (DType type : kFloatTypes) {
     for (const auto& [ne, layout, s, bias] :
-         std::vector<std::tuple<Shape, Layout, float, float>>{
-             {{1, 1, 1, 1}, Layout::kContiguous, 2.0f, 0.0f},
-             {{61, 13, 3, 1}, Layout::kContiguous, -0.5f, 0.25f},
-             {{4096, 5, 1, 1}, Layout::kContiguous, 0.125f, 0.0f},
-             {{31, 7, 3, 2}, Layout::kTransposed, 3.0f, -1.0f},
-             {{31, 7, 3, 2}, Layout::kPaddedRows, 3.0f, -1.0f}}) {
-      const std::string name = tn(type) + "_" + dims(ne) + "_s" + std::to_string(int(s * 1000)) +
-                               "_b" + std::to_string(int(bias * 1000)) + noncont(layout);
+         std::vector<std::tuple<Shape, Layout, float, float>>{{{1, 1, 1, 1}, Layout::kContiguous, 2.0f, 0.0f},
+                                                              {{61, 13, 3, 1}, Layout::kContiguous, -0.5f, 0.25f},
+                                                              {{4096, 5, 1, 1}, Layout::kContiguous, 0.125f, 0.0f},
+                                                              {{31, 7, 3, 2}, Layout::kTransposed, 3.0f, -1.0f},
+                                                              {{31, 7, 3, 2}, Layout::kPaddedRows, 3.0f, -1.0f}}) {
+      const std::string name = tn(type) + "_" + dims(ne) + "_s" + std::to_string(int(s * 1000)) + "_b" +
+                               std::to_string(int(bias * 1000)) + noncont(layout);
       t.add(Op::SCALE, name, arithmetic_bound({type}, kElementwise),
             [=, ne = ne, layout = layout, s = s, bias = bias](Context& ctx, Rng& rng) {
               return scale(ctx, uniform(ctx, rng, type, ne, layout), s, bias);
@@ -278,10 +273,8 @@ void add_scale(Table& t) {
 
 void add_unary(Table& t) {
   const std::vector<std::pair<Shape, Layout>> shapes = {
-      {{1, 1, 1, 1}, Layout::kContiguous},
-      {{61, 13, 1, 1}, Layout::kContiguous},
-      {{4096, 3, 1, 1}, Layout::kContiguous},
-      {{31, 7, 3, 2}, Layout::kTransposed},
+      {{1, 1, 1, 1}, Layout::kContiguous},    {{61, 13, 1, 1}, Layout::kContiguous},
+      {{4096, 3, 1, 1}, Layout::kContiguous}, {{31, 7, 3, 2}, Layout::kTransposed},
       {{31, 7, 3, 2}, Layout::kPermuted},
   };
   for (int u = 0; u < kUnaryOpCount; ++u) {
@@ -290,8 +283,7 @@ void add_unary(Table& t) {
     if (op == UnaryOp::SQRT || op == UnaryOp::RSQRT) lo = 0.05f;
     for (DType type : kFloatTypes) {
       for (const auto& [ne, layout] : shapes) {
-        const std::string name =
-            std::string(unary_op_name(op)) + "_" + tn(type) + "_" + dims(ne) + noncont(layout);
+        const std::string name = std::string(unary_op_name(op)) + "_" + tn(type) + "_" + dims(ne) + noncont(layout);
         t.add(Op::UNARY, name, arithmetic_bound({type}, kElementwise),
               [=, ne = ne, layout = layout](Context& ctx, Rng& rng) {
                 return unary(ctx, uniform(ctx, rng, type, ne, layout, lo, hi), op);
@@ -299,12 +291,11 @@ void add_unary(Table& t) {
       }
     }
     // Far outside the usual range: exp overflows to inf, tanh/sigmoid/gelu saturate.
-    t.add(Op::UNARY, std::string(unary_op_name(op)) + "_f32_1000_range100", kElementwise,
-          [=](Context& ctx, Rng& rng) {
-            return unary(ctx, uniform(ctx, rng, DType::F32, {1000, 1, 1, 1}, Layout::kContiguous,
-                                      lo > 0.0f ? 0.0f : -100.0f, 100.0f),
-                         op);
-          });
+    t.add(Op::UNARY, std::string(unary_op_name(op)) + "_f32_1000_range100", kElementwise, [=](Context& ctx, Rng& rng) {
+      return unary(
+          ctx, uniform(ctx, rng, DType::F32, {1000, 1, 1, 1}, Layout::kContiguous, lo > 0.0f ? 0.0f : -100.0f, 100.0f),
+          op);
+    });
   }
 }
 
@@ -327,12 +318,10 @@ void add_glu(Table& t) {
                 });
         }
         const Shape half = {ne[0] / 2, ne[1], ne[2], ne[3]};
-        t.add(Op::GLU, base + "_split" + noncont(layout), bound,
-              [=, layout = layout](Context& ctx, Rng& rng) {
-                Tensor* a = uniform(ctx, rng, type, half, layout, -4.0f, 4.0f);
-                return glu_split(ctx, a, uniform(ctx, rng, type, half, Layout::kContiguous, -4.0f, 4.0f),
-                                 op);
-              });
+        t.add(Op::GLU, base + "_split" + noncont(layout), bound, [=, layout = layout](Context& ctx, Rng& rng) {
+          Tensor* a = uniform(ctx, rng, type, half, layout, -4.0f, 4.0f);
+          return glu_split(ctx, a, uniform(ctx, rng, type, half, Layout::kContiguous, -4.0f, 4.0f), op);
+        });
       }
     }
   }
@@ -340,9 +329,9 @@ void add_glu(Table& t) {
 
 void add_norms(Table& t) {
   const std::vector<std::pair<Shape, Layout>> shapes = {
-      {{1, 1, 1, 1}, Layout::kContiguous},     {{61, 13, 1, 1}, Layout::kContiguous},
-      {{4096, 5, 1, 1}, Layout::kContiguous},  {{7, 4096, 1, 1}, Layout::kContiguous},
-      {{31, 7, 3, 2}, Layout::kPermuted},      {{31, 7, 3, 2}, Layout::kPaddedRows},
+      {{1, 1, 1, 1}, Layout::kContiguous},    {{61, 13, 1, 1}, Layout::kContiguous},
+      {{4096, 5, 1, 1}, Layout::kContiguous}, {{7, 4096, 1, 1}, Layout::kContiguous},
+      {{31, 7, 3, 2}, Layout::kPermuted},     {{31, 7, 3, 2}, Layout::kPaddedRows},
       {{31, 7, 3, 2}, Layout::kTransposed},
   };
   for (Op op : {Op::NORM, Op::RMS_NORM}) {
@@ -352,8 +341,7 @@ void add_norms(Table& t) {
     });
     for (DType type : kFloatTypes) {
       for (const auto& [ne, layout] : shapes) {
-        t.add(op, tn(type) + "_" + dims(ne) + noncont(layout),
-              arithmetic_bound({type}, kRowReduction),
+        t.add(op, tn(type) + "_" + dims(ne) + noncont(layout), arithmetic_bound({type}, kRowReduction),
               [=, ne = ne, layout = layout](Context& ctx, Rng& rng) {
                 Tensor* a = uniform(ctx, rng, type, ne, layout, -2.0f, 3.0f);
                 return op == Op::NORM ? norm(ctx, a, 1e-5f) : rms_norm(ctx, a, 1e-6f);
@@ -428,31 +416,28 @@ void add_rope(Table& t) {
   for (DType type : {DType::F32, DType::F16}) {
     for (RopeMode mode : {RopeMode::NORMAL, RopeMode::NEOX}) {
       for (const Variant& v : variants) {
-        std::string name = tn(type) + (mode == RopeMode::NEOX ? "_neox_" : "_normal_") + dims(v.a) +
-                           "_ndims" + std::to_string(v.n_dims);
+        std::string name = tn(type) + (mode == RopeMode::NEOX ? "_neox_" : "_normal_") + dims(v.a) + "_ndims" +
+                           std::to_string(v.n_dims);
         if (!v.name.empty()) name += "_" + v.name;
         // Angles are pos * freq with pos up to 4096 (128 Ki for longctx): the reference evaluates
         // them in double, a backend may in f32, which moves results by more than rounding.
-        t.add(Op::ROPE, name + noncont(v.layout), arithmetic_bound({type}, kRowReduction),
-              [=](Context& ctx, Rng& rng) {
-                Tensor* a = uniform(ctx, rng, type, v.a, v.layout);
-                const float max_pos = v.name == "longctx" ? 131072.0f : 4096.0f;
-                Tensor* pos = uniform(ctx, rng, DType::I32, {v.a[2], 1, 1, 1}, Layout::kContiguous,
-                                      0.0f, max_pos);
-                RopeParams p;
-                p.n_dims = v.n_dims;
-                p.mode = mode;
-                if (v.yarn) {
-                  p.n_ctx_orig = 512;
-                  p.freq_scale = 0.25f;
-                  p.ext_factor = 1.0f;
-                }
-                Tensor* ff = v.freq_factors
-                                 ? uniform(ctx, rng, DType::F32, {v.n_dims / 2, 1, 1, 1},
-                                           Layout::kContiguous, 1.0f, 8.0f)
-                                 : nullptr;
-                return rope(ctx, a, pos, p, ff);
-              });
+        t.add(Op::ROPE, name + noncont(v.layout), arithmetic_bound({type}, kRowReduction), [=](Context& ctx, Rng& rng) {
+          Tensor* a = uniform(ctx, rng, type, v.a, v.layout);
+          const float max_pos = v.name == "longctx" ? 131072.0f : 4096.0f;
+          Tensor* pos = uniform(ctx, rng, DType::I32, {v.a[2], 1, 1, 1}, Layout::kContiguous, 0.0f, max_pos);
+          RopeParams p;
+          p.n_dims = v.n_dims;
+          p.mode = mode;
+          if (v.yarn) {
+            p.n_ctx_orig = 512;
+            p.freq_scale = 0.25f;
+            p.ext_factor = 1.0f;
+          }
+          Tensor* ff = v.freq_factors
+                           ? uniform(ctx, rng, DType::F32, {v.n_dims / 2, 1, 1, 1}, Layout::kContiguous, 1.0f, 8.0f)
+                           : nullptr;
+          return rope(ctx, a, pos, p, ff);
+        });
       }
     }
   }
@@ -480,8 +465,7 @@ void add_get_rows(Table& t) {
       // Duplicate indices are allowed and used here: rows are read, never written, twice.
       t.add(Op::GET_ROWS, name, kExact, [=](Context& ctx, Rng& rng) {
         Tensor* a = uniform(ctx, rng, type, v.a, v.a_layout, -100.0f, 100.0f);
-        Tensor* idx = uniform(ctx, rng, DType::I32, {v.n, v.a[2], v.a[3], 1}, v.idx_layout, 0.0f,
-                              float(v.a[1]));
+        Tensor* idx = uniform(ctx, rng, DType::I32, {v.n, v.a[2], v.a[3], 1}, v.idx_layout, 0.0f, float(v.a[1]));
         return get_rows(ctx, a, idx);
       });
     }
@@ -510,15 +494,12 @@ void add_set_rows(Table& t) {
       if (v.dst_layout != Layout::kContiguous) name += "_dst" + noncont(v.dst_layout);
       if (v.src_layout != Layout::kContiguous) name += "_src" + noncont(v.src_layout);
       // Indices are distinct within each slice, so the result does not depend on write order.
-      t.add(Op::SET_ROWS, name, type == DType::Q8_0 ? kLowPrecision : kExact,
-            [=](Context& ctx, Rng& rng) {
-              Tensor* dst = uniform(ctx, rng, type, v.dst, v.dst_layout);
-              Tensor* src = uniform(ctx, rng, DType::F32, {v.dst[0], v.n, v.dst[2], v.dst[3]},
-                                    v.src_layout, -2.0f, 2.0f);
-              Tensor* idx =
-                  distinct_rows(ctx, rng, {v.n, v.idx_batch[1], v.idx_batch[2], 1}, v.dst[1]);
-              return set_rows(ctx, dst, src, idx);
-            });
+      t.add(Op::SET_ROWS, name, type == DType::Q8_0 ? kLowPrecision : kExact, [=](Context& ctx, Rng& rng) {
+        Tensor* dst = uniform(ctx, rng, type, v.dst, v.dst_layout);
+        Tensor* src = uniform(ctx, rng, DType::F32, {v.dst[0], v.n, v.dst[2], v.dst[3]}, v.src_layout, -2.0f, 2.0f);
+        Tensor* idx = distinct_rows(ctx, rng, {v.n, v.idx_batch[1], v.idx_batch[2], 1}, v.dst[1]);
+        return set_rows(ctx, dst, src, idx);
+      });
     }
   }
 }
@@ -562,19 +543,16 @@ void add_cpy_cont(Table& t) {
   const std::vector<std::tuple<DType, float, std::string>> edges = {
       {DType::F16, 1e5f, "overflow"}, {DType::F16, 1e-4f, "subnormal"}, {DType::BF16, 1e30f, "huge"}};
   for (const auto& [bt, range, what] : edges) {
-    t.add(Op::CPY, "f32_" + tn(bt) + "_4096x3_" + what, kExact,
-          [=, bt = bt, range = range](Context& ctx, Rng& rng) {
-            Tensor* a = uniform(ctx, rng, DType::F32, {4096, 3, 1, 1}, Layout::kContiguous, -range, range);
-            return cpy(ctx, a, uniform(ctx, rng, bt, {4096, 3, 1, 1}));
-          });
+    t.add(Op::CPY, "f32_" + tn(bt) + "_4096x3_" + what, kExact, [=, bt = bt, range = range](Context& ctx, Rng& rng) {
+      Tensor* a = uniform(ctx, rng, DType::F32, {4096, 3, 1, 1}, Layout::kContiguous, -range, range);
+      return cpy(ctx, a, uniform(ctx, rng, bt, {4096, 3, 1, 1}));
+    });
   }
   for (DType type : kAllTypes) {
     for (const Variant& v : variants) {
       if (v.a != v.b || splits_blocks(type, v.a, v.la)) continue;
       t.add(Op::CONT, tn(type) + "_" + dims(v.a) + noncont(v.la), kExact,
-            [=](Context& ctx, Rng& rng) {
-              return cont(ctx, uniform(ctx, rng, type, v.a, v.la, -50.0f, 50.0f));
-            });
+            [=](Context& ctx, Rng& rng) { return cont(ctx, uniform(ctx, rng, type, v.a, v.la, -50.0f, 50.0f)); });
     }
   }
 }
@@ -586,15 +564,14 @@ void add_cpy_cont(Table& t) {
 // K), with M = 1, primes for M and N, N on both sides of the matrix-vector limit (8), broadcast
 // batches and the views a quantized operand can be (whole blocks along dim 0).
 void add_quantized(Table& t) {
-  const std::array types = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                            DType::Q4_K, DType::Q5_K, DType::Q6_K};
+  const std::array types = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
   struct Dims {
     int64_t k_blocks, m, n;
     Shape a_batch, b_batch;
   };
   const std::vector<Dims> shapes = {
-      {1, 1, 1, {1, 1, 1, 1}, {1, 1, 1, 1}},  {1, 7, 13, {1, 1, 1, 1}, {1, 1, 1, 1}},
-      {3, 31, 8, {1, 1, 1, 1}, {1, 1, 1, 1}}, {3, 61, 5, {1, 1, 1, 1}, {1, 1, 1, 1}},
+      {1, 1, 1, {1, 1, 1, 1}, {1, 1, 1, 1}},   {1, 7, 13, {1, 1, 1, 1}, {1, 1, 1, 1}},
+      {3, 31, 8, {1, 1, 1, 1}, {1, 1, 1, 1}},  {3, 61, 5, {1, 1, 1, 1}, {1, 1, 1, 1}},
       {5, 137, 1, {1, 1, 1, 1}, {1, 1, 1, 1}}, {5, 13, 61, {1, 1, 1, 1}, {1, 1, 1, 1}},
       {2, 13, 7, {1, 1, 2, 1}, {1, 1, 6, 3}},
   };
@@ -632,19 +609,18 @@ void add_quantized(Table& t) {
       int64_t n;
       Layout a_layout, idx_layout;
     };
-    for (const RowsVariant& v : std::vector<RowsVariant>{
-             {{block, 1, 1, 1}, 1, Layout::kContiguous, Layout::kContiguous},
-             {{2 * block, 13, 1, 1}, 7, Layout::kContiguous, Layout::kContiguous},
-             {{block, 61, 3, 2}, 5, Layout::kContiguous, Layout::kContiguous},
-             {{2 * block, 13, 3, 2}, 4, Layout::kPermuted, Layout::kPaddedRows},
-             {{3 * block, 13, 1, 1}, 4, Layout::kPaddedRows, Layout::kContiguous}}) {
+    for (const RowsVariant& v :
+         std::vector<RowsVariant>{{{block, 1, 1, 1}, 1, Layout::kContiguous, Layout::kContiguous},
+                                  {{2 * block, 13, 1, 1}, 7, Layout::kContiguous, Layout::kContiguous},
+                                  {{block, 61, 3, 2}, 5, Layout::kContiguous, Layout::kContiguous},
+                                  {{2 * block, 13, 3, 2}, 4, Layout::kPermuted, Layout::kPaddedRows},
+                                  {{3 * block, 13, 1, 1}, 4, Layout::kPaddedRows, Layout::kContiguous}}) {
       std::string name = tn(qt) + "_" + dims(v.a) + "_n" + std::to_string(v.n);
       if (v.a_layout != Layout::kContiguous) name += "_a" + noncont(v.a_layout);
       if (v.idx_layout != Layout::kContiguous) name += "_idx" + noncont(v.idx_layout);
       t.add(Op::GET_ROWS, name, kExact, [=](Context& ctx, Rng& rng) {
         Tensor* a = uniform(ctx, rng, qt, v.a, v.a_layout, -100.0f, 100.0f);
-        Tensor* idx = uniform(ctx, rng, DType::I32, {v.n, v.a[2], v.a[3], 1}, v.idx_layout, 0.0f,
-                              float(v.a[1]));
+        Tensor* idx = uniform(ctx, rng, DType::I32, {v.n, v.a[2], v.a[3], 1}, v.idx_layout, 0.0f, float(v.a[1]));
         return get_rows(ctx, a, idx);
       });
     }
@@ -656,16 +632,15 @@ void add_quantized(Table& t) {
       Shape idx_batch;
       Layout dst_layout;
     };
-    for (const SetVariant& v : std::vector<SetVariant>{
-             {{block, 13, 1, 1}, 5, {1, 1, 1, 1}, Layout::kContiguous},
-             {{2 * block, 17, 3, 2}, 4, {1, 3, 2, 1}, Layout::kContiguous},
-             {{block, 13, 2, 1}, 6, {1, 2, 1, 1}, Layout::kPaddedRows}}) {
+    for (const SetVariant& v : std::vector<SetVariant>{{{block, 13, 1, 1}, 5, {1, 1, 1, 1}, Layout::kContiguous},
+                                                       {{2 * block, 17, 3, 2}, 4, {1, 3, 2, 1}, Layout::kContiguous},
+                                                       {{block, 13, 2, 1}, 6, {1, 2, 1, 1}, Layout::kPaddedRows}}) {
       std::string name = tn(qt) + "_" + dims(v.dst) + "_n" + std::to_string(v.n) + "_idx" +
                          dims({v.n, v.idx_batch[1], v.idx_batch[2], 1}) + noncont(v.dst_layout);
       t.add(Op::SET_ROWS, name, kExact, [=](Context& ctx, Rng& rng) {
         Tensor* dst = uniform(ctx, rng, qt, v.dst, v.dst_layout);
-        Tensor* src = uniform(ctx, rng, DType::F32, {v.dst[0], v.n, v.dst[2], v.dst[3]},
-                              Layout::kContiguous, -2.0f, 2.0f);
+        Tensor* src =
+            uniform(ctx, rng, DType::F32, {v.dst[0], v.n, v.dst[2], v.dst[3]}, Layout::kContiguous, -2.0f, 2.0f);
         Tensor* idx = distinct_rows(ctx, rng, {v.n, v.idx_batch[1], v.idx_batch[2], 1}, v.dst[1]);
         return set_rows(ctx, dst, src, idx);
       });
@@ -759,26 +734,22 @@ void add_flash_attn(Table& t) {
         const bool masked = v.mask_kind != MaskKind::kNone;
         if (!masked && mt != DType::F32) continue;
         if (mt == DType::F16 && kt == DType::BF16) continue;
-        std::string name = "kv_" + tn(kt) + "_d" + std::to_string(v.d) + "_dv" +
-                           std::to_string(v.dv) + "_q" + std::to_string(v.n_q) + "_kv" +
-                           std::to_string(v.n_kv) + "_h" + std::to_string(v.heads) + "_" +
-                           std::to_string(v.kv_heads) + "_b" + std::to_string(v.batch);
+        std::string name = "kv_" + tn(kt) + "_d" + std::to_string(v.d) + "_dv" + std::to_string(v.dv) + "_q" +
+                           std::to_string(v.n_q) + "_kv" + std::to_string(v.n_kv) + "_h" + std::to_string(v.heads) +
+                           "_" + std::to_string(v.kv_heads) + "_b" + std::to_string(v.batch);
         if (masked) name += "_mask_" + tn(mt) + mask_name(v.mask_kind);
         if (v.max_bias > 0.0f) name += "_alibi";
         if (v.softcap > 0.0f) name += "_softcap";
         if (v.q_layout != Layout::kContiguous) name += "_q" + noncont(v.q_layout);
         if (v.kv_layout != Layout::kContiguous) name += "_kv" + noncont(v.kv_layout);
-        t.add(Op::FLASH_ATTN_EXT, name, arithmetic_bound({kt}, kMatmulF32),
-              [=](Context& ctx, Rng& rng) {
-                Tensor* q = uniform(ctx, rng, DType::F32, {v.d, v.n_q, v.heads, v.batch}, v.q_layout);
-                Tensor* k = uniform(ctx, rng, kt, {v.d, v.n_kv, v.kv_heads, v.batch}, v.kv_layout);
-                Tensor* val = uniform(ctx, rng, kt, {v.dv, v.n_kv, v.kv_heads, v.batch}, v.kv_layout);
-                // Padded mask rows (n_q rounded up), as ggml's KQ mask padding produces.
-                Tensor* m = masked ? mask(ctx, rng, mt, {v.n_kv, (v.n_q + 7) / 8 * 8, 1, 1}, v.mask_kind)
-                                   : nullptr;
-                return flash_attn_ext(ctx, q, k, val, m, 1.0f / std::sqrt(float(v.d)), v.max_bias,
-                                      v.softcap);
-              });
+        t.add(Op::FLASH_ATTN_EXT, name, arithmetic_bound({kt}, kMatmulF32), [=](Context& ctx, Rng& rng) {
+          Tensor* q = uniform(ctx, rng, DType::F32, {v.d, v.n_q, v.heads, v.batch}, v.q_layout);
+          Tensor* k = uniform(ctx, rng, kt, {v.d, v.n_kv, v.kv_heads, v.batch}, v.kv_layout);
+          Tensor* val = uniform(ctx, rng, kt, {v.dv, v.n_kv, v.kv_heads, v.batch}, v.kv_layout);
+          // Padded mask rows (n_q rounded up), as ggml's KQ mask padding produces.
+          Tensor* m = masked ? mask(ctx, rng, mt, {v.n_kv, (v.n_q + 7) / 8 * 8, 1, 1}, v.mask_kind) : nullptr;
+          return flash_attn_ext(ctx, q, k, val, m, 1.0f / std::sqrt(float(v.d)), v.max_bias, v.softcap);
+        });
       }
     }
   }
@@ -786,7 +757,7 @@ void add_flash_attn(Table& t) {
 
 void add_reductions(Table& t) {
   const std::vector<std::pair<Shape, Layout>> sum_shapes = {
-      {{1, 1, 1, 1}, Layout::kContiguous},   {{61, 13, 1, 1}, Layout::kContiguous},
+      {{1, 1, 1, 1}, Layout::kContiguous},    {{61, 13, 1, 1}, Layout::kContiguous},
       {{4096, 7, 1, 1}, Layout::kContiguous}, {{31, 7, 3, 2}, Layout::kPermuted},
       {{31, 7, 3, 2}, Layout::kTransposed},
   };
@@ -826,8 +797,7 @@ void add_batch_norm(Table& t) {
       for (Layout layout : {Layout::kContiguous, Layout::kPermuted}) {
         if (layout != Layout::kContiguous && !affine) continue;
         t.add(Op::BATCH_NORM,
-              "f32_" + dims(ne) + "_axis" + std::to_string(axis) + (affine ? "_affine" : "") +
-                  noncont(layout),
+              "f32_" + dims(ne) + "_axis" + std::to_string(axis) + (affine ? "_affine" : "") + noncont(layout),
               kElementwise, [=](Context& ctx, Rng& rng) {
                 const Shape c = {ne[size_t(axis)], 1, 1, 1};
                 Tensor* x = uniform(ctx, rng, DType::F32, ne, layout, -3.0f, 3.0f);
@@ -859,9 +829,8 @@ void add_conv_pool(Table& t) {
   };
   for (DType kt : {DType::F32, DType::F16}) {
     for (const Conv& c : convs) {
-      const std::string name = tn(kt) + "_k" + dims(c.kernel) + "_in" + dims(c.input) + "_s" +
-                               std::to_string(c.p.s0) + std::to_string(c.p.s1) + "_p" +
-                               std::to_string(c.p.p0) + std::to_string(c.p.p1) + "_d" +
+      const std::string name = tn(kt) + "_k" + dims(c.kernel) + "_in" + dims(c.input) + "_s" + std::to_string(c.p.s0) +
+                               std::to_string(c.p.s1) + "_p" + std::to_string(c.p.p0) + std::to_string(c.p.p1) + "_d" +
                                std::to_string(c.p.d0) + std::to_string(c.p.d1) + noncont(c.layout);
       t.add(Op::CONV_2D, name, arithmetic_bound({kt}, kMatmulF32), [=](Context& ctx, Rng& rng) {
         Tensor* kernel = uniform(ctx, rng, kt, c.kernel);
@@ -885,10 +854,10 @@ void add_conv_pool(Table& t) {
     for (Pool pool : pools) {
       pool.p.op = op;
       const Pool2dParams& p = pool.p;
-      const std::string name = std::string(op == PoolOp::MAX ? "max" : "avg") + "_" +
-                               dims(pool.a) + "_k" + std::to_string(p.k0) + std::to_string(p.k1) +
-                               "_s" + std::to_string(p.s0) + std::to_string(p.s1) + "_p" +
-                               std::to_string(p.p0) + std::to_string(p.p1) + noncont(pool.layout);
+      const std::string name = std::string(op == PoolOp::MAX ? "max" : "avg") + "_" + dims(pool.a) + "_k" +
+                               std::to_string(p.k0) + std::to_string(p.k1) + "_s" + std::to_string(p.s0) +
+                               std::to_string(p.s1) + "_p" + std::to_string(p.p0) + std::to_string(p.p1) +
+                               noncont(pool.layout);
       t.add(Op::POOL_2D, name, kElementwise, [=](Context& ctx, Rng& rng) {
         return pool_2d(ctx, uniform(ctx, rng, DType::F32, pool.a, pool.layout), pool.p);
       });
@@ -903,12 +872,10 @@ void add_concat(Table& t) {
       Shape b = base;
       b[size_t(dim)] = 5;
       for (Layout layout : {Layout::kContiguous, Layout::kPermuted, Layout::kTransposed}) {
-        t.add(Op::CONCAT, tn(type) + "_dim" + std::to_string(dim) + "_" + dims(base) + "_" + dims(b) +
-                              noncont(layout),
+        t.add(Op::CONCAT, tn(type) + "_dim" + std::to_string(dim) + "_" + dims(base) + "_" + dims(b) + noncont(layout),
               kExact, [=](Context& ctx, Rng& rng) {
                 Tensor* a = uniform(ctx, rng, type, base, layout, -50.0f, 50.0f);
-                return concat(ctx, a, uniform(ctx, rng, type, b, Layout::kContiguous, -50.0f, 50.0f),
-                              dim);
+                return concat(ctx, a, uniform(ctx, rng, type, b, Layout::kContiguous, -50.0f, 50.0f), dim);
               });
       }
     }
@@ -917,8 +884,7 @@ void add_concat(Table& t) {
 
 void add_empty(Table& t) {
   t.add(Op::MUL_MAT, "f32_f32_empty_n", kExact, [](Context& ctx, Rng& rng) {
-    return mul_mat(ctx, uniform(ctx, rng, DType::F32, {32, 7, 1, 1}),
-                   uniform(ctx, rng, DType::F32, {32, 0, 1, 1}));
+    return mul_mat(ctx, uniform(ctx, rng, DType::F32, {32, 7, 1, 1}), uniform(ctx, rng, DType::F32, {32, 0, 1, 1}));
   });
   t.add(Op::UNARY, "silu_f32_empty", kExact, [](Context& ctx, Rng& rng) {
     return silu(ctx, uniform(ctx, rng, DType::F32, {0, 1, 1, 1}));
@@ -1019,8 +985,8 @@ TEST_P(BackendOps, MatchesReference) {
   for (const std::string& name : cpu_backend_names()) {
     const std::vector<float> got = run(c, name);
     const double err = test::nmse(got, want);
-    EXPECT_LE(err, c.max_nmse) << name << " " << c.name << ": nmse " << err << " > " << c.max_nmse
-                               << "; " << test::describe_difference(got, want);
+    EXPECT_LE(err, c.max_nmse) << name << " " << c.name << ": nmse " << err << " > " << c.max_nmse << "; "
+                               << test::describe_difference(got, want);
   }
 }
 
@@ -1056,20 +1022,62 @@ TEST(BackendOpsBadInput, BuildersRejectWrongShapesAndTypesNamingTheOp) {
   auto f16 = [](Context& ctx, Shape ne) { return ctx.new_tensor(DType::F16, ne); };
   auto i32 = [](Context& ctx, Shape ne) { return ctx.new_tensor(DType::I32, ne); };
   const std::vector<Bad> bad = {
-      {"mul_mat", [&](Context& c) { mul_mat(c, f32(c, {64, 4, 1, 1}), f32(c, {32, 4, 1, 1})); }},
-      {"mul_mat", [&](Context& c) { mul_mat(c, f32(c, {32, 4, 3, 1}), f32(c, {32, 4, 2, 1})); }},
-      {"mul_mat", [&](Context& c) { mul_mat(c, i32(c, {32, 4, 1, 1}), f32(c, {32, 4, 1, 1})); }},
-      {"add", [&](Context& c) { add(c, f32(c, {8, 4, 1, 1}), f32(c, {3, 4, 1, 1})); }},
-      {"sub", [&](Context& c) { sub(c, i32(c, {8, 1, 1, 1}), i32(c, {8, 1, 1, 1})); }},
-      {"div", [&](Context& c) { div(c, f32(c, {8, 1, 1, 1}), f32(c, {8, 2, 1, 1})); }},
-      {"scale", [&](Context& c) { scale(c, i32(c, {8, 1, 1, 1}), 2.0f); }},
-      {"unary", [&](Context& c) { silu(c, i32(c, {8, 1, 1, 1})); }},
-      {"glu", [&](Context& c) { glu(c, f32(c, {7, 2, 1, 1}), GluOp::SWIGLU); }},
-      {"glu", [&](Context& c) { swiglu(c, f32(c, {8, 2, 1, 1}), f32(c, {8, 3, 1, 1})); }},
-      {"rms_norm", [&](Context& c) { rms_norm(c, i32(c, {8, 2, 1, 1}), 1e-5f); }},
-      {"norm", [&](Context& c) { norm(c, f32(c, {8, 2, 1, 1}), -1.0f); }},
-      {"soft_max", [&](Context& c) { soft_max(c, f32(c, {8, 2, 1, 1}), f32(c, {7, 2, 1, 1})); }},
-      {"soft_max", [&](Context& c) { soft_max(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 2, 1, 1})); }},
+      {"mul_mat",
+       [&](Context& c) {
+         mul_mat(c, f32(c, {64, 4, 1, 1}), f32(c, {32, 4, 1, 1}));
+       }},
+      {"mul_mat",
+       [&](Context& c) {
+         mul_mat(c, f32(c, {32, 4, 3, 1}), f32(c, {32, 4, 2, 1}));
+       }},
+      {"mul_mat",
+       [&](Context& c) {
+         mul_mat(c, i32(c, {32, 4, 1, 1}), f32(c, {32, 4, 1, 1}));
+       }},
+      {"add",
+       [&](Context& c) {
+         add(c, f32(c, {8, 4, 1, 1}), f32(c, {3, 4, 1, 1}));
+       }},
+      {"sub",
+       [&](Context& c) {
+         sub(c, i32(c, {8, 1, 1, 1}), i32(c, {8, 1, 1, 1}));
+       }},
+      {"div",
+       [&](Context& c) {
+         div(c, f32(c, {8, 1, 1, 1}), f32(c, {8, 2, 1, 1}));
+       }},
+      {"scale",
+       [&](Context& c) {
+         scale(c, i32(c, {8, 1, 1, 1}), 2.0f);
+       }},
+      {"unary",
+       [&](Context& c) {
+         silu(c, i32(c, {8, 1, 1, 1}));
+       }},
+      {"glu",
+       [&](Context& c) {
+         glu(c, f32(c, {7, 2, 1, 1}), GluOp::SWIGLU);
+       }},
+      {"glu",
+       [&](Context& c) {
+         swiglu(c, f32(c, {8, 2, 1, 1}), f32(c, {8, 3, 1, 1}));
+       }},
+      {"rms_norm",
+       [&](Context& c) {
+         rms_norm(c, i32(c, {8, 2, 1, 1}), 1e-5f);
+       }},
+      {"norm",
+       [&](Context& c) {
+         norm(c, f32(c, {8, 2, 1, 1}), -1.0f);
+       }},
+      {"soft_max",
+       [&](Context& c) {
+         soft_max(c, f32(c, {8, 2, 1, 1}), f32(c, {7, 2, 1, 1}));
+       }},
+      {"soft_max",
+       [&](Context& c) {
+         soft_max(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 2, 1, 1}));
+       }},
       {"rope",
        [&](Context& c) {
          RopeParams p;
@@ -1082,41 +1090,78 @@ TEST(BackendOpsBadInput, BuildersRejectWrongShapesAndTypesNamingTheOp) {
          p.n_dims = 7;
          rope(c, f32(c, {8, 2, 3, 1}), i32(c, {3, 1, 1, 1}), p);
        }},
-      {"get_rows", [&](Context& c) { get_rows(c, f32(c, {8, 4, 1, 1}), f32(c, {2, 1, 1, 1})); }},
+      {"get_rows",
+       [&](Context& c) {
+         get_rows(c, f32(c, {8, 4, 1, 1}), f32(c, {2, 1, 1, 1}));
+       }},
       {"set_rows",
        [&](Context& c) {
          set_rows(c, f32(c, {8, 4, 1, 1}), f16(c, {8, 2, 1, 1}), i32(c, {2, 1, 1, 1}));
        }},
-      {"cpy", [&](Context& c) { cpy(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 3, 1, 1})); }},
-      {"cpy", [&](Context& c) { cpy(c, i32(c, {8, 4, 1, 1}), f32(c, {8, 4, 1, 1})); }},
-      {"reshape", [&](Context& c) { reshape(c, transpose(c, f32(c, {8, 4, 1, 1})), {32}); }},
-      {"reshape", [&](Context& c) { reshape(c, f32(c, {8, 4, 1, 1}), {31}); }},
-      {"permute", [&](Context& c) { permute(c, f32(c, {8, 4, 1, 1}), 0, 0, 1, 2); }},
-      {"view", [&](Context& c) { view_2d(c, f32(c, {8, 4, 1, 1}), 8, 8, 32, 0); }},
-      {"flash_attn_ext",
+      {"cpy",
        [&](Context& c) {
-         flash_attn_ext(c, f32(c, {64, 1, 4, 1}), f32(c, {32, 8, 4, 1}), f32(c, {64, 8, 4, 1}),
-                        nullptr, 1.0f);
+         cpy(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 3, 1, 1}));
+       }},
+      {"cpy",
+       [&](Context& c) {
+         cpy(c, i32(c, {8, 4, 1, 1}), f32(c, {8, 4, 1, 1}));
+       }},
+      {"reshape",
+       [&](Context& c) {
+         reshape(c, transpose(c, f32(c, {8, 4, 1, 1})), {32});
+       }},
+      {"reshape",
+       [&](Context& c) {
+         reshape(c, f32(c, {8, 4, 1, 1}), {31});
+       }},
+      {"permute",
+       [&](Context& c) {
+         permute(c, f32(c, {8, 4, 1, 1}), 0, 0, 1, 2);
+       }},
+      {"view",
+       [&](Context& c) {
+         view_2d(c, f32(c, {8, 4, 1, 1}), 8, 8, 32, 0);
        }},
       {"flash_attn_ext",
        [&](Context& c) {
-         flash_attn_ext(c, f32(c, {64, 1, 4, 1}), f32(c, {64, 8, 3, 1}), f32(c, {64, 8, 3, 1}),
-                        nullptr, 1.0f);
+         flash_attn_ext(c, f32(c, {64, 1, 4, 1}), f32(c, {32, 8, 4, 1}), f32(c, {64, 8, 4, 1}), nullptr, 1.0f);
        }},
-      {"sum_rows", [&](Context& c) { sum_rows(c, i32(c, {8, 4, 1, 1})); }},
-      {"argmax", [&](Context& c) { argmax(c, f32(c, {8, 4, 2, 1})); }},
+      {"flash_attn_ext",
+       [&](Context& c) {
+         flash_attn_ext(c, f32(c, {64, 1, 4, 1}), f32(c, {64, 8, 3, 1}), f32(c, {64, 8, 3, 1}), nullptr, 1.0f);
+       }},
+      {"sum_rows",
+       [&](Context& c) {
+         sum_rows(c, i32(c, {8, 4, 1, 1}));
+       }},
+      {"argmax",
+       [&](Context& c) {
+         argmax(c, f32(c, {8, 4, 2, 1}));
+       }},
       {"batch_norm",
        [&](Context& c) {
-         batch_norm(c, f32(c, {8, 4, 3, 1}), f32(c, {4, 1, 1, 1}), f32(c, {3, 1, 1, 1}), nullptr,
-                    nullptr, 1e-5f);
+         batch_norm(c, f32(c, {8, 4, 3, 1}), f32(c, {4, 1, 1, 1}), f32(c, {3, 1, 1, 1}), nullptr, nullptr, 1e-5f);
        }},
-      {"conv_2d", [&](Context& c) { conv_2d(c, f32(c, {3, 3, 2, 4}), f32(c, {8, 8, 3, 1})); }},
       {"conv_2d",
-       [&](Context& c) { conv_2d(c, f32(c, {9, 9, 3, 4}), f32(c, {8, 8, 3, 1}), Conv2dParams{}); }},
+       [&](Context& c) {
+         conv_2d(c, f32(c, {3, 3, 2, 4}), f32(c, {8, 8, 3, 1}));
+       }},
+      {"conv_2d",
+       [&](Context& c) {
+         conv_2d(c, f32(c, {9, 9, 3, 4}), f32(c, {8, 8, 3, 1}), Conv2dParams{});
+       }},
       {"pool_2d",
-       [&](Context& c) { pool_2d(c, f32(c, {8, 8, 1, 1}), Pool2dParams{PoolOp::MAX, 2, 2, 2, 2, 2, 0}); }},
-      {"concat", [&](Context& c) { concat(c, f32(c, {8, 4, 1, 1}), i32(c, {8, 4, 1, 1}), 0); }},
-      {"concat", [&](Context& c) { concat(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 5, 1, 1}), 0); }},
+       [&](Context& c) {
+         pool_2d(c, f32(c, {8, 8, 1, 1}), Pool2dParams{PoolOp::MAX, 2, 2, 2, 2, 2, 0});
+       }},
+      {"concat",
+       [&](Context& c) {
+         concat(c, f32(c, {8, 4, 1, 1}), i32(c, {8, 4, 1, 1}), 0);
+       }},
+      {"concat",
+       [&](Context& c) {
+         concat(c, f32(c, {8, 4, 1, 1}), f32(c, {8, 5, 1, 1}), 0);
+       }},
   };
   for (const Bad& b : bad) {
     Context ctx;
@@ -1162,8 +1207,7 @@ TEST(BackendOpsBadInput, RowIndexOutOfRangeIsAComputeError) {
     Tensor* a = uniform(ctx, rng, DType::F32, {8, 4, 1, 1});
     for (float bad : {4.0f, -1.0f}) {
       Tensor* idx = from_values(ctx, DType::I32, {3, 1, 1, 1}, {0.0f, bad, 1.0f});
-      EXPECT_THROW(backend(name).compute(Graph::build(get_rows(ctx, a, idx))), Error)
-          << name << " index " << bad;
+      EXPECT_THROW(backend(name).compute(Graph::build(get_rows(ctx, a, idx))), Error) << name << " index " << bad;
     }
   }
 }

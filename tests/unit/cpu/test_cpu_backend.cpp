@@ -18,15 +18,15 @@
 
 #include "common/expect_error.h"
 #include "common/tensor_utils.h"
-#include "cpu/cpu_backend_internal.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "cpu_backend_internal.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/reference.h"
 #include "tilegraph/cpu/cpu_backend.h"
 #include "tilegraph/runtime/reference_backend.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
@@ -195,10 +195,7 @@ TEST(VecKernels, TranscendentalsAreAccurate) {
       {UnaryOp::SIGMOID, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 4e-7},
       {UnaryOp::SILU, [](double v) { return v / (1.0 + std::exp(-v)); }, 4e-7},
       {UnaryOp::GELU,
-       [](double v) {
-         return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-       },
-       1e-6},
+       [](double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); }, 1e-6},
   };
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
@@ -217,16 +214,14 @@ TEST(VecKernels, TranscendentalsAreAccurate) {
           kept_want.push_back(want[i]);
         }
       }
-      EXPECT_LT(max_relative_error(kept_got, kept_want), c.bound)
-          << isa_name(isa) << " " << unary_op_name(c.op);
+      EXPECT_LT(max_relative_error(kept_got, kept_want), c.bound) << isa_name(isa) << " " << unary_op_name(c.op);
     }
     // gelu_erf: absolute error of erf ~1.5e-7, scaled by x/2.
     std::vector<float> y(x.size());
     vec.unary(UnaryOp::GELU_ERF, n, y.data(), x.data());
     for (size_t i = 0; i < x.size(); ++i) {
       const double want = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
-      ASSERT_NEAR(y[i], want, 2e-7 * std::max(1.0, std::abs(double(x[i]))))
-          << isa_name(isa) << " x=" << x[i];
+      ASSERT_NEAR(y[i], want, 2e-7 * std::max(1.0, std::abs(double(x[i])))) << isa_name(isa) << " x=" << x[i];
     }
   }
 }
@@ -300,23 +295,18 @@ TEST(VecKernels, RowBlockPrimitivesMatchPlainLoops) {
         for (float& v : y) v = dist(rng);
 
         std::vector<float> dots(static_cast<size_t>(count)), out = y;
-        vec.dot_rows(type, n, count, rows.data(), size_t(stride_elems) * elem, x.data(),
-                     dots.data());
-        vec.axpy_rows(type, n, count, rows.data(), size_t(stride_elems) * elem, s.data(),
-                      out.data());
+        vec.dot_rows(type, n, count, rows.data(), size_t(stride_elems) * elem, x.data(), dots.data());
+        vec.axpy_rows(type, n, count, rows.data(), size_t(stride_elems) * elem, s.data(), out.data());
         for (int64_t j = 0; j < count; ++j) {
           double want = 0.0;
-          for (int64_t i = 0; i < n; ++i)
-            want += double(row_values[size_t(j * n + i)]) * x[size_t(i)];
+          for (int64_t i = 0; i < n; ++i) want += double(row_values[size_t(j * n + i)]) * x[size_t(i)];
           ASSERT_NEAR(dots[size_t(j)], want, 1e-5 * double(n))
               << isa_name(isa) << " " << dtype_name(type) << " n=" << n;
         }
         for (int64_t i = 0; i < n; ++i) {
           double want = y[size_t(i)];
-          for (int64_t j = 0; j < count; ++j)
-            want += double(s[size_t(j)]) * row_values[size_t(j * n + i)];
-          ASSERT_NEAR(out[size_t(i)], want, 1e-5)
-              << isa_name(isa) << " " << dtype_name(type) << " n=" << n;
+          for (int64_t j = 0; j < count; ++j) want += double(s[size_t(j)]) * row_values[size_t(j * n + i)];
+          ASSERT_NEAR(out[size_t(i)], want, 1e-5) << isa_name(isa) << " " << dtype_name(type) << " n=" << n;
         }
       }
     }
@@ -335,8 +325,7 @@ double compare_with_reference(Backend& backend, Tensor* out, std::vector<Tensor*
   }
   backend.compute(graph);
   const std::vector<float> got = test::read_f32(*out);
-  for (size_t i = 0; i < in_place.size(); ++i)
-    std::memcpy(in_place[i]->data, saved[i].data(), saved[i].size());
+  for (size_t i = 0; i < in_place.size(); ++i) std::memcpy(in_place[i]->data, saved[i].data(), saved[i].size());
   reference::compute_graph(graph);
   const std::vector<float> want = test::read_f32(*out);
   const double error = test::nmse(got, want);
@@ -348,9 +337,7 @@ struct OpCase {
   std::string name;
   double bound;
   std::function<Tensor*(Context&, test::Rng&)> build;
-  std::function<std::vector<Tensor*>(Tensor*)> in_place = [](Tensor*) {
-    return std::vector<Tensor*>{};
-  };
+  std::function<std::vector<Tensor*>(Tensor*)> in_place = [](Tensor*) { return std::vector<Tensor*>{}; };
 };
 
 Tensor* random_tensor(Context& ctx, test::Rng& rng, DType type, std::array<int64_t, 4> ne,
@@ -370,36 +357,32 @@ std::vector<OpCase> op_cases() {
   std::vector<OpCase> cases;
   for (DType a_type : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
     for (int64_t n : {1, 5, 40}) {
-      cases.push_back({"mul_mat_" + std::string(dtype_name(a_type)) + "_n" + std::to_string(n),
-                       1e-6, [=](Context& ctx, test::Rng& rng) {
+      cases.push_back({"mul_mat_" + std::string(dtype_name(a_type)) + "_n" + std::to_string(n), 1e-6,
+                       [=](Context& ctx, test::Rng& rng) {
                          Tensor* a = random_tensor(ctx, rng, a_type, {96, 45, 2, 1});
                          Tensor* b = random_tensor(ctx, rng, DType::F32, {96, n, 4, 1});
                          return mul_mat(ctx, a, b);
                        }});
     }
   }
-  cases.push_back(
-      {"mul_mat_vec_transposed_f16_a_batched", 1e-6, [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F16, {50, 30, 3, 1}, Layout::kTransposed);
-         Tensor* b = random_tensor(ctx, rng, DType::F32, {50, 1, 6, 2}, Layout::kPermuted);
-         return mul_mat(ctx, a, b);
-       }});
-  cases.push_back(
-      {"mul_mat_deep_k_f16_b_transposed_a", 1e-6, [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F32, {600, 70, 1, 1}, Layout::kTransposed);
-         Tensor* b = random_tensor(ctx, rng, DType::F16, {600, 33, 1, 1}, Layout::kPaddedRows);
-         return mul_mat(ctx, a, b);
-       }});
-  cases.push_back(
-      {"add_broadcast_rows", 1e-12, [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F32, {67, 5, 3, 2}, Layout::kPermuted);
-         Tensor* b = random_tensor(ctx, rng, DType::F32, {67, 1, 3, 1});
-         return add(ctx, a, b);
-       }});
+  cases.push_back({"mul_mat_vec_transposed_f16_a_batched", 1e-6, [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F16, {50, 30, 3, 1}, Layout::kTransposed);
+                     Tensor* b = random_tensor(ctx, rng, DType::F32, {50, 1, 6, 2}, Layout::kPermuted);
+                     return mul_mat(ctx, a, b);
+                   }});
+  cases.push_back({"mul_mat_deep_k_f16_b_transposed_a", 1e-6, [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F32, {600, 70, 1, 1}, Layout::kTransposed);
+                     Tensor* b = random_tensor(ctx, rng, DType::F16, {600, 33, 1, 1}, Layout::kPaddedRows);
+                     return mul_mat(ctx, a, b);
+                   }});
+  cases.push_back({"add_broadcast_rows", 1e-12, [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F32, {67, 5, 3, 2}, Layout::kPermuted);
+                     Tensor* b = random_tensor(ctx, rng, DType::F32, {67, 1, 3, 1});
+                     return add(ctx, a, b);
+                   }});
   cases.push_back({"div_broadcast_scalar_f16", 1e-6, [](Context& ctx, test::Rng& rng) {
                      Tensor* a = random_tensor(ctx, rng, DType::F16, {33, 7, 1, 1});
-                     Tensor* b = random_tensor(ctx, rng, DType::F32, {1, 7, 1, 1},
-                                               Layout::kContiguous, 0.5f, 2.0f);
+                     Tensor* b = random_tensor(ctx, rng, DType::F32, {1, 7, 1, 1}, Layout::kContiguous, 0.5f, 2.0f);
                      return div(ctx, a, b);
                    }});
   cases.push_back({"mul_tiled_b", 1e-12, [](Context& ctx, test::Rng& rng) {
@@ -408,13 +391,10 @@ std::vector<OpCase> op_cases() {
                      return mul(ctx, a, b);
                    }});
   for (int op = 0; op < kUnaryOpCount; ++op) {
-    cases.push_back({"unary_" + std::string(unary_op_name(UnaryOp(op))), 1e-9,
-                     [op](Context& ctx, test::Rng& rng) {
-                       const bool positive =
-                           UnaryOp(op) == UnaryOp::SQRT || UnaryOp(op) == UnaryOp::RSQRT;
-                       Tensor* a =
-                           random_tensor(ctx, rng, DType::F32, {131, 9, 1, 1}, Layout::kTransposed,
-                                         positive ? 0.1f : -4.0f, 4.0f);
+    cases.push_back({"unary_" + std::string(unary_op_name(UnaryOp(op))), 1e-9, [op](Context& ctx, test::Rng& rng) {
+                       const bool positive = UnaryOp(op) == UnaryOp::SQRT || UnaryOp(op) == UnaryOp::RSQRT;
+                       Tensor* a = random_tensor(ctx, rng, DType::F32, {131, 9, 1, 1}, Layout::kTransposed,
+                                                 positive ? 0.1f : -4.0f, 4.0f);
                        return unary(ctx, a, UnaryOp(op));
                      }});
   }
@@ -422,24 +402,19 @@ std::vector<OpCase> op_cases() {
                      Tensor* a = random_tensor(ctx, rng, DType::BF16, {70, 4, 1, 1});
                      return glu(ctx, a, GluOp::SWIGLU, true);
                    }});
-  cases.push_back(
-      {"geglu_split", 1e-9, [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F32, {45, 4, 1, 1});
-         Tensor* b = random_tensor(ctx, rng, DType::F32, {45, 4, 1, 1}, Layout::kPaddedRows);
-         return glu_split(ctx, a, b, GluOp::GEGLU);
-       }});
-  cases.push_back(
-      {"norm", 1e-10, [](Context& ctx, test::Rng& rng) {
-         return norm(ctx, random_tensor(ctx, rng, DType::F32, {100, 6, 2, 1}, Layout::kPermuted),
-                     1e-5f);
-       }});
-  cases.push_back(
-      {"rms_norm_f16", 1e-6, [](Context& ctx, test::Rng& rng) {
-         return rms_norm(ctx, random_tensor(ctx, rng, DType::F16, {4096, 3, 1, 1}), 1e-6f);
-       }});
+  cases.push_back({"geglu_split", 1e-9, [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F32, {45, 4, 1, 1});
+                     Tensor* b = random_tensor(ctx, rng, DType::F32, {45, 4, 1, 1}, Layout::kPaddedRows);
+                     return glu_split(ctx, a, b, GluOp::GEGLU);
+                   }});
+  cases.push_back({"norm", 1e-10, [](Context& ctx, test::Rng& rng) {
+                     return norm(ctx, random_tensor(ctx, rng, DType::F32, {100, 6, 2, 1}, Layout::kPermuted), 1e-5f);
+                   }});
+  cases.push_back({"rms_norm_f16", 1e-6, [](Context& ctx, test::Rng& rng) {
+                     return rms_norm(ctx, random_tensor(ctx, rng, DType::F16, {4096, 3, 1, 1}), 1e-6f);
+                   }});
   cases.push_back({"soft_max_mask_alibi", 1e-10, [](Context& ctx, test::Rng& rng) {
-                     Tensor* a = random_tensor(ctx, rng, DType::F32, {77, 5, 6, 1},
-                                               Layout::kContiguous, -8.0f, 8.0f);
+                     Tensor* a = random_tensor(ctx, rng, DType::F32, {77, 5, 6, 1}, Layout::kContiguous, -8.0f, 8.0f);
                      Tensor* mask = random_tensor(ctx, rng, DType::F16, {77, 8, 1, 1});
                      return soft_max(ctx, a, mask, 0.3f, 8.0f);
                    }});
@@ -465,8 +440,7 @@ std::vector<OpCase> op_cases() {
                      // A fully masked first query row, and masked keys elsewhere.
                      float* m = static_cast<float*>(mask->data);
                      for (int j = 0; j < 150; ++j) m[j] = -std::numeric_limits<float>::infinity();
-                     for (int j = 0; j < 150; j += 3)
-                       m[150 + j] = -std::numeric_limits<float>::infinity();
+                     for (int j = 0; j < 150; j += 3) m[150 + j] = -std::numeric_limits<float>::infinity();
                      return flash_attn_ext(ctx, q, k, v, mask, 0.125f, 0.0f, 20.0f);
                    }});
   cases.push_back({"flash_attn_decode_gqa_bf16_kv", 1e-6, [](Context& ctx, test::Rng& rng) {
@@ -475,14 +449,13 @@ std::vector<OpCase> op_cases() {
                      Tensor* v = random_tensor(ctx, rng, DType::BF16, {80, 200, 2, 1});
                      return flash_attn_ext(ctx, q, k, v, nullptr, 0.1f);
                    }});
-  cases.push_back(
-      {"flash_attn_alibi_permuted_kv", 1e-6, [](Context& ctx, test::Rng& rng) {
-         Tensor* q = random_tensor(ctx, rng, DType::F32, {32, 1, 6, 2}, Layout::kPermuted);
-         Tensor* k = random_tensor(ctx, rng, DType::F32, {32, 70, 6, 2}, Layout::kPermuted);
-         Tensor* v = random_tensor(ctx, rng, DType::BF16, {32, 70, 6, 2}, Layout::kTransposed);
-         Tensor* mask = random_tensor(ctx, rng, DType::F16, {70, 1, 6, 2});
-         return flash_attn_ext(ctx, q, k, v, mask, 0.2f, 4.0f);
-       }});
+  cases.push_back({"flash_attn_alibi_permuted_kv", 1e-6, [](Context& ctx, test::Rng& rng) {
+                     Tensor* q = random_tensor(ctx, rng, DType::F32, {32, 1, 6, 2}, Layout::kPermuted);
+                     Tensor* k = random_tensor(ctx, rng, DType::F32, {32, 70, 6, 2}, Layout::kPermuted);
+                     Tensor* v = random_tensor(ctx, rng, DType::BF16, {32, 70, 6, 2}, Layout::kTransposed);
+                     Tensor* mask = random_tensor(ctx, rng, DType::F16, {70, 1, 6, 2});
+                     return flash_attn_ext(ctx, q, k, v, mask, 0.2f, 4.0f);
+                   }});
   cases.push_back({"get_rows_q8_0", 1e-12, [](Context& ctx, test::Rng& rng) {
                      Tensor* a = random_tensor(ctx, rng, DType::Q8_0, {64, 10, 2, 1});
                      return get_rows(ctx, a, index_tensor(ctx, {7, 2, 1, 1}, 10, rng));
@@ -494,56 +467,50 @@ std::vector<OpCase> op_cases() {
                      return set_rows(ctx, dst, src, index_tensor(ctx, {9, 1, 1, 1}, 6, rng));
                    },
                    [](Tensor* out) { return std::vector<Tensor*>{out->src[0]}; }});
-  cases.push_back(
-      {"cpy_permuted_f32_to_q8_0", 1e-12,
-       [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F32, {64, 3, 5, 1}, Layout::kPermuted);
-         Tensor* b = ctx.new_tensor(DType::Q8_0, {64, 3, 5, 1});
-         return cpy(ctx, a, b);
-       },
-       [](Tensor* out) { return std::vector<Tensor*>{out->src[1]}; }});
-  cases.push_back(
-      {"cpy_reshaping_transposed_to_bf16", 1e-12,
-       [](Context& ctx, test::Rng& rng) {
-         Tensor* a = random_tensor(ctx, rng, DType::F16, {6, 10, 1, 1}, Layout::kTransposed);
-         Tensor* b = ctx.new_tensor(DType::BF16, {4, 15, 1, 1});
-         return cpy(ctx, a, b);
-       },
-       [](Tensor* out) { return std::vector<Tensor*>{out->src[1]}; }});
-  cases.push_back(
-      {"cont_transposed_i32", 0.0, [](Context& ctx, test::Rng& rng) {
-         Tensor* a = test::new_tensor(ctx, DType::I32, {9, 13, 2, 1}, Layout::kTransposed);
-         test::fill_uniform(*a, rng, -1000.0f, 1000.0f);
-         return cont(ctx, a);
-       }});
+  cases.push_back({"cpy_permuted_f32_to_q8_0", 1e-12,
+                   [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F32, {64, 3, 5, 1}, Layout::kPermuted);
+                     Tensor* b = ctx.new_tensor(DType::Q8_0, {64, 3, 5, 1});
+                     return cpy(ctx, a, b);
+                   },
+                   [](Tensor* out) { return std::vector<Tensor*>{out->src[1]}; }});
+  cases.push_back({"cpy_reshaping_transposed_to_bf16", 1e-12,
+                   [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = random_tensor(ctx, rng, DType::F16, {6, 10, 1, 1}, Layout::kTransposed);
+                     Tensor* b = ctx.new_tensor(DType::BF16, {4, 15, 1, 1});
+                     return cpy(ctx, a, b);
+                   },
+                   [](Tensor* out) { return std::vector<Tensor*>{out->src[1]}; }});
+  cases.push_back({"cont_transposed_i32", 0.0, [](Context& ctx, test::Rng& rng) {
+                     Tensor* a = test::new_tensor(ctx, DType::I32, {9, 13, 2, 1}, Layout::kTransposed);
+                     test::fill_uniform(*a, rng, -1000.0f, 1000.0f);
+                     return cont(ctx, a);
+                   }});
   for (int dim = 0; dim < 3; ++dim) {
-    cases.push_back(
-        {"concat_dim" + std::to_string(dim), 0.0, [dim](Context& ctx, test::Rng& rng) {
-           std::array<int64_t, 4> ne_b = {5, 4, 3, 1};
-           ne_b[size_t(dim)] = 2;
-           Tensor* a = random_tensor(ctx, rng, DType::F16, {5, 4, 3, 1}, Layout::kPermuted);
-           Tensor* b = random_tensor(ctx, rng, DType::F16, ne_b);
-           return concat(ctx, a, b, dim);
-         }});
+    cases.push_back({"concat_dim" + std::to_string(dim), 0.0, [dim](Context& ctx, test::Rng& rng) {
+                       std::array<int64_t, 4> ne_b = {5, 4, 3, 1};
+                       ne_b[size_t(dim)] = 2;
+                       Tensor* a = random_tensor(ctx, rng, DType::F16, {5, 4, 3, 1}, Layout::kPermuted);
+                       Tensor* b = random_tensor(ctx, rng, DType::F16, ne_b);
+                       return concat(ctx, a, b, dim);
+                     }});
   }
   cases.push_back({"sum_rows", 1e-12, [](Context& ctx, test::Rng& rng) {
-                     return sum_rows(ctx, random_tensor(ctx, rng, DType::F32, {301, 4, 2, 1},
-                                                        Layout::kPaddedRows));
+                     return sum_rows(ctx, random_tensor(ctx, rng, DType::F32, {301, 4, 2, 1}, Layout::kPaddedRows));
                    }});
   cases.push_back({"argmax", 0.0, [](Context& ctx, test::Rng& rng) {
                      return argmax(ctx, random_tensor(ctx, rng, DType::F32, {1000, 5, 1, 1}));
                    }});
-  cases.push_back(
-      {"conv_2d_strided_dilated_f16", 1e-6, [](Context& ctx, test::Rng& rng) {
-         Tensor* kernel = random_tensor(ctx, rng, DType::F16, {3, 3, 4, 5});
-         Tensor* input = random_tensor(ctx, rng, DType::F32, {17, 12, 4, 2}, Layout::kPaddedRows);
-         Conv2dParams p;
-         p.s0 = 2;
-         p.p0 = 1;
-         p.p1 = 2;
-         p.d1 = 2;
-         return conv_2d(ctx, kernel, input, p);
-       }});
+  cases.push_back({"conv_2d_strided_dilated_f16", 1e-6, [](Context& ctx, test::Rng& rng) {
+                     Tensor* kernel = random_tensor(ctx, rng, DType::F16, {3, 3, 4, 5});
+                     Tensor* input = random_tensor(ctx, rng, DType::F32, {17, 12, 4, 2}, Layout::kPaddedRows);
+                     Conv2dParams p;
+                     p.s0 = 2;
+                     p.p0 = 1;
+                     p.p1 = 2;
+                     p.d1 = 2;
+                     return conv_2d(ctx, kernel, input, p);
+                   }});
   cases.push_back({"conv_2d_unit_stride", 1e-10, [](Context& ctx, test::Rng& rng) {
                      Tensor* kernel = random_tensor(ctx, rng, DType::F32, {3, 2, 3, 4});
                      Tensor* input = random_tensor(ctx, rng, DType::F32, {40, 9, 3, 1});
@@ -553,18 +520,15 @@ std::vector<OpCase> op_cases() {
                      return conv_2d(ctx, kernel, input, p);
                    }});
   for (PoolOp op : {PoolOp::MAX, PoolOp::AVG}) {
-    cases.push_back(
-        {op == PoolOp::MAX ? "pool_2d_max" : "pool_2d_avg", 0.0,
-         [op](Context& ctx, test::Rng& rng) {
-           Pool2dParams p;
-           p.op = op;
-           p.k0 = 3;
-           p.s0 = 2;
-           p.p0 = 1;
-           p.p1 = 1;
-           return pool_2d(
-               ctx, random_tensor(ctx, rng, DType::F32, {13, 11, 3, 2}, Layout::kPermuted), p);
-         }});
+    cases.push_back({op == PoolOp::MAX ? "pool_2d_max" : "pool_2d_avg", 0.0, [op](Context& ctx, test::Rng& rng) {
+                       Pool2dParams p;
+                       p.op = op;
+                       p.k0 = 3;
+                       p.s0 = 2;
+                       p.p0 = 1;
+                       p.p1 = 1;
+                       return pool_2d(ctx, random_tensor(ctx, rng, DType::F32, {13, 11, 3, 2}, Layout::kPermuted), p);
+                     }});
   }
   cases.push_back(
       {"batch_norm_axis0_and_2", 0.0, [](Context& ctx, test::Rng& rng) {
@@ -572,15 +536,13 @@ std::vector<OpCase> op_cases() {
          auto channel = [&](int64_t c, float lo, float hi) {
            return random_tensor(ctx, rng, DType::F32, {c, 1, 1, 1}, Layout::kContiguous, lo, hi);
          };
-         Tensor* y = batch_norm(ctx, x, channel(4, -1, 1), channel(4, 0.5f, 2), channel(4, -1, 1),
-                                channel(4, -1, 1), 1e-5f);
-         return batch_norm(ctx, y, channel(6, -1, 1), channel(6, 0.5f, 2), nullptr,
-                           channel(6, -1, 1), 1e-3f, 0);
+         Tensor* y =
+             batch_norm(ctx, x, channel(4, -1, 1), channel(4, 0.5f, 2), channel(4, -1, 1), channel(4, -1, 1), 1e-5f);
+         return batch_norm(ctx, y, channel(6, -1, 1), channel(6, 0.5f, 2), nullptr, channel(6, -1, 1), 1e-3f, 0);
        }});
-  cases.push_back(
-      {"scale_bf16", 1e-5, [](Context& ctx, test::Rng& rng) {
-         return scale(ctx, random_tensor(ctx, rng, DType::BF16, {50, 3, 1, 1}), 1.5f, -0.25f);
-       }});
+  cases.push_back({"scale_bf16", 1e-5, [](Context& ctx, test::Rng& rng) {
+                     return scale(ctx, random_tensor(ctx, rng, DType::BF16, {50, 3, 1, 1}), 1.5f, -0.25f);
+                   }});
   return cases;
 }
 
@@ -601,8 +563,7 @@ TEST_P(CpuOps, MatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(IsasAndThreads, CpuOps,
-                         testing::Combine(testing::ValuesIn(runnable_isas()),
-                                          testing::Values(1, 3)),
+                         testing::Combine(testing::ValuesIn(runnable_isas()), testing::Values(1, 3)),
                          [](const testing::TestParamInfo<std::tuple<Isa, int>>& info) {
                            return std::string(isa_name(std::get<0>(info.param))) + "_" +
                                   std::to_string(std::get<1>(info.param)) + "threads";
@@ -641,9 +602,7 @@ TEST(CpuBackend, KernelErrorOnAWorkerNamesTheNodeAndLeavesTheBackendUsable) {
     backend->compute(Graph::build(rows));
     FAIL() << "expected an out-of-range error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("cpu: get_rows gathered: row index 8 at idx[63,0,0]", 0),
-              0u)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("cpu: get_rows gathered: row index 8 at idx[63,0,0]", 0), 0u) << e.what();
   }
   static_cast<int32_t*>(idx->data)[63] = -1;
   EXPECT_THROW(backend->compute(Graph::build(rows)), Error);
@@ -667,7 +626,8 @@ TEST(CpuBackend, ArgmaxSkipsNaNOnEveryIsa) {
   Tensor* best = argmax(ctx, a);
   for (Isa isa : runnable_isas()) {
     make_cpu_backend(BackendOptions{2}, isa)->compute(Graph::build(best));
-    for (int r = 0; r < 6; ++r) EXPECT_EQ(static_cast<int32_t*>(best->data)[r], max_at[r]) << "row " << r << " isa " << int(isa);
+    for (int r = 0; r < 6; ++r)
+      EXPECT_EQ(static_cast<int32_t*>(best->data)[r], max_at[r]) << "row " << r << " isa " << int(isa);
   }
   reference::compute_graph(Graph::build(best));
   for (int r = 0; r < 6; ++r) EXPECT_EQ(static_cast<int32_t*>(best->data)[r], max_at[r]) << "reference, row " << r;

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/kernels.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "kernels.h"
+#include "thread_pool.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
@@ -40,7 +40,8 @@ TEST(ParallelRange, CoversEveryItemOnceInContiguousChunks) {
   for (const int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
     ExecContext exec(pool, scalar_vec_kernels());
-    for (const int64_t n : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(31), int64_t(997), int64_t(65537)}) {
+    for (const int64_t n :
+         {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(31), int64_t(997), int64_t(65537)}) {
       for (const int64_t cost : {int64_t(1), int64_t(64), int64_t(4096), int64_t(1) << 20}) {
         const Ranges got = run_ranges(exec, n, cost);
         int64_t next = 0;

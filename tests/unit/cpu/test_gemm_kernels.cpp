@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "cpu/gemm.h"
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
-#include "cpu/vec.h"
+#include "gemm.h"
 #include "gemm_test_utils.h"
+#include "launcher.h"
+#include "thread_pool.h"
 #include "tilegraph/core/error.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
@@ -61,8 +61,8 @@ TEST(GemmMicroKernel, EveryRowCountAgainstReference) {
                 mag += std::fabs(double(a[size_t(i * lda + k)]) * b[size_t(k * cols + j)]);
               }
               ASSERT_NEAR(got, want, double(kc + 4) * std::ldexp(1.0, -23) * mag)
-                  << isa_name(isa) << " rows=" << rows << " kc=" << kc << " accumulate=" << accumulate
-                  << " at (" << i << ", " << j << ")";
+                  << isa_name(isa) << " rows=" << rows << " kc=" << kc << " accumulate=" << accumulate << " at (" << i
+                  << ", " << j << ")";
             }
           }
         }
@@ -83,9 +83,9 @@ struct Case {
 
 std::string describe(const Case& c, Isa isa) {
   return std::string(isa_name(isa)) + " m=" + std::to_string(c.shape.m) + " n=" + std::to_string(c.shape.n) +
-         " k=" + std::to_string(c.shape.k) + " A " + test::element_name(c.a_type) +
-         (c.a_transposed ? "^T" : "") + " B " + test::element_name(c.b_type) + (c.b_transposed ? "^T" : "") +
-         " pad=" + std::to_string(c.pad) + " threads=" + std::to_string(c.threads);
+         " k=" + std::to_string(c.shape.k) + " A " + test::element_name(c.a_type) + (c.a_transposed ? "^T" : "") +
+         " B " + test::element_name(c.b_type) + (c.b_transposed ? "^T" : "") + " pad=" + std::to_string(c.pad) +
+         " threads=" + std::to_string(c.threads);
 }
 
 // The operands of a case and their reference, built once for every ISA and thread count.
@@ -115,9 +115,8 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
       if (j >= p.n) {
         ASSERT_EQ(got, sentinel) << describe(c, isa) << ": wrote padding at (" << i << ", " << j << ")";
       } else {
-        ASSERT_TRUE(ops.ref.close(i, j, got, p.k))
-            << describe(c, isa) << " at (" << i << ", " << j << "): got " << got << ", want "
-            << ops.ref.value[size_t(i * p.n + j)];
+        ASSERT_TRUE(ops.ref.close(i, j, got, p.k)) << describe(c, isa) << " at (" << i << ", " << j << "): got " << got
+                                                   << ", want " << ops.ref.value[size_t(i * p.n + j)];
       }
     }
   }
@@ -130,10 +129,10 @@ void run_case_on_every_isa(const Case& c, std::mt19937& rng) {
 
 // Shapes: empty, single elements, primes, whole and partial micro tiles, K across several packed
 // blocks, M across several row blocks, N across several column blocks, and the M = 1 GEMV.
-const std::vector<evg::GemmShape> kShapes = {
-    {0, 5, 3},   {5, 0, 3},    {4, 6, 0},    {1, 1, 1},     {1, 37, 129},  {1, 1000, 17},
-    {2, 3, 5},   {13, 31, 7},  {12, 32, 256}, {25, 65, 257}, {7, 1, 64},    {97, 389, 300},
-    {761, 23, 31}, {3, 1031, 5}, {48, 96, 513}, {20, 40, 1100}};
+const std::vector<evg::GemmShape> kShapes = {{0, 5, 3},     {5, 0, 3},     {4, 6, 0},     {1, 1, 1},
+                                             {1, 37, 129},  {1, 1000, 17}, {2, 3, 5},     {13, 31, 7},
+                                             {12, 32, 256}, {25, 65, 257}, {7, 1, 64},    {97, 389, 300},
+                                             {761, 23, 31}, {3, 1031, 5},  {48, 96, 513}, {20, 40, 1100}};
 
 TEST(Gemm, EveryStorageOrderAgainstReference) {
   std::mt19937 rng(2);
@@ -149,8 +148,9 @@ TEST(Gemm, EveryStorageOrderAgainstReference) {
 TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
   std::mt19937 rng(3);
   const ElementType types[] = {ElementType::F32, ElementType::F16, ElementType::BF16};
-  for (const evg::GemmShape& shape : {evg::GemmShape{1, 45, 70}, evg::GemmShape{29, 67, 41}, evg::GemmShape{40, 130, 300},
-                                      evg::GemmShape{1, 45, 1031}, evg::GemmShape{5, 21, 1031}}) {
+  for (const evg::GemmShape& shape :
+       {evg::GemmShape{1, 45, 70}, evg::GemmShape{29, 67, 41}, evg::GemmShape{40, 130, 300},
+        evg::GemmShape{1, 45, 1031}, evg::GemmShape{5, 21, 1031}}) {
     for (ElementType at : types) {
       for (ElementType bt : types) {
         for (int order = 0; order < 4; ++order) {
@@ -208,8 +208,9 @@ TEST(Gemm, Bf16ActivationsAgainstBf16WeightsInPairs) {
   std::mt19937 rng(7);
   for (const evg::GemmShape& shape :
        {evg::GemmShape{9, 37, 2}, evg::GemmShape{13, 31, 30}, evg::GemmShape{25, 65, 514}, evg::GemmShape{40, 130, 300},
-        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41}, evg::GemmShape{1, 37, 1},
-        evg::GemmShape{1, 70, 97}, evg::GemmShape{3, 45, 64}, evg::GemmShape{8, 33, 1031}, evg::GemmShape{5, 9, 2048}}) {
+        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41},
+        evg::GemmShape{1, 37, 1}, evg::GemmShape{1, 70, 97}, evg::GemmShape{3, 45, 64}, evg::GemmShape{8, 33, 1031},
+        evg::GemmShape{5, 9, 2048}}) {
     for (int64_t pad : {0, 2, 1}) {
       for (int threads : {1, 2}) {
         run_case_on_every_isa({shape, ElementType::BF16, ElementType::BF16, false, true, pad, threads}, rng);
@@ -228,7 +229,7 @@ TEST(Gemm, RowMajorF32AReadInPlaceOrPacked) {
     int64_t k, pad;
     bool rows_share_one_set;
   };
-  const StrideCase strides[] = {{1024, 0, true}, {1024, 1, false}, {512, 0, false}, {600, 424, true},
+  const StrideCase strides[] = {{1024, 0, true},   {1024, 1, false}, {512, 0, false}, {600, 424, true},
                                 {1100, 948, true}, {1100, 5, false}, {300, 3, false}};
   for (const StrideCase& s : strides) {
     const Case c{{37, 70, s.k}, ElementType::F32, ElementType::F32, false, false, s.pad, 1};
@@ -369,7 +370,8 @@ TEST(GemmEpilogue, EveryElementVisitedOnceAfterTheWholeSum) {
 TEST(GemmEpilogue, SumsInTheOfferedOutput) {
   constexpr float kUntouched = -12345.5f;
   std::mt19937 rng(8);
-  for (const evg::GemmShape& p : {evg::GemmShape{50, 64, 100}, evg::GemmShape{1, 300, 70}, evg::GemmShape{40, 70, 600}}) {
+  for (const evg::GemmShape& p :
+       {evg::GemmShape{50, 64, 100}, evg::GemmShape{1, 300, 70}, evg::GemmShape{40, 70, 600}}) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 0);
     const Reference ref(a, b, p);
@@ -437,9 +439,8 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
   expect_error("operand B has a negative leading dimension", [&] {
     kernels.gemm(plan, op_a, {b.data(), ElementType::F32, -8, false}, d.data(), 8, launcher, workspace.get());
   });
-  expect_error("aligned", [&] {
-    kernels.gemm(plan, op_a, op_b, d.data(), 8, launcher, static_cast<char*>(workspace.get()) + 4);
-  });
+  expect_error("aligned",
+               [&] { kernels.gemm(plan, op_a, op_b, d.data(), 8, launcher, static_cast<char*>(workspace.get()) + 4); });
   expect_error("row stride", [&] { kernels.gemm(plan, op_a, op_b, d.data(), 7, launcher, workspace.get()); });
   expect_error("no output", [&] { kernels.gemm(plan, op_a, op_b, nullptr, 8, launcher, workspace.get()); });
   expect_error("no visit function", [&] {
@@ -447,22 +448,18 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
   });
   evg::Launcher broken = launcher;
   broken.num_threads = 0;
-  expect_error("at least one thread", [&] {
-    kernels.gemm(plan, op_a, op_b, d.data(), 8, broken, workspace.get());
-  });
+  expect_error("at least one thread", [&] { kernels.gemm(plan, op_a, op_b, d.data(), 8, broken, workspace.get()); });
   // A plan fits one problem, one layout of B and one thread count.
   evg::Launcher one_thread = launcher;
   one_thread.num_threads = 1;
-  expect_error("another problem or thread count", [&] {
-    kernels.gemm(plan, op_a, op_b, d.data(), 8, one_thread, workspace.get());
-  });
+  expect_error("another problem or thread count",
+               [&] { kernels.gemm(plan, op_a, op_b, d.data(), 8, one_thread, workspace.get()); });
   expect_error("another problem or thread count", [&] {
     kernels.gemm(plan, op_a, {b.data(), ElementType::F32, 8, true}, d.data(), 8, launcher, workspace.get());
   });
   if (best_isa() != Isa::SCALAR) {
-    expect_error("another instruction set", [&] {
-      gemm_kernels(Isa::SCALAR).gemm(plan, op_a, op_b, d.data(), 8, launcher, workspace.get());
-    });
+    expect_error("another instruction set",
+                 [&] { gemm_kernels(Isa::SCALAR).gemm(plan, op_a, op_b, d.data(), 8, launcher, workspace.get()); });
   }
 }
 

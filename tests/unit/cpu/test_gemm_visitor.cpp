@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/launcher.h"
-#include "cpu/thread_pool.h"
 #include "gemm_test_utils.h"
+#include "launcher.h"
+#include "thread_pool.h"
 #include "tilegraph/core/dtype.h"
-#include "tilegraph/evg/cpu/block_mmad.h"
-#include "tilegraph/evg/cpu/block_scheduler.h"
+#include "tilegraph/evg/host/block_mmad.h"
+#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 
 namespace tg::evg {
@@ -49,7 +49,7 @@ class ScaleBiasEpilogue {
   Arguments args_;
 };
 
-using ScaleBiasGemm = kernel::MatmulVisitor<cpu::BlockMmad, ScaleBiasEpilogue, cpu::BlockScheduler>;
+using ScaleBiasGemm = kernel::MatmulVisitor<host::BlockMmad, ScaleBiasEpilogue, host::BlockScheduler>;
 
 TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
   std::mt19937 rng(7);
@@ -74,8 +74,8 @@ TEST(MatmulVisitor, OwnEpilogueTypeWithOwnAndCallerWorkspace) {
         for (int64_t j = 0; j < p.n; ++j) {
           const float got = d[size_t(i * p.n + j)];
           const float acc = (got - bias[size_t(j)]) / 2.0f;
-          ASSERT_TRUE(ref.close(i, j, acc, p.k + 2)) << "m=" << p.m << " threads=" << threads << " at (" << i
-                                                     << ", " << j << "): " << got;
+          ASSERT_TRUE(ref.close(i, j, acc, p.k + 2))
+              << "m=" << p.m << " threads=" << threads << " at (" << i << ", " << j << "): " << got;
         }
       }
     }
@@ -119,10 +119,11 @@ class StripRecorder {
 };
 
 TEST(MatmulVisitor, RowStripsCoverEachBlockInOrderFromOneThread) {
-  using Gemm = kernel::MatmulVisitor<cpu::BlockMmad, StripRecorder, cpu::BlockScheduler>;
+  using Gemm = kernel::MatmulVisitor<host::BlockMmad, StripRecorder, host::BlockScheduler>;
   std::mt19937 rng(3);
   // Several K blocks; two block rows; the streaming path (whole blocks); K = 0.
-  for (const GemmShape& p : {GemmShape{37, 90, 260}, GemmShape{731, 41, 17}, GemmShape{1, 70, 33}, GemmShape{5, 9, 0}}) {
+  for (const GemmShape& p :
+       {GemmShape{37, 90, 260}, GemmShape{731, 41, 17}, GemmShape{1, 70, 33}, GemmShape{5, 9, 0}}) {
     const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::F32, p.k, p.n, false, 0);
     const Reference ref(a, b, p);
@@ -147,7 +148,7 @@ TEST(MatmulVisitor, RowStripsCoverEachBlockInOrderFromOneThread) {
         EXPECT_TRUE(v.final_sums) << "strip at row " << v.acc.row0 << " before the last K block";
         // The packed path hands over one A panel at a time, while it is in cache.
         if (p.m > 1 && p.k > 0) {
-          EXPECT_LE(v.acc.rows, cpu::kTileRows);
+          EXPECT_LE(v.acc.rows, host::kTileRows);
         }
         next_row[block] = v.acc.row0 + v.acc.rows;
       }
@@ -167,7 +168,7 @@ TEST(BlockScheduler, CoversEveryElementOnceWithinTheLimits) {
     for (int64_t m : {1, 5, 12, 13, 119, 120, 121, 700}) {
       for (int64_t n : {1, 31, 32, 95, 97, 500}) {
         for (int64_t k : {0, 1, 4096}) {
-          const cpu::BlockScheduler s({m, n, k}, limits, threads);
+          const host::BlockScheduler s({m, n, k}, limits, threads);
           const BlockGrid& g = s.grid();
           ASSERT_EQ(g.block_rows % limits.tile_rows, 0);
           ASSERT_EQ(g.block_cols % limits.tile_cols, 0);
@@ -194,14 +195,14 @@ TEST(BlockScheduler, SmallMIsSplitByColumnsSoEveryThreadWorks) {
   const BlockLimits limits{12, 32, 720, 384};
   for (int64_t m : {1, 8, 64, 512}) {
     for (int threads : {2, 3, 4}) {
-      const cpu::BlockScheduler s({m, 4096, 4096}, limits, threads);
+      const host::BlockScheduler s({m, 4096, 4096}, limits, threads);
       EXPECT_EQ(s.grid().row_blocks(m), 1);
       EXPECT_GE(s.blocks(), threads) << "m=" << m;
       EXPECT_EQ(s.blocks() % threads, 0) << "m=" << m << ": a thread would be left the last block alone";
     }
   }
   // Too little work to be worth another thread: one block.
-  EXPECT_EQ(cpu::BlockScheduler({4, 64, 8}, limits, 2).blocks(), 1);
+  EXPECT_EQ(host::BlockScheduler({4, 64, 8}, limits, 2).blocks(), 1);
 }
 
 // Several threads get kMinBlocksPerThread blocks each where the work allows, so that a thread
@@ -211,13 +212,13 @@ TEST(BlockScheduler, SmallMIsSplitByColumnsSoEveryThreadWorks) {
 TEST(BlockScheduler, EveryThreadGetsSeveralBlocksWhereTheWorkAllows) {
   const BlockLimits limits{12, 32, 720, 256};
   for (int threads : {2, 3, 4}) {
-    const cpu::BlockScheduler s({512, 768, 64}, limits, threads);
-    EXPECT_GE(s.blocks(), cpu::BlockScheduler::kMinBlocksPerThread * threads) << "threads=" << threads;
+    const host::BlockScheduler s({512, 768, 64}, limits, threads);
+    EXPECT_GE(s.blocks(), host::BlockScheduler::kMinBlocksPerThread * threads) << "threads=" << threads;
     EXPECT_EQ(s.blocks() % threads, 0) << "threads=" << threads;
   }
-  EXPECT_EQ(cpu::BlockScheduler({512, 768, 64}, limits, 1).blocks(), 3);  // the 256-column limit
+  EXPECT_EQ(host::BlockScheduler({512, 768, 64}, limits, 1).blocks(), 3);  // the 256-column limit
   // 512 x 256 x 4: 4 blocks keep enough work, 8 would not.
-  const cpu::BlockScheduler small({512, 256, 4}, limits, 2);
+  const host::BlockScheduler small({512, 256, 4}, limits, 2);
   EXPECT_EQ(small.blocks(), 4);
   EXPECT_EQ(small.grid().block_cols, 64);
 }
@@ -228,7 +229,7 @@ TEST(BlockScheduler, EveryThreadGetsSeveralBlocksWhereTheWorkAllows) {
 TEST(BlockScheduler, BlocksTakenTogetherAreNotNeighbours) {
   const BlockLimits limits{12, 32, 720, 256};
   for (int threads : {2, 4}) {
-    const cpu::BlockScheduler s({512, 768, 64}, limits, threads);
+    const host::BlockScheduler s({512, 768, 64}, limits, threads);
     ASSERT_EQ(s.grid().row_blocks(512), 1);
     const int64_t apart = s.blocks() / threads * s.grid().block_cols;
     for (int64_t item = 0; item + 1 < s.blocks(); ++item) {
@@ -236,7 +237,7 @@ TEST(BlockScheduler, BlocksTakenTogetherAreNotNeighbours) {
       EXPECT_EQ(s.block(item + 1).col0 - s.block(item).col0, apart) << "threads=" << threads << " item=" << item;
     }
   }
-  const cpu::BlockScheduler rows({1440, 512, 64}, limits, 2);  // two block rows for two threads
+  const host::BlockScheduler rows({1440, 512, 64}, limits, 2);  // two block rows for two threads
   ASSERT_EQ(rows.grid().row_blocks(1440), 2);
   for (int64_t item = 0; item + 1 < rows.blocks(); item += 2) {
     EXPECT_NE(rows.block(item).row0, rows.block(item + 1).row0) << "item=" << item;
@@ -250,7 +251,7 @@ TEST(BlockScheduler, ColumnBlocksAreEven) {
   for (int threads : {2, 3, 4}) {
     for (int64_t m : {1, 64, 256, 700}) {
       for (int64_t n : {64, 96, 256, 320, 512, 1000, 3072}) {
-        const cpu::BlockScheduler s({m, n, 512}, limits, threads);
+        const host::BlockScheduler s({m, n, 512}, limits, threads);
         const int64_t tiles = (n + limits.tile_cols - 1) / limits.tile_cols;
         const int64_t blocks = s.grid().col_blocks(n);
         const int64_t block_tiles = s.grid().block_cols / limits.tile_cols;
@@ -292,7 +293,7 @@ TEST(Launcher, RunsEveryItemOnceOnValidThreads) {
 
 TEST(GemmConversion, HalfToFloatIsExactForEveryValue) {
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
-    const float got = cpu::half_to_float(uint16_t(bits));
+    const float got = host::half_to_float(uint16_t(bits));
     const float want = f16_to_f32(f16{uint16_t(bits)});
     if (want != want) {
       ASSERT_NE(got, got) << std::hex << bits;

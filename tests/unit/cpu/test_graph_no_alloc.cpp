@@ -116,7 +116,7 @@ TEST(GraphNoAlloc, CounterSeesEveryFormOfNewAndDelete) {
     CountAllocations count;
     delete escape(new int(1));
     delete[] escape(new char[40]);
-    delete escape(new Wide);    // aligned new, sized aligned delete
+    delete escape(new Wide);  // aligned new, sized aligned delete
     delete[] escape(new Wide[2]);
     ::operator delete(escape(::operator new(24, std::nothrow)), std::nothrow);
     std::vector<double> v(100);
@@ -222,9 +222,7 @@ TEST_P(GraphNoAllocOnHit, TransformerBlockHitAllocatesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, GraphNoAllocOnHit, ::testing::Values(1, 2),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::to_string(info.param) + "t";
-                         });
+                         [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "t"; });
 
 }  // namespace
 }  // namespace tg

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
+#include "replay_plan.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/cpu/cpu_backend.h"
 #include "tilegraph/runtime/graph_allocator.h"
 #include "tilegraph/runtime/graph_mode.h"
-#include "cpu/replay_plan.h"
 
 namespace tg {
 namespace {
@@ -93,7 +93,7 @@ struct Weights {
   Tensor* w[2][2][3][2];  // [copy][type][embd idx][out idx]
   Tensor* gain[2][3];
   Tensor* bias[2][2];
-  Tensor* cache[2];       // rows written by SET_ROWS: state that carries over between steps
+  Tensor* cache[2];  // rows written by SET_ROWS: state that carries over between steps
   explicit Weights(std::mt19937& rng) {
     const int64_t embd[3] = {16, 32, 33}, out[2] = {8, 24};
     for (int c = 0; c < 2; ++c) {
@@ -306,9 +306,9 @@ TEST(GraphReplay, FusesAChainValueThatIsTheSecondOperand) {
       // Every result has memory of its own: an allocator that gave a chain's output the memory of
       // one of its operands would rightly stop the chain short (FusesElementwiseOps... above).
       Context ctx;
-      Tensor* gated = swiglu(ctx, gate, mul_mat(ctx, w_up, x));          // two steps
-      Tensor* residual = add(ctx, x, mul_mat(ctx, w_out, gated));        // matmul chain of 2
-      Tensor* ordered = div(ctx, y, sub(ctx, residual, silu(ctx, y)));   // silu -> sub -> div: a row chain of 3
+      Tensor* gated = swiglu(ctx, gate, mul_mat(ctx, w_up, x));         // two steps
+      Tensor* residual = add(ctx, x, mul_mat(ctx, w_out, gated));       // matmul chain of 2
+      Tensor* ordered = div(ctx, y, sub(ctx, residual, silu(ctx, y)));  // silu -> sub -> div: a row chain of 3
       Graph g = Graph::build(ordered);
       backend->compute(g);
       const cpu::ReplayPlan* plan = newest_plan(*backend);

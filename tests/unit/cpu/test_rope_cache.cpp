@@ -22,7 +22,7 @@ namespace {
 
 struct RopeCase {
   int pos_tensor;  // which of the two position tensors
-  int factors;  // 0: none; 1 or 2: the first or second half of the factors tensor
+  int factors;     // 0: none; 1 or 2: the first or second half of the factors tensor
   RopeParams params;
 };
 
@@ -39,9 +39,8 @@ std::vector<RopeCase> cases() {
   yarn.n_ctx_orig = 64;
   yarn.freq_scale = 0.25f;
   yarn.ext_factor = 1.0f;
-  return {{0, 0, base}, {0, 0, base},       {1, 0, base}, {1, 0, other_base}, {1, 0, neox},
-          {1, 0, fewer_dims}, {1, 0, yarn}, {1, 1, base}, {1, 1, base},       {1, 2, base},
-          {1, 0, base}, {0, 1, neox},       {0, 0, base}};
+  return {{0, 0, base}, {0, 0, base}, {1, 0, base}, {1, 0, other_base}, {1, 0, neox}, {1, 0, fewer_dims}, {1, 0, yarn},
+          {1, 1, base}, {1, 1, base}, {1, 2, base}, {1, 0, base},       {0, 1, neox}, {0, 0, base}};
 }
 
 // Where a case's factors start in the factors tensor, in bytes.
@@ -63,7 +62,8 @@ struct Program {
     for (Tensor* t : {x, pos[0], pos[1], factors}) t->flags |= kFlagInput;
     Tensor* sum = nullptr;
     for (const RopeCase& c : list) {
-      Tensor* y = rope(ctx, x, pos[c.pos_tensor], c.params, c.factors ? view_1d(ctx, factors, c.params.n_dims / 2, factor_offset(c)) : nullptr);
+      Tensor* y = rope(ctx, x, pos[c.pos_tensor], c.params,
+                       c.factors ? view_1d(ctx, factors, c.params.n_dims / 2, factor_offset(c)) : nullptr);
       y->flags |= kFlagOutput;
       outputs.push_back(y);
       sum = sum ? add(ctx, sum, y) : y;

@@ -14,16 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "cpu/vec.h"
 #include "tilegraph/evg/fusion/functional.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
 
 std::vector<float> activation_inputs() {
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  std::vector<float> x = {0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.625f, -0.625f,
-                          -10.03f, -10.04f, 88.0f, -88.0f, 89.5f, -104.5f, 1e-30f, -1e-30f};
+  std::vector<float> x = {0.0f,   -0.0f,   kInf,    -kInf,   std::numeric_limits<float>::quiet_NaN(),
+                          0.625f, -0.625f, -10.03f, -10.04f, 88.0f,
+                          -88.0f, 89.5f,   -104.5f, 1e-30f,  -1e-30f};
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> wide(-110.0f, 110.0f), narrow(-6.0f, 6.0f);
   for (int i = 0; i < 3000; ++i) x.push_back(i % 2 ? wide(rng) : narrow(rng));
@@ -37,7 +38,8 @@ float one_lane(float v) {
   return Fn{}(evg::simd::Vec<float, 1>{v})[0];
 }
 
-std::string first_difference(const std::vector<float>& want, const std::vector<float>& got, const std::vector<float>& x) {
+std::string first_difference(const std::vector<float>& want, const std::vector<float>& got,
+                             const std::vector<float>& x) {
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i]) && std::isnan(got[i])) continue;  // a NaN's sign and payload carry nothing
     if (std::memcmp(&want[i], &got[i], sizeof(float)) != 0) {
@@ -82,7 +84,8 @@ TEST(VecActivations, GluIsTheEvgActivationTimesTheGate) {
     for (Isa isa : runnable_isas()) {
       std::vector<float> got(x.size());
       vec_kernels(isa).glu(op, int64_t(x.size()), got.data(), x.data(), g.data());
-      EXPECT_EQ(first_difference(want, got, x), "") << (op == GluOp::SWIGLU ? "swiglu" : "geglu") << " on " << isa_name(isa);
+      EXPECT_EQ(first_difference(want, got, x), "")
+          << (op == GluOp::SWIGLU ? "swiglu" : "geglu") << " on " << isa_name(isa);
     }
   }
 }

@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "cpu/vec.h"
 #include "tilegraph/core/dtype.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
@@ -56,8 +56,8 @@ TEST(VecDotRows, EveryRowInAGroupHasTheBitsOfTheModel) {
           for (int64_t j = 0; j < count - count % 4; ++j) {
             const float want = model_row(rows_f32.data() + size_t(j) * stride_elems, x.data(), n, w);
             EXPECT_EQ(std::memcmp(&want, &out[size_t(j)], sizeof want), 0)
-                << isa_name(isa) << " " << dtype_name(type) << " n " << n << " count " << count << " row " << j
-                << ": " << out[size_t(j)] << " vs model " << want;
+                << isa_name(isa) << " " << dtype_name(type) << " n " << n << " count " << count << " row " << j << ": "
+                << out[size_t(j)] << " vs model " << want;
           }
         }
       }

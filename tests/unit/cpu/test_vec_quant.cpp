@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
-#include "cpu/vec.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
+#include "vec.h"
 
 namespace tg::cpu {
 namespace {
@@ -54,15 +54,15 @@ struct Activations {
   }
 
   // The kernel of `type`: `count` rows from `rows` against tokens first .. first + tokens - 1.
-  void dot(const VecKernels& vec, int64_t count, const char* rows, size_t row_stride, int64_t first,
-           int64_t tokens, float* out, int64_t out_stride) const {
+  void dot(const VecKernels& vec, int64_t count, const char* rows, size_t row_stride, int64_t first, int64_t tokens,
+           float* out, int64_t out_stride) const {
     switch (activation_type(type)) {
       case ActivationType::Q8_K:
-        return vec.dot_q8k_rows(type, n, count, rows, row_stride, tokens, q8k.data() + first * stride, stride,
-                                out, out_stride);
+        return vec.dot_q8k_rows(type, n, count, rows, row_stride, tokens, q8k.data() + first * stride, stride, out,
+                                out_stride);
       case ActivationType::Q8_32:
-        return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride,
-                                  stride, out, out_stride);
+        return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride, stride, out,
+                                  out_stride);
       case ActivationType::F32:
       case ActivationType::BF16: break;
     }
@@ -206,7 +206,8 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
   for (float& v : x) v = dist(rng);
   const Activations xa(type, x, n, token_counts.back(), x_stride);
   std::vector<std::vector<double>> offsets;
-  for (int64_t j = 0; j < a.count; ++j) offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
+  for (int64_t j = 0; j < a.count; ++j)
+    offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     for (int64_t count : counts) {
@@ -223,8 +224,8 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
             }
             const ReferenceDot ref = reference_dot(a, j, xa.values.data() + t * x_stride, offsets[size_t(j)]);
             ASSERT_NEAR(got, ref.want, ref.bound)
-                << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " count=" << count
-                << " tokens=" << tokens << " row " << j << " token " << t;
+                << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " count=" << count << " tokens=" << tokens
+                << " row " << j << " token " << t;
           }
         }
       }
@@ -308,8 +309,10 @@ TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
     std::memset(got_32.data(), 0x5A, got_32.size() * sizeof(BlockQ8_32));
     vec_kernels(isa).quantize_q8k(n, got_k.data(), x.data());
     vec_kernels(isa).quantize_q8_32(n, got_32.data(), x.data());
-    for (size_t b = 0; b < want_k.size(); ++b) EXPECT_TRUE(same(got_k[b], want_k[b])) << isa_name(isa) << " q8_K block " << b;
-    for (size_t b = 0; b < want_32.size(); ++b) EXPECT_TRUE(same(got_32[b], want_32[b])) << isa_name(isa) << " q8_32 block " << b;
+    for (size_t b = 0; b < want_k.size(); ++b)
+      EXPECT_TRUE(same(got_k[b], want_k[b])) << isa_name(isa) << " q8_K block " << b;
+    for (size_t b = 0; b < want_32.size(); ++b)
+      EXPECT_TRUE(same(got_32[b], want_32[b])) << isa_name(isa) << " q8_32 block " << b;
   }
 }
 
@@ -342,7 +345,8 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
           int32_t want_sum = 0;
           for (int i = 0; i < 32; ++i) want_sum += want_q[i];
           ASSERT_EQ(sum, want_sum) << isa_name(isa) << " block " << b;
-          ASSERT_TRUE(std::isnan(want_d) ? std::isnan(fields[0]) : fields[0] == want_d) << isa_name(isa) << " block " << b;
+          ASSERT_TRUE(std::isnan(want_d) ? std::isnan(fields[0]) : fields[0] == want_d)
+              << isa_name(isa) << " block " << b;
           continue;
         }
         if (std::isnan(want_d)) {
@@ -351,8 +355,8 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
         }
         ASSERT_EQ(fields[0], want_d) << isa_name(isa) << " block " << b;
         for (int g = 0; g < layout.block / layout.group; ++g) {
-          const float want_sum = layout.block == 256 ? want_d * float(want.q8k[size_t(b)].bsums[g])
-                                                     : want.q8_32[size_t(b)].s;
+          const float want_sum =
+              layout.block == 256 ? want_d * float(want.q8k[size_t(b)].bsums[g]) : want.q8_32[size_t(b)].s;
           ASSERT_EQ(fields[1 + g], want_sum) << isa_name(isa) << " block " << b << " group " << g;
         }
       }
@@ -373,7 +377,8 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
       const int64_t n = blocks * layout.block;
       const QuantRows a(type, n, 16, rng);
       std::vector<std::vector<double>> offsets;
-      for (int64_t j = 0; j < a.count; ++j) offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
+      for (int64_t j = 0; j < a.count; ++j)
+        offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
       const int64_t max_tokens = 12;
       std::vector<float> x(size_t(max_tokens * n));
       for (float& v : x) v = dist(rng);
@@ -386,7 +391,8 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
         std::vector<const uint8_t*> x_rows;
         for (int64_t t = 0; t < max_tokens; ++t) {
           x_rows.push_back(acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
-          vec.pack_quant_activations(type, n, x.data() + t * n, acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
+          vec.pack_quant_activations(type, n, x.data() + t * n,
+                                     acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
         }
         for (int rows : {1, lanes - 1, lanes}) {
           if (rows < 1) continue;
@@ -415,7 +421,8 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
                   vec.pack_quant_panel(type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride, alone_panel.data());
                   float alone = -7.0f;
                   vec.quant_gemm_tile(layout, n, alone_panel.data(), 1, 1, x_rows.data() + t, &alone, 1, false);
-                  ASSERT_EQ(alone, first[at]) << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
+                  ASSERT_EQ(alone, first[at])
+                      << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
                 }
               }
             }
@@ -483,8 +490,10 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "cpu: dot_q8k_rows does not take q4_0");
     }
-    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1), Error);
-    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1), Error);
+    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1),
+                 Error);
+    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1),
+                 Error);
     const uint16_t f16_row[32] = {};
     uint8_t panel[64];
     try {

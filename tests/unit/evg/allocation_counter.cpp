@@ -14,8 +14,9 @@ std::atomic<int64_t> allocations{0};
 void* allocate(std::size_t bytes, std::size_t alignment) {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
   const std::size_t size = (bytes ? bytes : 1);
-  void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
-                                                    : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  void* p = alignment <= alignof(std::max_align_t)
+                ? std::malloc(size)
+                : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
   if (!p) throw std::bad_alloc();
   return p;
 }

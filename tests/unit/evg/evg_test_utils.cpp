@@ -85,9 +85,8 @@ Launcher thread_launcher(int threads) {
   return l;
 }
 
-void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const BlockGrid& grid,
-                    Schedule schedule, int threads, Rng& rng,
-                    const std::function<void(const AccBlock&, int)>& visit) {
+void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const BlockGrid& grid, Schedule schedule,
+                    int threads, Rng& rng, const std::function<void(const AccBlock&, int)>& visit) {
   std::vector<AccBlock> blocks;
   for (int64_t bi = 0; bi < grid.row_blocks(m); ++bi) {
     for (int64_t bj = 0; bj < grid.col_blocks(n); ++bj) {
@@ -111,12 +110,13 @@ void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const B
         const std::function<void(const AccBlock&, int)>* visit;
       } job{&blocks, &visit};
       const Launcher launcher = thread_launcher(threads);
-      launcher.parallel_for(launcher.pool, int64_t(blocks.size()),
-                            [](void* arg, int64_t item, int thread) {
-                              auto* j = static_cast<Job*>(arg);
-                              (*j->visit)((*j->blocks)[size_t(item)], thread);
-                            },
-                            &job);
+      launcher.parallel_for(
+          launcher.pool, int64_t(blocks.size()),
+          [](void* arg, int64_t item, int thread) {
+            auto* j = static_cast<Job*>(arg);
+            (*j->visit)((*j->blocks)[size_t(item)], thread);
+          },
+          &job);
       return;
     }
   }
@@ -124,8 +124,7 @@ void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const B
   for (const AccBlock& b : blocks) visit(b, pick_thread(rng));
 }
 
-std::string compare(const std::vector<float>& out, const std::vector<double>& ref, double rel_tol,
-                    double abs_tol) {
+std::string compare(const std::vector<float>& out, const std::vector<double>& ref, double rel_tol, double abs_tol) {
   if (out.size() != ref.size()) {
     return "size " + std::to_string(out.size()) + " != reference size " + std::to_string(ref.size());
   }
@@ -171,8 +170,6 @@ std::vector<Shape> test_shapes() {
   return {{0, 0}, {0, 5}, {4, 0}, {1, 1}, {1, 17}, {13, 1}, {2, 3}, {7, 5}, {13, 31}, {37, 64}, {64, 37}, {61, 129}};
 }
 
-std::vector<BlockGrid> test_grids() {
-  return {{1, 1}, {3, 5}, {8, 16}, {7, 13}, {32, 64}, {200, 300}};
-}
+std::vector<BlockGrid> test_grids() { return {{1, 1}, {3, 5}, {8, 16}, {7, 13}, {32, 64}, {200, 300}}; }
 
 }  // namespace tg::evg::test

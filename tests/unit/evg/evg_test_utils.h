@@ -32,15 +32,13 @@ Launcher thread_launcher(int threads);
 // Visits every block of `grid` over the m x n accumulator `acc` (row-major, ld = n) with
 // visit(block, thread), in the order the schedule says, then returns. `threads` is the thread
 // count the epilogue was built for.
-void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const BlockGrid& grid,
-                    Schedule schedule, int threads, Rng& rng,
-                    const std::function<void(const AccBlock&, int)>& visit);
+void for_each_block(const std::vector<float>& acc, int64_t m, int64_t n, const BlockGrid& grid, Schedule schedule,
+                    int threads, Rng& rng, const std::function<void(const AccBlock&, int)>& visit);
 
 // Runs an epilogue type E end to end: construct, visit every block, finish.
 template <class E>
 void run_epilogue(const typename E::Arguments& args, const std::vector<float>& acc, int64_t m, int64_t n,
-                  const BlockGrid& grid, Schedule schedule = Schedule::kSerial, int threads = 1,
-                  uint32_t seed = 1) {
+                  const BlockGrid& grid, Schedule schedule = Schedule::kSerial, int threads = 1, uint32_t seed = 1) {
   E epilogue(args, GemmShape{m, n, 1}, grid, threads);
   Rng rng(seed);
   for_each_block(acc, m, n, grid, schedule, threads, rng,
@@ -50,8 +48,7 @@ void run_epilogue(const typename E::Arguments& args, const std::vector<float>& a
 
 // Empty string if |out - ref| <= abs_tol + rel_tol * |ref| everywhere (NaNs must match NaNs,
 // infinities exactly), else a description of the first mismatch.
-std::string compare(const std::vector<float>& out, const std::vector<double>& ref, double rel_tol,
-                    double abs_tol);
+std::string compare(const std::vector<float>& out, const std::vector<double>& ref, double rel_tol, double abs_tol);
 // Empty string if bit-identical, else the first difference.
 std::string compare_bits(const std::vector<float>& a, const std::vector<float>& b);
 

@@ -63,7 +63,10 @@ uint16_t model_to_16(float x, RoundMode mode, uint16_t max_finite, double overfl
   uint32_t lo = 0, hi = max_finite;
   while (lo < hi) {
     const uint32_t mid = (lo + hi + 1) / 2;
-    if (value(uint16_t(mid)) <= ax) lo = mid; else hi = mid - 1;
+    if (value(uint16_t(mid)) <= ax)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const double lo_value = value(uint16_t(lo));
   if (lo_value == ax) return uint16_t(sign | lo);
@@ -73,17 +76,17 @@ uint16_t model_to_16(float x, RoundMode mode, uint16_t max_finite, double overfl
 
 // Values of the non-negative finite patterns, computed once.
 const std::vector<double>& value_table(bool bf16) {
-  static const std::vector<double> tables[2] = {
-      [] {
-        std::vector<double> t(0x7c00);
-        for (uint32_t b = 0; b < t.size(); ++b) t[b] = f16_value(uint16_t(b));
-        return t;
-      }(),
-      [] {
-        std::vector<double> t(0x7f80);
-        for (uint32_t b = 0; b < t.size(); ++b) t[b] = double(std::bit_cast<float>(b << 16));
-        return t;
-      }()};
+  static const std::vector<double> tables[2] = {[] {
+                                                  std::vector<double> t(0x7c00);
+                                                  for (uint32_t b = 0; b < t.size(); ++b) t[b] = f16_value(uint16_t(b));
+                                                  return t;
+                                                }(),
+                                                [] {
+                                                  std::vector<double> t(0x7f80);
+                                                  for (uint32_t b = 0; b < t.size(); ++b)
+                                                    t[b] = double(std::bit_cast<float>(b << 16));
+                                                  return t;
+                                                }()};
   return tables[bf16 ? 1 : 0];
 }
 
@@ -136,8 +139,8 @@ float model_i32_to_f32(int32_t x, RoundMode mode) {
   float result = lo;
   if (double(lo) != double(a)) {
     const float hi = std::nextafter(lo, std::numeric_limits<float>::infinity());
-    result = std::bit_cast<float>(pick<uint32_t>(mode, negative, double(a), lo, hi, std::bit_cast<uint32_t>(lo),
-                                                 std::bit_cast<uint32_t>(hi)));
+    result = std::bit_cast<float>(
+        pick<uint32_t>(mode, negative, double(a), lo, hi, std::bit_cast<uint32_t>(lo), std::bit_cast<uint32_t>(hi)));
   }
   return negative ? -result : result;
 }
@@ -147,12 +150,43 @@ float model_i32_to_f32(int32_t x, RoundMode mode) {
 std::vector<float> f32_inputs() {
   std::vector<float> v;
   const float inf = std::numeric_limits<float>::infinity();
-  for (float x : {0.0f, 1.0f, 0.5f, 1.5f, 2.5f, 3.5f, 127.5f, 128.5f, -128.5f, -129.0f, 126.5f, 255.0f,
-                  2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 8388607.5f, 8388608.0f,
-                  16777217.0f, 65504.0f, 65519.0f, 65520.0f, 65535.0f, 65536.0f, 1e10f, 1e-10f, 1e-30f,
-                  5.96e-8f, 2.98e-8f, 6.1e-5f, 3.4e38f, inf, std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
-                  std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7f800001u),
+  for (float x : {0.0f,
+                  1.0f,
+                  0.5f,
+                  1.5f,
+                  2.5f,
+                  3.5f,
+                  127.5f,
+                  128.5f,
+                  -128.5f,
+                  -129.0f,
+                  126.5f,
+                  255.0f,
+                  2147483520.0f,
+                  2147483648.0f,
+                  -2147483648.0f,
+                  -2147483904.0f,
+                  8388607.5f,
+                  8388608.0f,
+                  16777217.0f,
+                  65504.0f,
+                  65519.0f,
+                  65520.0f,
+                  65535.0f,
+                  65536.0f,
+                  1e10f,
+                  1e-10f,
+                  1e-30f,
+                  5.96e-8f,
+                  2.98e-8f,
+                  6.1e-5f,
+                  3.4e38f,
+                  inf,
+                  std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max(),
+                  std::numeric_limits<float>::quiet_NaN(),
+                  std::bit_cast<float>(0x7f800001u),
                   std::bit_cast<float>(0x7fc12345u)}) {
     v.push_back(x);
     v.push_back(-x);
@@ -172,7 +206,8 @@ std::vector<float> f32_inputs() {
   // Halfway and near-halfway values for the integer conversions, at every magnitude.
   for (int e = -3; e < 32; ++e) {
     const float base = std::ldexp(1.0f, e);
-    for (float x : {base, base + 0.5f, base - 0.5f, std::nextafter(base + 0.5f, inf), std::nextafter(base + 0.5f, 0.0f)}) {
+    for (float x :
+         {base, base + 0.5f, base - 0.5f, std::nextafter(base + 0.5f, inf), std::nextafter(base + 0.5f, 0.0f)}) {
       v.push_back(x);
       v.push_back(-x);
     }
@@ -186,8 +221,9 @@ std::vector<float> f32_inputs() {
 }
 
 std::vector<int32_t> i32_inputs() {
-  std::vector<int32_t> v = {0, 1, -1, 16777216, 16777217, 16777218, 16777219, -16777217, 33554431, 33554433,
-                            2147483647, -2147483647 - 1, -2147483647, 2147483520, 2147483584, 2147483583};
+  std::vector<int32_t> v = {0,           1,          -1,         16777216,  16777217,   16777218,
+                            16777219,    -16777217,  33554431,   33554433,  2147483647, -2147483647 - 1,
+                            -2147483647, 2147483520, 2147483584, 2147483583};
   for (int e = 0; e < 31; ++e) {
     for (int64_t d : {-3, -2, -1, 0, 1, 2, 3}) {
       const int64_t x = (int64_t(1) << e) + d;
@@ -232,10 +268,10 @@ void expect_matches_model(const std::vector<LaneOf<From>>& in, Model model) {
     const bool ok = std::bit_cast<LaneOf<To>>(expected) == w1[i] && w1[i] == w4[i] && w1[i] == w16[i];
     if (!ok) {
       ++failures;
-      ADD_FAILURE() << ElementTraits<From>::kName << " -> " << ElementTraits<To>::kName << " "
-                    << round_mode_name(Mode) << ": input bits 0x" << std::hex << bits_of(in[i]) << " expected 0x"
-                    << bits_of(expected) << " got 0x" << bits_of(w1[i]) << " / 0x" << bits_of(w4[i]) << " / 0x"
-                    << bits_of(w16[i]) << " (W = 1 / 4 / 16)";
+      ADD_FAILURE() << ElementTraits<From>::kName << " -> " << ElementTraits<To>::kName << " " << round_mode_name(Mode)
+                    << ": input bits 0x" << std::hex << bits_of(in[i]) << " expected 0x" << bits_of(expected)
+                    << " got 0x" << bits_of(w1[i]) << " / 0x" << bits_of(w4[i]) << " / 0x" << bits_of(w16[i])
+                    << " (W = 1 / 4 / 16)";
     }
   }
 }
@@ -330,15 +366,17 @@ TEST(EvgConvert, DirectedModesAgreeWithF16C) {
 
 TEST(EvgConvert, SaturationAndSpecialValuesAsDocumented) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> in = {1e6f, -1e6f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 300.0f, -300.0f,
-                                 127.5f, -128.5f, 3e9f, -3e9f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const std::vector<float> in = {1e6f,   -1e6f,   inf,    -inf,    std::numeric_limits<float>::quiet_NaN(),
+                                 300.0f, -300.0f, 127.5f, -128.5f, 3e9f,
+                                 -3e9f,  0.0f,    0.0f,   0.0f,    0.0f,
+                                 0.0f};
   const auto h_rne = convert_all<tg::f16, float, RoundMode::kNearestEven, 4>(in);
   const auto h_rz = convert_all<tg::f16, float, RoundMode::kTowardZero, 4>(in);
   const auto h_ru = convert_all<tg::f16, float, RoundMode::kTowardPosInf, 4>(in);
-  EXPECT_EQ(h_rne[0], 0x7c00);  // overflow to inf
-  EXPECT_EQ(h_rz[0], 0x7bff);   // largest finite
-  EXPECT_EQ(h_ru[1], 0xfbff);   // -65504: rounding up never reaches -inf
-  EXPECT_EQ(h_rz[2], 0x7c00);   // inf stays inf
+  EXPECT_EQ(h_rne[0], 0x7c00);           // overflow to inf
+  EXPECT_EQ(h_rz[0], 0x7bff);            // largest finite
+  EXPECT_EQ(h_ru[1], 0xfbff);            // -65504: rounding up never reaches -inf
+  EXPECT_EQ(h_rz[2], 0x7c00);            // inf stays inf
   EXPECT_EQ(h_rne[4] & 0x7e00, 0x7e00);  // NaN stays a quiet NaN
   const auto i8 = convert_all<int8_t, float, RoundMode::kNearestEven, 4>(in);
   EXPECT_EQ(i8[5], 127);

@@ -8,12 +8,12 @@
 namespace tg::evg::test {
 namespace {
 
-using GeluBias = TreeVisitor<VisitorAuxStore<float>,
-                             TreeVisitor<VisitorCompute<fn::GELU>,
-                                         TreeVisitor<VisitorCompute<fn::Plus>,
-                                                     TreeVisitor<VisitorCompute<fn::Multiplies>, VisitorAccLoad,
-                                                                 VisitorScalarBroadcast<float>>,
-                                                     VisitorRowBroadcast<float>>>>;
+using GeluBias = TreeVisitor<
+    VisitorAuxStore<float>,
+    TreeVisitor<VisitorCompute<fn::GELU>,
+                TreeVisitor<VisitorCompute<fn::Plus>,
+                            TreeVisitor<VisitorCompute<fn::Multiplies>, VisitorAccLoad, VisitorScalarBroadcast<float>>,
+                            VisitorRowBroadcast<float>>>>;
 
 // The example of docs/evg.md and epilogue/block_epilogue.h, as written there.
 TEST(EvgDocExample, GeluBias) {

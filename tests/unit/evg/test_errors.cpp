@@ -25,12 +25,11 @@ std::string construction_error(const typename E::Arguments& args, GemmShape prob
 }
 
 TEST(EvgErrors, BadArgumentsNameTheNode) {
-  using AddStore = BlockEpilogue<arch::Cpu<4>, 64,
-                                 TreeVisitor<VisitorAuxStore<float>, TreeVisitor<VisitorCompute<fn::Plus>, Acc,
-                                                                                 VisitorAuxLoad<float>>>>;
+  using AddStore = BlockEpilogue<
+      arch::Cpu<4>, 64,
+      TreeVisitor<VisitorAuxStore<float>, TreeVisitor<VisitorCompute<fn::Plus>, Acc, VisitorAuxLoad<float>>>>;
   float buffer[64] = {};
-  EXPECT_EQ(construction_error<AddStore>({{{}, {nullptr}, {}}, {buffer}}),
-            "evg node 1 (VisitorAuxLoad): null pointer");
+  EXPECT_EQ(construction_error<AddStore>({{{}, {nullptr}, {}}, {buffer}}), "evg node 1 (VisitorAuxLoad): null pointer");
   EXPECT_EQ(construction_error<AddStore>({{{}, {buffer}, {}}, {nullptr}}),
             "evg node 3 (VisitorAuxStore): null pointer");
   EXPECT_EQ(construction_error<AddStore>({{{}, {buffer, {3}}, {}}, {buffer}}),
@@ -40,9 +39,8 @@ TEST(EvgErrors, BadArgumentsNameTheNode) {
   // An empty problem needs no pointers.
   EXPECT_EQ(construction_error<AddStore>({{{}, {nullptr}, {}}, {nullptr}}, {0, 5, 1}), "");
 
-  using ColumnMajorLoad = BlockEpilogue<
-      arch::Cpu<4>, 64,
-      TreeVisitor<VisitorAuxStore<float>, VisitorAuxLoad<float, layout::ColumnMajor>>>;
+  using ColumnMajorLoad =
+      BlockEpilogue<arch::Cpu<4>, 64, TreeVisitor<VisitorAuxStore<float>, VisitorAuxLoad<float, layout::ColumnMajor>>>;
   EXPECT_EQ(construction_error<ColumnMajorLoad>({{buffer, {2}}, {buffer}}),
             "evg node 0 (VisitorAuxLoad): column-major ld=2 < m=4");
 
@@ -51,19 +49,19 @@ TEST(EvgErrors, BadArgumentsNameTheNode) {
             "evg node 1 (VisitorAuxStore): strides (1, 1) make elements of the 4x5 output overlap");
   EXPECT_EQ(construction_error<StridedStore>({{}, {buffer, {0, 1}}}),
             "evg node 1 (VisitorAuxStore): strides (0, 1) make elements of the 4x5 output overlap");
-  EXPECT_EQ(construction_error<StridedStore>({{}, {buffer, {1, 4}}}), "");  // column-major via strides
+  EXPECT_EQ(construction_error<StridedStore>({{}, {buffer, {1, 4}}}), "");   // column-major via strides
   EXPECT_EQ(construction_error<StridedStore>({{}, {buffer, {-5, 1}}}), "");  // rows upside down
 
-  using Reduce = BlockEpilogue<arch::Cpu<4>, 64, TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc,
-                                                                    VisitorRowReduce<reduce::Sum>,
-                                                                    VisitorColReduce<reduce::Sum>>>;
+  using Reduce = BlockEpilogue<arch::Cpu<4>, 64,
+                               TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>>, Acc, VisitorRowReduce<reduce::Sum>,
+                                                  VisitorColReduce<reduce::Sum>>>;
   EXPECT_EQ(construction_error<Reduce>({{}, {nullptr}, {buffer}}), "evg node 1 (VisitorRowReduce): null pointer");
   EXPECT_EQ(construction_error<Reduce>({{}, {buffer}, {buffer, 0}}),
             "evg node 2 (VisitorColReduce): stride 0 would store every row's result in one place");
 
-  using Broadcast = BlockEpilogue<arch::Cpu<4>, 64,
-                                  TreeVisitor<VisitorAuxStore<float>, TreeVisitor<VisitorCompute<fn::Plus>, Acc,
-                                                                                  VisitorRowBroadcast<float>>>>;
+  using Broadcast = BlockEpilogue<
+      arch::Cpu<4>, 64,
+      TreeVisitor<VisitorAuxStore<float>, TreeVisitor<VisitorCompute<fn::Plus>, Acc, VisitorRowBroadcast<float>>>>;
   EXPECT_EQ(construction_error<Broadcast>({{{}, {nullptr}, {}}, {buffer}}),
             "evg node 1 (VisitorRowBroadcast): null pointer");
 }
@@ -90,19 +88,24 @@ TEST(EvgErrors, BlocksThatAreNotOfTheGrid) {
     return "";
   };
   EXPECT_EQ(error({acc.data(), 5, 0, 0, 2, 3}, 0), "");
-  EXPECT_EQ(error({acc.data(), 5, 2, 3, 2, 2}, 1), "");  // the partial corner block
+  EXPECT_EQ(error({acc.data(), 5, 2, 3, 2, 2}, 1), "");      // the partial corner block
   EXPECT_EQ(error({acc.data() + 5, 5, 1, 0, 1, 3}, 0), "");  // a row strip of a block
   EXPECT_EQ(error({acc.data(), 5, 0, 0, 2, 3}, 2), "evg: visit from thread 2 of an epilogue built for 2");
-  EXPECT_EQ(error({acc.data(), 5, 1, 0, 2, 3}, 0),
-            "evg: accumulator block at (1, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
-  EXPECT_EQ(error({acc.data(), 5, 2, 3, 2, 3}, 0),
-            "evg: accumulator block at (2, 3) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
-  EXPECT_EQ(error({acc.data(), 2, 0, 0, 2, 3}, 0),
-            "evg: accumulator block at (0, 0) of 2x3 (ld 2) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
-  EXPECT_EQ(error({nullptr, 5, 0, 0, 2, 3}, 0),
-            "evg: accumulator block at (0, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
-  EXPECT_EQ(error({acc.data(), 5, 4, 0, 0, 3}, 0),
-            "evg: accumulator block at (4, 0) of 0x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
+  EXPECT_EQ(
+      error({acc.data(), 5, 1, 0, 2, 3}, 0),
+      "evg: accumulator block at (1, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
+  EXPECT_EQ(
+      error({acc.data(), 5, 2, 3, 2, 3}, 0),
+      "evg: accumulator block at (2, 3) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
+  EXPECT_EQ(
+      error({acc.data(), 2, 0, 0, 2, 3}, 0),
+      "evg: accumulator block at (0, 0) of 2x3 (ld 2) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
+  EXPECT_EQ(
+      error({nullptr, 5, 0, 0, 2, 3}, 0),
+      "evg: accumulator block at (0, 0) of 2x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
+  EXPECT_EQ(
+      error({acc.data(), 5, 4, 0, 0, 3}, 0),
+      "evg: accumulator block at (4, 0) of 0x3 (ld 5) is not a block, or a row strip of one, of the 2x3 grid over 4x5");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(EvgFrontEnd, GeluBiasBecomesAChain) {
 }
 
 TEST(EvgFrontEnd, SharedSubexpressionsAreComputedOnce) {
-  // The seed's (C+X)+(C+X): one load per operand, one C+X.
+  // Catlass EVG's example (C+X)+(C+X): one load per operand, one C+X.
   EXPECT_EQ(ops(build_dag("D = (C + X) + (C + X)", only({"C", "X", "D"}))),
             "load:C load:X Plus(0,1) Plus(2,2) store:D(3)");
   // A named value used by several statements, extra outputs, comments and new lines.
@@ -93,7 +93,8 @@ TEST(EvgFrontEnd, SharedSubexpressionsAreComputedOnce) {
       only({"C", "D", "r", "s"}));
   EXPECT_EQ(ops(dag), "acc load:C Plus(0,1) store:D(2) row_sum:r(2) ReLU(2) col_max:s(5)");
   // Statements may come in any order; identical literals are one node.
-  EXPECT_EQ(ops(build_dag("D = u * 2 + 2; u = acc", only({"D"}))), "acc const:2.00 Multiplies(0,1) Plus(2,1) store:D(3)");
+  EXPECT_EQ(ops(build_dag("D = u * 2 + 2; u = acc", only({"D"}))),
+            "acc const:2.00 Multiplies(0,1) Plus(2,1) store:D(3)");
 }
 
 TEST(EvgFrontEnd, CastsAndTypes) {
@@ -144,7 +145,8 @@ TEST(EvgFrontEnd, SyntaxErrors) {
   const Signature d = only({"D"});
   expect_error("", d, 1, 1, "", "evg: 1:1: empty epilogue: expected statements like 'D = acc'");
   expect_error("D acc", d, 1, 3, "acc", "evg: 1:3: expected '=' after 'D', found 'acc'");
-  expect_error("D = (acc + 1", d, 1, 13, "", "evg: 1:13: expected ')' to close the '(' at column 5, found the end of the epilogue");
+  expect_error("D = (acc + 1", d, 1, 13, "",
+               "evg: 1:13: expected ')' to close the '(' at column 5, found the end of the epilogue");
   expect_error("D = acc +", d, 1, 10, "", "evg: 1:10: expected a value, found the end of the epilogue");
   expect_error("D = acc 2", d, 1, 9, "2", "evg: 1:9: expected ';' or a new line before '2'");
   expect_error("D = 1.2.3", d, 1, 5, "1.2.3", "evg: 1:5: '1.2.3' is not a number (or does not fit in f32)");
@@ -154,7 +156,10 @@ TEST(EvgFrontEnd, SyntaxErrors) {
                "evg: 1:13: expected ')' to close the call of 'relu' at column 9, found the end of the epilogue");
   // A UTF-8 character is quoted whole, a control byte by its value.
   expect_error("D = acc \u00d7 2", d, 1, 9, "\u00d7", "evg: 1:9: expected ';' or a new line before '\u00d7'");
-  expect_error("D = \x01" "acc", d, 1, 5, "\x01", "evg: 1:5: expected a value, found byte 0x01");
+  expect_error(
+      "D = \x01"
+      "acc",
+      d, 1, 5, "\x01", "evg: 1:5: expected a value, found byte 0x01");
 }
 
 TEST(EvgFrontEnd, NameAndTypeErrors) {
@@ -177,7 +182,8 @@ TEST(EvgFrontEnd, NameAndTypeErrors) {
                "evg: 1:14: unknown rounding mode 'up' (rne, rna, rz, ru, rd, ra, ro)");
   expect_error("D = acc + bias", only({"bias", "D"}), 1, 11, "bias",
                "evg: 1:11: 'bias' is a row vector indexed by column: write bias[col]");
-  expect_error("D = acc + bias[row]", only({"bias", "D"}), 1, 11, "bias", "evg: 1:11: 'bias' is a row vector: write bias[col]");
+  expect_error("D = acc + bias[row]", only({"bias", "D"}), 1, 11, "bias",
+               "evg: 1:11: 'bias' is a row vector: write bias[col]");
   expect_error("D = acc + scale", only({"scale", "D"}), 1, 11, "scale",
                "evg: 1:11: 'scale' is a column vector indexed by row: write scale[row]");
   expect_error("D = acc + C[col]", only({"C", "D"}), 1, 11, "C", "evg: 1:11: 'C' is a matrix: write C");
@@ -189,7 +195,8 @@ TEST(EvgFrontEnd, StructureErrors) {
   expect_error("D = a\na = b + acc\nb = a * 2", only({"D"}), 3, 5, "a", "evg: 3:5: cycle: a -> b -> a");
   expect_error("D = D + acc", only({"D"}), 1, 5, "D", "evg: 1:5: cycle: D -> D");
   expect_error("D = acc; D = acc * 2", only({"D"}), 1, 10, "D", "evg: 1:10: 'D' is assigned twice (first at 1:1)");
-  expect_error("C = acc", only({"C"}), 1, 1, "C", "evg: 1:1: 'C' is an input; outputs and local values need other names");
+  expect_error("C = acc", only({"C"}), 1, 1, "C",
+               "evg: 1:1: 'C' is an input; outputs and local values need other names");
   expect_error("acc = acc", only({}), 1, 1, "acc", "evg: 1:1: 'acc' is reserved and cannot be assigned");
   expect_error("t = acc * 2; D = acc", only({"D"}), 1, 1, "t",
                "evg: 1:1: 't' is computed but never used (not an output: declare it or remove it)");
@@ -218,7 +225,8 @@ TEST(EvgFrontEnd, SignatureErrors) {
     return "";
   };
   EXPECT_EQ(error_of(Signature().output("D").output("D")), "evg signature: 'D' is declared twice");
-  EXPECT_EQ(error_of(Signature().input("acc").output("D")), "evg signature: 'acc' is reserved and cannot name an input");
+  EXPECT_EQ(error_of(Signature().input("acc").output("D")),
+            "evg signature: 'acc' is reserved and cannot name an input");
   EXPECT_EQ(error_of(Signature().output("D").output("x", OperandKind::kScalar)),
             "evg signature: output 'x' is a scalar; outputs are matrices or reductions");
   EXPECT_EQ(error_of(Signature().output("D").output("r", OperandKind::kRowVector, ElementType::kI32)),
@@ -282,7 +290,9 @@ TEST(EvgFrontEnd, MutatedSourcesAreAcceptedOrRejectedAtAPosition) {
       switch (rng() % 4) {
         case 0: source.erase(at, 1 + rng() % 3); break;
         case 1: source.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: if (at < source.size()) source[at] = alphabet[rng() % alphabet.size()]; break;
+        case 2:
+          if (at < source.size()) source[at] = alphabet[rng() % alphabet.size()];
+          break;
         default: source.insert(at, seed.source.substr(rng() % seed.source.size(), 1 + rng() % 6)); break;
       }
     }

@@ -53,13 +53,16 @@ TEST(EvgFrontEndJit, GeluBiasOnEveryShapeAndThreadCount) {
       const std::vector<float> bias = random_vector(size_t(s.n), rng);
       std::vector<double> ref(acc.size());
       for (int64_t r = 0; r < s.m; ++r) {
-        for (int64_t c = 0; c < s.n; ++c) ref[size_t(r * s.n + c)] = gelu(double(acc[size_t(r * s.n + c)]) * 0.5 + bias[size_t(c)]);
+        for (int64_t c = 0; c < s.n; ++c)
+          ref[size_t(r * s.n + c)] = gelu(double(acc[size_t(r * s.n + c)]) * 0.5 + bias[size_t(c)]);
       }
       for (int threads = 1; threads <= 3; ++threads) {
         std::vector<float> d(acc.size(), kUntouched);
         const std::vector<AccBlock> blocks = blocks_of(acc, s.m, s.n, g);
         epilogue.run({s.m, s.n, 24}, g, blocks,
-                     {{"alpha", Binding::value(0.5f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), s.n)}},
+                     {{"alpha", Binding::value(0.5f)},
+                      {"bias", Binding::vector(bias.data())},
+                      {"D", Binding::matrix(d.data(), s.n)}},
                      thread_launcher(threads));
         EXPECT_EQ(compare(d, ref, 1e-5, 1e-6), "") << describe(s, g) << " threads " << threads;
       }
@@ -146,8 +149,9 @@ TEST(EvgFrontEndJit, SharedSubexpressionAndTheKernelCache) {
   const std::vector<float> c = random_vector(acc.size(), rng), x = random_vector(acc.size(), rng);
   std::vector<float> d(acc.size());
   const BlockGrid g{5, 5};
-  first.run({m, n, 1}, g, blocks_of(acc, m, n, g),
-            {{"C", Binding::matrix(c.data(), n)}, {"X", Binding::matrix(x.data(), 0)}, {"D", Binding::matrix(d.data(), 0)}});
+  first.run(
+      {m, n, 1}, g, blocks_of(acc, m, n, g),
+      {{"C", Binding::matrix(c.data(), n)}, {"X", Binding::matrix(x.data(), 0)}, {"D", Binding::matrix(d.data(), 0)}});
   std::vector<double> ref(acc.size());
   for (size_t i = 0; i < ref.size(); ++i) ref[i] = (c[i] + x[i]) + (c[i] + x[i]);
   EXPECT_EQ(compare(d, ref, 0, 0), "") << "X and D bound packed (ld 0 = n)";
@@ -174,14 +178,17 @@ TEST(EvgFrontEndJit, RunErrors) {
   const Binding cb = Binding::matrix(c.data(), n), db = Binding::matrix(d.data(), n);
   EXPECT_EQ(error_of({{"C", cb}, {"D", db}}, blocks), "");
   EXPECT_EQ(error_of({{"D", db}}, blocks), "evg: no binding for matrix 'C'");
-  EXPECT_EQ(error_of({{"C", cb}, {"D", db}, {"Q", db}}, blocks), "evg: binding for 'Q', which the epilogue does not declare");
+  EXPECT_EQ(error_of({{"C", cb}, {"D", db}, {"Q", db}}, blocks),
+            "evg: binding for 'Q', which the epilogue does not declare");
   // Reported by the node inside the kernel, through the params' error buffer.
-  EXPECT_EQ(error_of({{"C", Binding::matrix(nullptr, n)}, {"D", db}}, blocks), "evg node 1 (VisitorAuxLoad): null pointer");
+  EXPECT_EQ(error_of({{"C", Binding::matrix(nullptr, n)}, {"D", db}}, blocks),
+            "evg node 1 (VisitorAuxLoad): null pointer");
   EXPECT_EQ(error_of({{"C", cb}, {"D", Binding::strided(d.data(), 1, 1)}}, blocks),
             "evg node 3 (VisitorAuxStore): strides (1, 1) make elements of the 4x5 output overlap");
   std::vector<AccBlock> bad = blocks;
   bad[1].col0 = 1;
-  EXPECT_EQ(error_of({{"C", cb}, {"D", db}}, bad), "evg: accumulator block at (0, 1) of 2x2 is not a block of the grid");
+  EXPECT_EQ(error_of({{"C", cb}, {"D", db}}, bad),
+            "evg: accumulator block at (0, 1) of 2x2 is not a block of the grid");
   // Options the CPU cannot run or that make no sense.
   const auto compile_error = [&](CompileOptions o) -> std::string {
     try {
@@ -192,7 +199,8 @@ TEST(EvgFrontEndJit, RunErrors) {
     return "";
   };
   EXPECT_EQ(compile_error(options(3)), "evg: lanes=3 (expected 1, 2, 4, 8 or 16)");
-  EXPECT_EQ(compile_error(options(4, true, 100)), "evg: compute_length=100 (expected a multiple of 16 from 16 to 1048576)");
+  EXPECT_EQ(compile_error(options(4, true, 100)),
+            "evg: compute_length=100 (expected a multiple of 16 from 16 to 1048576)");
 }
 
 }  // namespace

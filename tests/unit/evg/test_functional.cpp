@@ -50,12 +50,18 @@ double silu(double x) { return x / (1 + std::exp(-x)); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 TEST(EvgFunctional, UnaryActivationsMatchDoubleReferences) {
-  check_unary(fn::ReLU{}, [](double x) { return x > 0 ? x : 0.0; }, -10, 10, 0, 0);
-  check_unary(fn::Negate{}, [](double x) { return -x; }, -10, 10, 0, 0);
-  check_unary(fn::Absolute{}, [](double x) { return std::fabs(x); }, -10, 10, 0, 0);
-  check_unary(fn::Square{}, [](double x) { return x * x; }, -10, 10, 1e-7, 0);
-  check_unary(fn::Exp{}, [](double x) { return std::exp(x); }, -100, 88, 4e-7, 1e-44);
-  check_unary(fn::Tanh{}, [](double x) { return std::tanh(x); }, -12, 12, 1e-6, 1e-7);
+  check_unary(
+      fn::ReLU{}, [](double x) { return x > 0 ? x : 0.0; }, -10, 10, 0, 0);
+  check_unary(
+      fn::Negate{}, [](double x) { return -x; }, -10, 10, 0, 0);
+  check_unary(
+      fn::Absolute{}, [](double x) { return std::fabs(x); }, -10, 10, 0, 0);
+  check_unary(
+      fn::Square{}, [](double x) { return x * x; }, -10, 10, 1e-7, 0);
+  check_unary(
+      fn::Exp{}, [](double x) { return std::exp(x); }, -100, 88, 4e-7, 1e-44);
+  check_unary(
+      fn::Tanh{}, [](double x) { return std::tanh(x); }, -12, 12, 1e-6, 1e-7);
   check_unary(fn::Sigmoid{}, sigmoid, -30, 30, 1e-6, 0);
   check_unary(fn::SiLU{}, silu, -30, 30, 1e-6, 0);
   // For x << 0 the f32 argument of exp (about -2u) carries ~1e-7 relative error, which becomes
@@ -63,9 +69,12 @@ TEST(EvgFunctional, UnaryActivationsMatchDoubleReferences) {
   check_unary(fn::GELU{}, gelu_tanh, -10, 10, 1e-5, 1e-30);
   // Below -5 the f32 rounding of x^2 inside exp(-x^2 / 2) costs up to ~1e-5 relative.
   check_unary(fn::GELUErf{}, gelu_erf, -9, 9, 1e-5, 1e-30);
-  check_unary(fn::Scale{{2.5f}}, [](double x) { return 2.5 * x; }, -10, 10, 1e-7, 0);
-  check_unary(fn::LeakyReLU{{0.125f}}, [](double x) { return x > 0 ? x : 0.125 * x; }, -10, 10, 0, 0);
-  check_unary(fn::Clamp{{-0.5f, 2.0f}}, [](double x) { return std::fmin(std::fmax(x, -0.5), 2.0); }, -10, 10, 0, 0);
+  check_unary(
+      fn::Scale{{2.5f}}, [](double x) { return 2.5 * x; }, -10, 10, 1e-7, 0);
+  check_unary(
+      fn::LeakyReLU{{0.125f}}, [](double x) { return x > 0 ? x : 0.125 * x; }, -10, 10, 0, 0);
+  check_unary(
+      fn::Clamp{{-0.5f, 2.0f}}, [](double x) { return std::fmin(std::fmax(x, -0.5), 2.0); }, -10, 10, 0, 0);
 }
 
 TEST(EvgFunctional, SpecialValues) {

@@ -122,17 +122,25 @@ struct Case {
 std::vector<Case> cases() {
   const ElementType f32 = ElementType::kF32, f16 = ElementType::kF16, bf16 = ElementType::kBF16;
   return {
-      {1, 1, 1, f32, f32, false, false},     {0, 5, 3, f32, f32, false, false},
-      {5, 0, 3, f32, f32, false, false},     {4, 6, 0, f32, f32, false, false},
-      {13, 29, 7, f32, f32, false, false},   {13, 29, 7, f32, f32, true, true},
-      {37, 61, 113, f16, f32, false, true},  {37, 61, 113, bf16, bf16, true, false},
-      {1, 97, 41, f32, f16, false, true},    {1, 67, 300, bf16, f32, true, false},
-      {7, 131, 59, f16, bf16, false, true},  {97, 131, 259, f32, f32, false, false},
-      {61, 401, 64, f32, bf16, true, true},  {731, 41, 17, f16, f32, false, false},
+      {1, 1, 1, f32, f32, false, false},
+      {0, 5, 3, f32, f32, false, false},
+      {5, 0, 3, f32, f32, false, false},
+      {4, 6, 0, f32, f32, false, false},
+      {13, 29, 7, f32, f32, false, false},
+      {13, 29, 7, f32, f32, true, true},
+      {37, 61, 113, f16, f32, false, true},
+      {37, 61, 113, bf16, bf16, true, false},
+      {1, 97, 41, f32, f16, false, true},
+      {1, 67, 300, bf16, f32, true, false},
+      {7, 131, 59, f16, bf16, false, true},
+      {97, 131, 259, f32, f32, false, false},
+      {61, 401, 64, f32, bf16, true, true},
+      {731, 41, 17, f16, f32, false, false},
       {24, 64, 600, f32, f32, false, false},
       // bf16 by bf16 with even K, A row-major and B column-major: multiplied in pairs where the
       // CPU has AVX512_BF16 (block_mmad.h), packed and streamed.
-      {37, 61, 114, bf16, bf16, false, true}, {1, 67, 300, bf16, bf16, false, true},
+      {37, 61, 114, bf16, bf16, false, true},
+      {1, 67, 300, bf16, bf16, false, true},
   };
 }
 
@@ -163,14 +171,16 @@ void check_gelu_bias(const CompiledGemm& gemm, const std::vector<Case>& which) {
     const Product p = naive_gemm(a, b);
     std::vector<double> ref(size_t(c.m * c.n));
     for (int64_t i = 0; i < c.m; ++i) {
-      for (int64_t j = 0; j < c.n; ++j) ref[size_t(i * c.n + j)] = gelu(p.acc[size_t(i * c.n + j)] * alpha + bias[size_t(j)]);
+      for (int64_t j = 0; j < c.n; ++j)
+        ref[size_t(i * c.n + j)] = gelu(p.acc[size_t(i * c.n + j)] * alpha + bias[size_t(j)]);
     }
     const int64_t ldd = c.n + 5;
     std::vector<float> first;
     for (int threads = 1; threads <= 2; ++threads) {
       std::vector<float> d(size_t(std::max<int64_t>(c.m * ldd, 1)), kUntouched);
       gemm.run(a.input(), b.input(),
-               {{"alpha", Binding::value(alpha)}, {"bias", Binding::vector(bias.data())},
+               {{"alpha", Binding::value(alpha)},
+                {"bias", Binding::vector(bias.data())},
                 {"D", Binding::matrix(d.data(), ldd)}},
                thread_launcher(threads));
       int wrong = 0;
@@ -272,7 +282,8 @@ TEST(EvgFusedGemm, StridedOperandsAndReductions) {
         c_store[size_t(i * c_row_stride + 2 * j)] = h;
         const double scale = scale_store[size_t(3 * i)];
         const double t = p.acc[size_t(i * n + j)] * scale + tg::f16_to_f32(h) + bias[size_t(j)];
-        const double tol = std::abs(scale) * tolerance(p.magnitude[size_t(i * n + j)], c.k, 0) + 4e-7 * (std::abs(t) + 2);
+        const double tol =
+            std::abs(scale) * tolerance(p.magnitude[size_t(i * n + j)], c.k, 0) + 4e-7 * (std::abs(t) + 2);
         ref_d[size_t(i * n + j)] = t;
         tol_d[size_t(i * n + j)] = tol;
         ref_r[size_t(j)] += t;
@@ -343,9 +354,11 @@ TEST(EvgFusedGemm, ResidualBoundToTheOutput) {
     const Product p = naive_gemm(a, b);
     for (int threads = 1; threads <= 2; ++threads) {
       std::vector<float> apart(residual.size(), kUntouched), shared = residual;
-      gemm.run(a.input(), b.input(), {{"C", Binding::matrix(residual.data(), ldd)}, {"D", Binding::matrix(apart.data(), ldd)}},
+      gemm.run(a.input(), b.input(),
+               {{"C", Binding::matrix(residual.data(), ldd)}, {"D", Binding::matrix(apart.data(), ldd)}},
                thread_launcher(threads));
-      gemm.run(a.input(), b.input(), {{"C", Binding::matrix(shared.data(), ldd)}, {"D", Binding::matrix(shared.data(), ldd)}},
+      gemm.run(a.input(), b.input(),
+               {{"C", Binding::matrix(shared.data(), ldd)}, {"D", Binding::matrix(shared.data(), ldd)}},
                thread_launcher(threads));
       int wrong = 0;
       for (int64_t i = 0; i < c.m; ++i) {
@@ -374,19 +387,23 @@ TEST(EvgFusedGemm, CallerWorkspace) {
   const std::vector<float> bias = random_vector(70, rng);
   std::vector<float> reference(50 * 70), d(50 * 70);
   gemm.run(a.input(), b.input(),
-           {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(reference.data(), 70)}});
+           {{"alpha", Binding::value(1.0f)},
+            {"bias", Binding::vector(bias.data())},
+            {"D", Binding::matrix(reference.data(), 70)}});
   for (const int threads : {1, 2, 1}) {
     std::fill(d.begin(), d.end(), kUntouched);
-    gemm.run(a.input(), b.input(),
-             {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 70)}},
-             thread_launcher(threads), workspace);
+    gemm.run(
+        a.input(), b.input(),
+        {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 70)}},
+        thread_launcher(threads), workspace);
     EXPECT_EQ(compare_bits(d, reference), "") << "threads " << threads;
   }
   const size_t capacity = workspace.capacity();
   EXPECT_GT(capacity, 0u);
-  gemm.run(a.input(), b.input(),
-           {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 70)}},
-           Launcher::serial(), workspace);
+  gemm.run(
+      a.input(), b.input(),
+      {{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 70)}},
+      Launcher::serial(), workspace);
   EXPECT_EQ(workspace.capacity(), capacity) << "a steady run reallocated its workspace";
 }
 
@@ -398,8 +415,8 @@ TEST(EvgFusedGemm, SteadyRunsAllocateNothing) {
   const Operand a(40, 300, ElementType::kF16, false, 0, rng), b(300, 50, ElementType::kF32, true, 0, rng);
   const std::vector<float> bias = random_vector(50, rng);
   std::vector<float> d(40 * 50);
-  const Bindings bindings{{"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())},
-                          {"D", Binding::matrix(d.data(), 50)}};
+  const Bindings bindings{
+      {"alpha", Binding::value(1.0f)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 50)}};
   gemm.run(a.input(), b.input(), bindings);
   {
     const CountAllocations counter;
@@ -470,11 +487,11 @@ TEST(EvgKernelWorkspace, ZeroesTheEpiloguePartOnlyWhenItIsNewToTheKernel) {
   EXPECT_GE(w.capacity(), 1280u);
   EXPECT_EQ(p[0], 0.0f);
   EXPECT_EQ(p[63], 0.0f);
-  p[0] = 1.0f;          // scratch a run left behind
-  p[64] = 2.0f;         // GEMM workspace
+  p[0] = 1.0f;   // scratch a run left behind
+  p[64] = 2.0f;  // GEMM workspace
   EXPECT_EQ(w.prepare({256, 1024}, &kernel_a), p);
   EXPECT_EQ(p[0], 1.0f) << "the same kernel's scratch is kept";
-  p[100] = 3.0f;        // the GEMM part of the last run ...
+  p[100] = 3.0f;  // the GEMM part of the last run ...
   EXPECT_EQ(w.prepare({512, 512}, &kernel_a), p);
   EXPECT_EQ(p[100], 0.0f) << "... is zeroed when it becomes epilogue scratch";
   p[0] = 4.0f;
@@ -496,7 +513,8 @@ std::string run_error(const CompiledGemm& gemm, const GemmInput& a, const GemmIn
 TEST(EvgFusedGemm, Errors) {
   const CompiledGemm gemm(kGeluBias, gelu_bias_signature(), options());
   std::vector<float> a(6 * 5), b(5 * 7), bias(7), d(6 * 7);
-  const Bindings ok{{"alpha", Binding::value(1)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 7)}};
+  const Bindings ok{
+      {"alpha", Binding::value(1)}, {"bias", Binding::vector(bias.data())}, {"D", Binding::matrix(d.data(), 7)}};
   const GemmInput a_in = GemmInput::row_major(a.data(), 6, 5), b_in = GemmInput::row_major(b.data(), 5, 7);
   EXPECT_EQ(run_error(gemm, a_in, b_in, ok), "");
   EXPECT_EQ(run_error(gemm, a_in, GemmInput::row_major(b.data(), 4, 7), ok),

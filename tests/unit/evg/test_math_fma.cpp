@@ -83,14 +83,27 @@ namespace tg::evg::test {
 namespace {
 
 bool has_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("f16c");
 }
 
 std::vector<float> wide_inputs() {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 88.72f, -87.4f, -103.9f,
-                          -104.0f, 89.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f, std::numeric_limits<float>::max(),
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          inf,
+                          -inf,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          88.72f,
+                          -87.4f,
+                          -103.9f,
+                          -104.0f,
+                          89.0f,
+                          1e-30f,
+                          -1e-30f,
+                          1e-40f,
+                          -1e-40f,
+                          std::numeric_limits<float>::max(),
                           -std::numeric_limits<float>::max()};
   // Where k = round(16 x / ln2) changes (table index and scale), and just beside.
   for (int k = -2400; k <= 2050; k += 7) {
@@ -125,14 +138,15 @@ TEST(EvgMathFma, LookupReadsEachLanesEntryAtEveryLaneCount) {
   for (int i = 0; i < 16; ++i) table16[i] = 100.0f + float(i);
   for (int i = 0; i < 32; ++i) table32[i] = 1.5f * float(i) - 7.0f;
   std::mt19937 rng(3);
-  std::uniform_int_distribution<int32_t> any_index(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int32_t> any_index(std::numeric_limits<int32_t>::min(),
+                                                   std::numeric_limits<int32_t>::max());
   std::vector<int32_t> index = {0, 1, 15, 16, 31, 32, -1, -16, -17, std::numeric_limits<int32_t>::min()};
   while (index.size() < 4096) index.push_back(index.size() % 2 ? int32_t(index.size() % 37) : any_index(rng));
   for (const auto& [size, y1, y4, y8, y16] :
-       {std::tuple{16, lookup_lanes<1>(table16, index), lookup_lanes<4>(table16, index), lookup_lanes<8>(table16, index),
-                   lookup_lanes<16>(table16, index)},
-        std::tuple{32, lookup_lanes<1>(table32, index), lookup_lanes<4>(table32, index), lookup_lanes<8>(table32, index),
-                   lookup_lanes<16>(table32, index)}}) {
+       {std::tuple{16, lookup_lanes<1>(table16, index), lookup_lanes<4>(table16, index),
+                   lookup_lanes<8>(table16, index), lookup_lanes<16>(table16, index)},
+        std::tuple{32, lookup_lanes<1>(table32, index), lookup_lanes<4>(table32, index),
+                   lookup_lanes<8>(table32, index), lookup_lanes<16>(table32, index)}}) {
     for (size_t i = 0; i < index.size(); ++i) {
       const float want = size == 16 ? table16[index[i] & 15] : table32[index[i] & 31];
       ASSERT_EQ(y1[i], want) << size << " entries, index " << index[i];
@@ -178,9 +192,7 @@ double gelu_reference(double x) { return x / (1 + std::exp(-2 * 0.79788456080286
 // The second term is the f32 rounding of the exp argument -2u, which scales the tiny negative-tail
 // results; there is no cancellation, so the tail stays relatively accurate down to the subnormal
 // range.
-double gelu_tolerance(double x) {
-  return 3e-7 + 2e-7 * std::fabs(2 * 0.7978845608028654 * (x + 0.044715 * x * x * x));
-}
+double gelu_tolerance(double x) { return 3e-7 + 2e-7 * std::fabs(2 * 0.7978845608028654 * (x + 0.044715 * x * x * x)); }
 
 TEST(EvgMathFma, GeluMeetsItsRelativeErrorContract) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
@@ -201,8 +213,8 @@ TEST(EvgMathFma, GeluMeetsItsRelativeErrorContract) {
     if (rel / gelu_tolerance(v) > worst_margin) worst_margin = rel / gelu_tolerance(v), worst_x = v;
     if (v >= -1.0f) worst_bulk = std::max(worst_bulk, rel);
   }
-  EXPECT_LE(worst_margin, 1.0) << "at x = " << exact(worst_x) << ": " << exact(gelu_fma_target(worst_x))
-                               << " against " << gelu_reference(worst_x);
+  EXPECT_LE(worst_margin, 1.0) << "at x = " << exact(worst_x) << ": " << exact(gelu_fma_target(worst_x)) << " against "
+                               << gelu_reference(worst_x);
   EXPECT_LE(worst_bulk, 3e-7) << "for x >= -1";
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(gelu_fma_target(inf), inf);

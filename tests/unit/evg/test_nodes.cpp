@@ -61,8 +61,7 @@ TEST(EvgNodes, AccLoadToAuxStoreCopiesExactlyAndOnlyTheOutput) {
 // D = acc + C for C in three layouts, D row-major.
 template <class Layout>
 void check_aux_layout(const char* name, const auto& make_layout, const auto& c_offset, const auto& c_elements) {
-  using EVG = TreeVisitor<VisitorAuxStore<float>,
-                          TreeVisitor<Compute<fn::Plus>, Acc, VisitorAuxLoad<float, Layout>>>;
+  using EVG = TreeVisitor<VisitorAuxStore<float>, TreeVisitor<Compute<fn::Plus>, Acc, VisitorAuxLoad<float, Layout>>>;
   for (const Shape& s : test_shapes()) {
     for (const BlockGrid& g : test_grids()) {
       Rng rng(seed_of(s, g));
@@ -96,7 +95,10 @@ TEST(EvgNodes, AuxLoadReadsEveryLayout) {
       [](int64_t m, int64_t, int64_t r, int64_t c) { return c * (m + 2) + r; },
       [](int64_t m, int64_t n) { return size_t((m + 2) * n); });
   check_aux_layout<layout::Strided>(
-      "strided", [](int64_t, int64_t n) { return layout::Strided{3 * n + 1, 3}; },
+      "strided",
+      [](int64_t, int64_t n) {
+        return layout::Strided{3 * n + 1, 3};
+      },
       [](int64_t, int64_t n, int64_t r, int64_t c) { return r * (3 * n + 1) + 3 * c; },
       [](int64_t m, int64_t n) { return size_t(m * (3 * n + 1) + 1); });
 }
@@ -125,12 +127,14 @@ void check_narrow_aux(const char* name, const auto& encode, const auto& decode) 
 }
 
 TEST(EvgNodes, NarrowAuxInputsGoThroughCasts) {
-  check_narrow_aux<tg::f16>("f16", [](float x) { return tg::f32_to_f16(x); },
-                            [](tg::f16 h) { return tg::f16_to_f32(h); });
-  check_narrow_aux<tg::bf16>("bf16", [](float x) { return tg::f32_to_bf16(x); },
-                             [](tg::bf16 h) { return tg::bf16_to_f32(h); });
-  check_narrow_aux<int8_t>("i8", [](float x) { return int8_t(x); }, [](int8_t v) { return float(v); });
-  check_narrow_aux<int32_t>("i32", [](float x) { return int32_t(x * 1000); }, [](int32_t v) { return float(v); });
+  check_narrow_aux<tg::f16>(
+      "f16", [](float x) { return tg::f32_to_f16(x); }, [](tg::f16 h) { return tg::f16_to_f32(h); });
+  check_narrow_aux<tg::bf16>(
+      "bf16", [](float x) { return tg::f32_to_bf16(x); }, [](tg::bf16 h) { return tg::bf16_to_f32(h); });
+  check_narrow_aux<int8_t>(
+      "i8", [](float x) { return int8_t(x); }, [](int8_t v) { return float(v); });
+  check_narrow_aux<int32_t>(
+      "i32", [](float x) { return int32_t(x * 1000); }, [](int32_t v) { return float(v); });
 }
 
 // D = acc * alpha + (bias[col] * beta + scale[row]): scalar, row and col broadcasts, a
@@ -158,8 +162,8 @@ TEST(EvgNodes, BroadcastsOfEveryExtent) {
       SameBitsAcrossPolicies same;
       for_each_policy<EVG>([&]<class E>(const char* policy) {
         d.reset();
-        typename E::Arguments args{
-            {{{}, {alpha}, {}}, {{{bias.data(), 2}, {beta}, {}}, {scale.data(), 3}, {}}, {}}, {d.data.data(), {d.ld}}};
+        typename E::Arguments args{{{{}, {alpha}, {}}, {{{bias.data(), 2}, {beta}, {}}, {scale.data(), 3}, {}}, {}},
+                                   {d.data.data(), {d.ld}}};
         run_epilogue<E>(args, acc, s.m, s.n, g, Schedule::kReversed, 2);
         EXPECT_EQ(compare(d.data, d.ref, 0, 0), "") << describe(s, g) << " " << policy;
         EXPECT_EQ(same.check(d.data), "") << describe(s, g) << " " << policy;
@@ -189,8 +193,8 @@ TEST(EvgNodes, NegativeZeroBroadcastsKeepTheirSign) {
 // Compute nodes with parameters and more than two inputs: clamp(fma(acc, C, bias[col]) * 2).
 TEST(EvgNodes, ComputeNodesWithArgumentsAndThreeInputs) {
   using Fma = TreeVisitor<Compute<fn::MultiplyAdd>, Acc, Load<float>, VisitorRowBroadcast<float>>;
-  using EVG = TreeVisitor<VisitorAuxStore<float>,
-                          TreeVisitor<Compute<fn::Clamp>, TreeVisitor<Compute<fn::Scale>, Fma>>>;
+  using EVG =
+      TreeVisitor<VisitorAuxStore<float>, TreeVisitor<Compute<fn::Clamp>, TreeVisitor<Compute<fn::Scale>, Fma>>>;
   for (const Shape& s : test_shapes()) {
     for (const BlockGrid& g : test_grids()) {
       Rng rng(seed_of(s, g));
@@ -251,8 +255,8 @@ TEST(EvgNodes, ActivationNodes) {
 // conversion itself (checked against scalar models in test_convert).
 template <class T, RoundMode Mode>
 void check_cast_output(const char* name, float scale) {
-  using EVG = TreeVisitor<VisitorAuxStore<T>,
-                          TreeVisitor<VisitorCast<T, float, Mode>, TreeVisitor<Compute<fn::Scale>, Acc>>>;
+  using EVG =
+      TreeVisitor<VisitorAuxStore<T>, TreeVisitor<VisitorCast<T, float, Mode>, TreeVisitor<Compute<fn::Scale>, Acc>>>;
   for (const Shape& s : test_shapes()) {
     const BlockGrid g{7, 13};
     Rng rng(seed_of(s, g));

@@ -54,7 +54,7 @@ int64_t vectors_per_node(int64_t m, int64_t n, const BlockGrid& g, int lanes, in
   return total;
 }
 
-// The seed's (C+X)+(C+X).
+// Catlass EVG's example (C+X)+(C+X).
 using SharedDag = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2, 2>, Seq<3>>, LoadF, LoadF,
                                      Compute<CountingPlus>, Compute<fn::Plus>, StoreF>;
 using DuplicatedTree =
@@ -80,9 +80,8 @@ TEST(EvgOrganisers, SharedDagNodeRunsOncePerVector) {
     const auto check = [&]<class Dag, class Tree, int Lanes, int Length>(const char* name) {
       std::vector<float> d_dag(ref.size()), d_tree(ref.size());
       const int64_t dag_calls = count_calls<Dag>({{c.data()}, {x.data()}, {}, {}, {d_dag.data()}}, acc, s.m, s.n, g);
-      const int64_t tree_calls =
-          count_calls<Tree>({{{{c.data()}, {x.data()}, {}}, {{c.data()}, {x.data()}, {}}, {}}, {d_tree.data()}}, acc,
-                            s.m, s.n, g);
+      const int64_t tree_calls = count_calls<Tree>(
+          {{{{c.data()}, {x.data()}, {}}, {{c.data()}, {x.data()}, {}}, {}}, {d_tree.data()}}, acc, s.m, s.n, g);
       EXPECT_EQ(dag_calls, vectors_per_node(s.m, s.n, g, Lanes, Length)) << name << " " << describe(s, g);
       EXPECT_EQ(tree_calls, 2 * dag_calls) << name << " " << describe(s, g);
       EXPECT_EQ(compare(d_dag, ref, 0, 0), "") << name << " " << describe(s, g);
@@ -96,8 +95,8 @@ TEST(EvgOrganisers, SharedDagNodeRunsOncePerVector) {
 }
 
 // t = acc + C; D = t; E = relu(t); r = column sums of t (a row vector); s = row maxima of E.
-using ManySinks = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<2>, Seq<4>, Seq<2>, Seq<5>>,
-                                     Acc, LoadF, Compute<fn::Plus>, StoreF, Compute<fn::ReLU>, StoreF,
+using ManySinks = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<2>, Seq<4>, Seq<2>, Seq<5>>, Acc,
+                                     LoadF, Compute<fn::Plus>, StoreF, Compute<fn::ReLU>, StoreF,
                                      VisitorRowReduce<reduce::Sum>, VisitorColReduce<reduce::Max>>;
 
 TEST(EvgOrganisers, DagWithSeveralSinks) {
@@ -106,8 +105,7 @@ TEST(EvgOrganisers, DagWithSeveralSinks) {
       Rng rng(uint32_t(s.m * 31 + s.n + g.block_cols));
       const std::vector<float> acc = naive_accumulator(s.m, s.n, 4, rng);
       const std::vector<float> c = random_vector(size_t(s.m * s.n), rng);
-      std::vector<double> ref_d(acc.size()), ref_e(acc.size()), ref_r(size_t(s.n), 0.0),
-          ref_s(size_t(s.m), -INFINITY);
+      std::vector<double> ref_d(acc.size()), ref_e(acc.size()), ref_r(size_t(s.n), 0.0), ref_s(size_t(s.m), -INFINITY);
       for (int64_t r = 0; r < s.m; ++r) {
         for (int64_t col = 0; col < s.n; ++col) {
           const size_t i = size_t(r * s.n + col);
@@ -120,8 +118,8 @@ TEST(EvgOrganisers, DagWithSeveralSinks) {
       }
       for_each_policy<ManySinks>([&]<class E>(const char* policy) {
         std::vector<float> d(acc.size()), e(acc.size()), rsum(size_t(s.n)), smax(size_t(s.m));
-        run_epilogue<E>({{}, {c.data()}, {}, {d.data()}, {}, {e.data()}, {rsum.data()}, {smax.data()}}, acc, s.m,
-                        s.n, g, Schedule::kShuffled, 2);
+        run_epilogue<E>({{}, {c.data()}, {}, {d.data()}, {}, {e.data()}, {rsum.data()}, {smax.data()}}, acc, s.m, s.n,
+                        g, Schedule::kShuffled, 2);
         EXPECT_EQ(compare(d, ref_d, 0, 0), "") << describe(s, g) << " " << policy;
         EXPECT_EQ(compare(e, ref_e, 0, 0), "") << describe(s, g) << " " << policy;
         EXPECT_EQ(compare(rsum, ref_r, 1e-5, 1e-5), "") << describe(s, g) << " " << policy;
@@ -138,7 +136,9 @@ using TreeOfDag =
     TreeVisitor<StoreF, TreeVisitor<Compute<fn::Plus>, SquareDag, TreeVisitor<Compute<fn::Scale>, LoadF>>>;
 using DagOfTree = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>>, TreeVisitor<Compute<fn::Exp>, Acc>,
                                      LoadF, Compute<fn::Minus>, StoreF>;
-using AfterStore = TreeVisitor<StoreF, TreeVisitor<Compute<fn::ReLU>, TreeVisitor<StoreF, TreeVisitor<Compute<fn::Plus>, Acc, LoadF>>>>;
+using AfterStore =
+    TreeVisitor<StoreF,
+                TreeVisitor<Compute<fn::ReLU>, TreeVisitor<StoreF, TreeVisitor<Compute<fn::Plus>, Acc, LoadF>>>>;
 
 TEST(EvgOrganisers, NestedOrganisersAndPassThrough) {
   const Shape s{23, 45};
@@ -211,16 +211,16 @@ std::string check_plan(const char* name) {
 }
 
 using GeluChain = TreeVisitor<
-    StoreF, TreeVisitor<Compute<fn::GELU>,
-                        TreeVisitor<Compute<fn::Plus>,
-                                    TreeVisitor<Compute<fn::Multiplies>, Acc, VisitorScalarBroadcast<float>>,
-                                    VisitorRowBroadcast<float>>>>;
+    StoreF,
+    TreeVisitor<Compute<fn::GELU>,
+                TreeVisitor<Compute<fn::Plus>, TreeVisitor<Compute<fn::Multiplies>, Acc, VisitorScalarBroadcast<float>>,
+                            VisitorRowBroadcast<float>>>>;
 // x = relu(acc); y = exp(acc); z = x + y; w = tanh(z); v = w * bias[col] and a row-extent value
 // defined after x and y die; store v.
-using Reuse = TopologicalVisitor<
-    std::tuple<Seq<>, Seq<0>, Seq<0>, Seq<1, 2>, Seq<3>, Seq<>, Seq<5, 5>, Seq<4, 6>, Seq<7>>, Acc,
-    Compute<fn::ReLU>, Compute<fn::Exp>, Compute<fn::Plus>, Compute<fn::Tanh>, VisitorRowBroadcast<float>,
-    Compute<fn::Multiplies>, Compute<fn::Multiplies>, StoreF>;
+using Reuse =
+    TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<0>, Seq<1, 2>, Seq<3>, Seq<>, Seq<5, 5>, Seq<4, 6>, Seq<7>>, Acc,
+                       Compute<fn::ReLU>, Compute<fn::Exp>, Compute<fn::Plus>, Compute<fn::Tanh>,
+                       VisitorRowBroadcast<float>, Compute<fn::Multiplies>, Compute<fn::Multiplies>, StoreF>;
 
 TEST(EvgOrganisers, ScratchPlanReusesDeadBuffersAndKeepsAnchors) {
   // Node at a time: the chain mul -> add -> gelu runs in place in one slot.

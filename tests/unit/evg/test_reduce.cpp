@@ -20,9 +20,9 @@ using LoadF = VisitorAuxLoad<float>;
 // D = acc + C stored, with the column reduction (one value per column) and the row reduction
 // (one per row) of D as extra outputs.
 template <class Fn>
-using Reductions = TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<3>, Seq<4>>, Acc, LoadF,
-                                      VisitorCompute<fn::Plus>, VisitorAuxStore<float>, VisitorRowReduce<Fn>,
-                                      VisitorColReduce<Fn>>;
+using Reductions =
+    TopologicalVisitor<std::tuple<Seq<>, Seq<>, Seq<0, 1>, Seq<2>, Seq<3>, Seq<4>>, Acc, LoadF,
+                       VisitorCompute<fn::Plus>, VisitorAuxStore<float>, VisitorRowReduce<Fn>, VisitorColReduce<Fn>>;
 
 struct Outputs {
   std::vector<float> d, per_column, per_row;
@@ -32,8 +32,8 @@ template <class E>
 Outputs run(const std::vector<float>& acc, const std::vector<float>& c, int64_t m, int64_t n, const BlockGrid& g,
             Schedule schedule, int threads, uint32_t seed) {
   Outputs o{std::vector<float>(acc.size()), std::vector<float>(size_t(n)), std::vector<float>(size_t(m))};
-  run_epilogue<E>({{}, {c.data()}, {}, {o.d.data()}, {o.per_column.data()}, {o.per_row.data()}}, acc, m, n, g,
-                  schedule, threads, seed);
+  run_epilogue<E>({{}, {c.data()}, {}, {o.d.data()}, {o.per_column.data()}, {o.per_row.data()}}, acc, m, n, g, schedule,
+                  threads, seed);
   return o;
 }
 
@@ -62,9 +62,12 @@ void check_against_reference(double init, double (*combine)(double, double), dou
 }
 
 TEST(EvgReduce, SumMaxMinMatchTheReference) {
-  check_against_reference<reduce::Sum>(0.0, [](double a, double b) { return a + b; }, 1e-5);
-  check_against_reference<reduce::Max>(-INFINITY, [](double a, double b) { return std::max(a, b); }, 0);
-  check_against_reference<reduce::Min>(INFINITY, [](double a, double b) { return std::min(a, b); }, 0);
+  check_against_reference<reduce::Sum>(
+      0.0, [](double a, double b) { return a + b; }, 1e-5);
+  check_against_reference<reduce::Max>(
+      -INFINITY, [](double a, double b) { return std::max(a, b); }, 0);
+  check_against_reference<reduce::Min>(
+      INFINITY, [](double a, double b) { return std::min(a, b); }, 0);
 }
 
 TEST(EvgReduce, BitIdenticalAcrossThreadsSchedulesAndLanes) {
@@ -97,9 +100,9 @@ TEST(EvgReduce, BitIdenticalAcrossThreadsSchedulesAndLanes) {
 
 TEST(EvgReduce, BroadcastInputsAndNaN) {
   // Column sums of bias[col] over m rows, row maxima of scale[row] over n columns.
-  using EVG = TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<>, Seq<2>>, VisitorRowBroadcast<float>,
-                                 VisitorRowReduce<reduce::Sum>, VisitorColBroadcast<float>,
-                                 VisitorColReduce<reduce::Max>>;
+  using EVG =
+      TopologicalVisitor<std::tuple<Seq<>, Seq<0>, Seq<>, Seq<2>>, VisitorRowBroadcast<float>,
+                         VisitorRowReduce<reduce::Sum>, VisitorColBroadcast<float>, VisitorColReduce<reduce::Max>>;
   const Shape s{37, 19};
   Rng rng(2);
   const std::vector<float> acc(size_t(s.m * s.n), 0.0f);

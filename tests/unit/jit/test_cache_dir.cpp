@@ -140,11 +140,16 @@ TEST(CacheDir, RefusesAnUnmarkedDirectoryHoldingAnythingElse) {
   const std::string hex(64, '0');
   // Each is the one thing in an otherwise empty cache layout that the cache did not write.
   const std::vector<std::pair<std::string, bool>> foreign = {
-      {".bashrc", false},           {"sources/main.cpp", false},     {"deps/README", false},
-      {"toolchains/gcc.json", false}, {"kernels/notes.txt", false},   {"tmp/old.iso", false},
-      {"tmp/" + hex + ".backup", true}, {"tmp/" + hex + ".json.bak", false},
+      {".bashrc", false},
+      {"sources/main.cpp", false},
+      {"deps/README", false},
+      {"toolchains/gcc.json", false},
+      {"kernels/notes.txt", false},
+      {"tmp/old.iso", false},
+      {"tmp/" + hex + ".backup", true},
+      {"tmp/" + hex + ".json.bak", false},
       {"sources/" + hex + ".cpp", true},  // a directory where the cache writes files
-      {"CACHEDIR.TAG", false},       // another program's marker
+      {"CACHEDIR.TAG", false},            // another program's marker
       {"Documents", true},
   };
   for (const auto& [name, is_directory] : foreign) {

@@ -47,8 +47,8 @@ std::vector<std::string> compile_saxpy(const std::string& kernel_template) {
 }
 
 TEST_F(JitCli, CompileLsStatsClear) {
-  const std::vector<std::string> compile = {"compile", "--template", kernel_template("saxpy.cpp"),
-                                            "-D", "SCALE=2", "--kernel-type", "cpu"};
+  const std::vector<std::string> compile = {
+      "compile", "--template", kernel_template("saxpy.cpp"), "-D", "SCALE=2", "--kernel-type", "cpu"};
   const nlohmann::json first = run_json(compile);
   EXPECT_EQ(first["source"], "compile");
   EXPECT_EQ(first["id"].get<std::string>().size(), 64u);
@@ -76,8 +76,7 @@ TEST_F(JitCli, CompileLsStatsClear) {
 }
 
 TEST_F(JitCli, BadInputFailsWithAMessage) {
-  const ProcessResult hostile =
-      run({"compile", "--template", kernel_template("saxpy.cpp"), "-D", "SCALE=2;id"});
+  const ProcessResult hostile = run({"compile", "--template", kernel_template("saxpy.cpp"), "-D", "SCALE=2;id"});
   EXPECT_FALSE(hostile.ok());
   EXPECT_NE(hostile.err.find("rejected"), std::string::npos) << hostile.err;
   const ProcessResult broken = run({"compile", "--template", kernel_template("broken.cpp")});
@@ -148,8 +147,12 @@ TEST_F(JitCli, ClearSaysWhatItKept) {
 }
 
 TEST_F(JitCli, PathsNeedNotBeUtf8) {
-  cache_dir_ = tmp_.path() / "j\xff" "dir";
-  const std::filesystem::path kernels = tmp_.path() / "k\xfe" "dir";
+  cache_dir_ = tmp_.path() /
+               "j\xff"
+               "dir";
+  const std::filesystem::path kernels = tmp_.path() /
+                                        "k\xfe"
+                                        "dir";
   std::filesystem::create_directory(kernels);
   std::filesystem::copy_file(kernel_template("saxpy.cpp"), kernels / "saxpy.cpp");
   std::filesystem::copy_file(kernel_template("saxpy_params.h"), kernels / "saxpy_params.h");
@@ -160,11 +163,16 @@ TEST_F(JitCli, PathsNeedNotBeUtf8) {
   // JSON output is UTF-8: the bytes that are not show as U+FFFD.
   const nlohmann::json again = run_json(compile);
   EXPECT_EQ(again["source"], "disk");
-  EXPECT_EQ(again["cache_dir"], (tmp_.path() / "j\xef\xbf\xbd" "dir").string());
+  EXPECT_EQ(again["cache_dir"], (tmp_.path() / "j\xef\xbf\xbd"
+                                               "dir")
+                                    .string());
   const nlohmann::json ls = run_json({"ls"});
   ASSERT_EQ(ls.size(), 1u);
-  EXPECT_EQ(ls[0]["template"],
-            (std::filesystem::canonical(tmp_.path()) / "k\xef\xbf\xbd" "dir" / "saxpy.cpp").string());
+  EXPECT_EQ(ls[0]["template"], (std::filesystem::canonical(tmp_.path()) /
+                                "k\xef\xbf\xbd"
+                                "dir" /
+                                "saxpy.cpp")
+                                   .string());
   EXPECT_EQ(run_json({"stats"})["entries"], 1);
   EXPECT_EQ(run_json({"clear"})["removed"], 1);
   EXPECT_EQ(run_json({"stats"})["entries"], 0);

@@ -326,11 +326,21 @@ TEST(Compiler, HostileMacrosAreRejectedBeforeAnyCompile) {
   TempDir tmp;
   Compiler compiler(test_config(tmp.path()));
   const std::vector<MacroMap> hostile = {
-      {{"SCALE", "2 -o /tmp/evil.so"}}, {{"SCALE", "\"2\""}},       {{"SCALE", "'2'"}},
-      {{"SCALE", "2;touch /tmp/x"}},    {{"SCALE", "$(touch /tmp/x)"}}, {{"SCALE", "`id`"}},
-      {{"SCALE", "2\n#include <x>"}},   {{"SCALE", "-o"}},          {{"-o", "/tmp/evil.so"}},
-      {{"SCALE X", "2"}},               {{"SCALE;", "2"}},          {{"SCALE\n", "2"}},
-      {{"SCALE", "2"}, {"A B", "1"}},   {{"SCALE", ""}},            {{"__KT__", "cuda"}},
+      {{"SCALE", "2 -o /tmp/evil.so"}},
+      {{"SCALE", "\"2\""}},
+      {{"SCALE", "'2'"}},
+      {{"SCALE", "2;touch /tmp/x"}},
+      {{"SCALE", "$(touch /tmp/x)"}},
+      {{"SCALE", "`id`"}},
+      {{"SCALE", "2\n#include <x>"}},
+      {{"SCALE", "-o"}},
+      {{"-o", "/tmp/evil.so"}},
+      {{"SCALE X", "2"}},
+      {{"SCALE;", "2"}},
+      {{"SCALE\n", "2"}},
+      {{"SCALE", "2"}, {"A B", "1"}},
+      {{"SCALE", ""}},
+      {{"__KT__", "cuda"}},
   };
   for (const MacroMap& macros : hostile) {
     const std::string message =
@@ -340,7 +350,8 @@ TEST(Compiler, HostileMacrosAreRejectedBeforeAnyCompile) {
   }
   EXPECT_EQ(compiler.stats().compiles, 0u);
   EXPECT_TRUE(cached_ids(compiler.cache()).empty());
-  for (const char* sub : {"kernels", "deps", "toolchains", "tmp"}) EXPECT_EQ(files_in(compiler.cache(), sub), 0u) << sub;
+  for (const char* sub : {"kernels", "deps", "toolchains", "tmp"})
+    EXPECT_EQ(files_in(compiler.cache(), sub), 0u) << sub;
 }
 
 TEST(Compiler, CompileErrorCarriesDiagnosticsAndLeavesNothing) {
@@ -371,8 +382,7 @@ TEST(Compiler, TemplateWithoutRunIsRejectedAndNotCached) {
 TEST(Compiler, MissingTemplateOrIncludeDirIsAClearError) {
   TempDir tmp;
   Compiler compiler(test_config(tmp.path()));
-  EXPECT_NE(error_of([&] { compiler.get_kernel(kernel_template("nope.cpp"), {}, KernelType::kCpu); })
-                .find("template"),
+  EXPECT_NE(error_of([&] { compiler.get_kernel(kernel_template("nope.cpp"), {}, KernelType::kCpu); }).find("template"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               compiler.get_kernel(kernel_template("saxpy.cpp"), kScale2, KernelType::kCpu, {"/no/such/dir"});
@@ -386,7 +396,7 @@ TEST(Compiler, TemplateMustBeARegularFile) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   Compiler compiler(test_config(tmp.path()));
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {fifo.string(), "is a FIFO, not a regular file"},  // the compiler would wait for a writer
+      {fifo.string(), "is a FIFO, not a regular file"},            // the compiler would wait for a writer
       {"/dev/zero", "is a character device, not a regular file"},  // and read this for ever
       {tmp.path().string(), "is a directory, not a regular file"}};
   for (const auto& [path, problem] : cases) {
@@ -406,13 +416,17 @@ TEST(Compiler, AMissingConfiguredCompilerIsNamed) {
   Compiler compiler(config);
   EXPECT_EQ(error_of([&] { compiler.get_kernel(kernel_template("saxpy.cpp"), kScale2, KernelType::kCpu); }),
             "jit: the C++ compiler TG_JIT_CXX='/nonexistent/c++' does not exist");
-  EXPECT_EQ(error_of([&] { compiler.get_kernel(kernel_template("fill.cu"), {{"VALUE", "7"}}, KernelType::kCuda); }),
+  EXPECT_EQ(error_of([&] {
+              compiler.get_kernel(kernel_template("fill.cu"), {{"VALUE", "7"}}, KernelType::kCuda);
+            }),
             "jit: cuda kernels need nvcc, and TG_JIT_NVCC='/nonexistent/nvcc' does not exist");
 }
 
 TEST(Compiler, PathsNeedNotBeUtf8) {
   TempDir tmp;
-  const std::filesystem::path dir = std::filesystem::canonical(tmp.path()) / "k\xfe" "dir";
+  const std::filesystem::path dir = std::filesystem::canonical(tmp.path()) /
+                                    "k\xfe"
+                                    "dir";
   std::filesystem::create_directory(dir);
   std::filesystem::copy_file(kernel_template("saxpy.cpp"), dir / "saxpy.cpp");
   std::filesystem::copy_file(kernel_template("saxpy_params.h"), dir / "saxpy_params.h");
@@ -421,7 +435,9 @@ TEST(Compiler, PathsNeedNotBeUtf8) {
   std::filesystem::copy_file(dir / "saxpy.cpp", tmp.path() / "k%FEdir" / "saxpy.cpp");
   std::filesystem::copy_file(dir / "saxpy_params.h", tmp.path() / "k%FEdir" / "saxpy_params.h");
   Config config = test_config(tmp.path());
-  config.cache_dir = tmp.path() / "c\xff" "ache";
+  config.cache_dir = tmp.path() /
+                     "c\xff"
+                     "ache";
   const std::string source = (dir / "saxpy.cpp").string();
   std::string id;
   {

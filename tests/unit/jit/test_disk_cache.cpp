@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "jit/file_lock.h"
+#include "file_lock.h"
 #include "jit_test_utils.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/sha256.h"
@@ -92,8 +92,7 @@ TEST(DiskCache, EvictsLeastRecentlyUsedPastTheBudget) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   {
     Compiler compiler(config);
-    EXPECT_EQ(compiler.load(kernel_template("saxpy.cpp"), scale(1), KernelType::kCpu).source,
-              KernelSource::kDisk);
+    EXPECT_EQ(compiler.load(kernel_template("saxpy.cpp"), scale(1), KernelType::kCpu).source, KernelSource::kDisk);
   }
   Compiler compiler(config);
   const std::string c = compiler.load(kernel_template("saxpy.cpp"), scale(3), KernelType::kCpu).id;
@@ -193,12 +192,11 @@ TEST(DiskCache, TouchesNothingItDidNotWrite) {
   const std::string hex(64, '0');
   const std::filesystem::path dir = config.cache_dir;
   const std::vector<std::filesystem::path> files = {
-      dir / "notes.txt",        dir / "kernels" / "notes.txt", dir / "kernels" / (hex + ".so.bak"),
-      dir / "deps" / "README",  dir / "toolchains" / "gcc.json", dir / "sources" / "main.cpp",
-      dir / "tmp" / "old.iso",  dir / "tmp" / (hex + ".json.Ab12Cd")};
-  const std::vector<std::filesystem::path> folders = {
-      dir / "sources" / "sub", dir / "sources" / (hex + ".cpp"), dir / "kernels" / (hex + ".so"),
-      dir / "tmp" / (hex + ".backup")};
+      dir / "notes.txt",       dir / "kernels" / "notes.txt",       dir / "kernels" / (hex + ".so.bak"),
+      dir / "deps" / "README", dir / "toolchains" / "gcc.json",     dir / "sources" / "main.cpp",
+      dir / "tmp" / "old.iso", dir / "tmp" / (hex + ".json.Ab12Cd")};
+  const std::vector<std::filesystem::path> folders = {dir / "sources" / "sub", dir / "sources" / (hex + ".cpp"),
+                                                      dir / "kernels" / (hex + ".so"), dir / "tmp" / (hex + ".backup")};
   for (const auto& folder : folders) {
     std::filesystem::create_directory(folder);
     testing::write_text(folder / "data", "x");

@@ -1,6 +1,6 @@
 // write_file_if_absent: the first writer publishes, later ones leave its file alone (same inode),
 // so a builder's stamps of a content-addressed source stay valid while others write it too.
-#include "jit/file_util.h"
+#include "file_util.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

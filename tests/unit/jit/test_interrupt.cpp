@@ -133,12 +133,10 @@ TEST_P(Interrupt, NoCompilerOutlivesTheCliAndTheNextStartCleansUp) {
   EXPECT_EQ(count("kernels", ".lock"), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGKILL),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string(info.param == SIGINT    ? "SIGINT"
-                                              : info.param == SIGTERM ? "SIGTERM"
-                                                                      : "SIGKILL");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGKILL), [](const ::testing::TestParamInfo<int>& info) {
+      return std::string(info.param == SIGINT ? "SIGINT" : info.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+    });
 
 // A build directory whose kernel's lock a live process holds is a build in progress: opening the
 // cache leaves it and the lock alone.

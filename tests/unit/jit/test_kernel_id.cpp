@@ -6,7 +6,7 @@
 #include <functional>
 #include <set>
 
-#include "jit/escape.h"
+#include "escape.h"
 #include "jit_test_utils.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/jit/kernel_id.h"
@@ -48,7 +48,8 @@ TEST(KernelId, ChangesWithEveryInput) {
       {"macro value", [](KernelKeyInputs& in) { in.macros.set("SCALE", "3"); }},
       {"macro added", [](KernelKeyInputs& in) { in.macros.set("EXTRA", "1"); }},
       {"macro removed", [](KernelKeyInputs& in) { in.macros.erase("ELEMENT"); }},
-      {"macro renamed", [](KernelKeyInputs& in) {
+      {"macro renamed",
+       [](KernelKeyInputs& in) {
          in.macros.erase("SCALE");
          in.macros.set("SCALE2", "2");
        }},
@@ -57,7 +58,10 @@ TEST(KernelId, ChangesWithEveryInput) {
       {"template content", [](KernelKeyInputs& in) { in.template_source.sha256[0] = 'f'; }},
       {"template path", [](KernelKeyInputs& in) { in.template_source.path = "/src/other.cpp"; }},
       {"header content", [](KernelKeyInputs& in) { in.headers[1].sha256[5] = 'f'; }},
-      {"header added", [](KernelKeyInputs& in) { in.headers.push_back({"/src/more.h", std::string(64, 'd')}); }},
+      {"header added",
+       [](KernelKeyInputs& in) {
+         in.headers.push_back({"/src/more.h", std::string(64, 'd')});
+       }},
       {"header removed", [](KernelKeyInputs& in) { in.headers.pop_back(); }},
       {"compiler path", [](KernelKeyInputs& in) { in.compiler_path = "/usr/bin/g++-12"; }},
       {"compiler version", [](KernelKeyInputs& in) { in.compiler_version += "-1"; }},
@@ -101,9 +105,9 @@ TEST(KernelId, FieldBoundariesCannotBeShifted) {
 TEST(KernelId, PathsMayHoldAnyBytes) {
   // Paths are bytes; JSON, hence the key, is UTF-8. Each of these is a different file.
   const std::vector<std::string> paths = {
-      "/src/k\xff.cpp",    "/src/k\xfe.cpp",   "/src/k%FF.cpp", "/src/k%25FF.cpp", "/src/k%.cpp",
-      "/src/k\xc3\xa9.cpp",  // é: valid UTF-8
-      "/src/k\xc3.cpp",      // a truncated sequence
+      "/src/k\xff.cpp",         "/src/k\xfe.cpp",     "/src/k%FF.cpp", "/src/k%25FF.cpp", "/src/k%.cpp",
+      "/src/k\xc3\xa9.cpp",                            // é: valid UTF-8
+      "/src/k\xc3.cpp",                                // a truncated sequence
       "/src/k\xed\xa0\x80.cpp", "/src/k\xc0\xaf.cpp",  // a surrogate, an overlong '/'
   };
   std::set<std::string> ids;
@@ -128,7 +132,7 @@ TEST(EscapeBytes, KeepsUtf8AndRoundTrips) {
   EXPECT_EQ(escape_bytes("/k/\xe2\x82\xac/\xf0\x9f\x98\x80"), "/k/\xe2\x82\xac/\xf0\x9f\x98\x80");
   EXPECT_EQ(escape_bytes("100%"), "100%25");
   EXPECT_EQ(escape_bytes("a\xff\x80z"), "a%FF%80z");
-  EXPECT_EQ(escape_bytes("\xe2\x82"), "%E2%82");  // cut short
+  EXPECT_EQ(escape_bytes("\xe2\x82"), "%E2%82");                // cut short
   EXPECT_EQ(escape_bytes("\xf4\x90\x80\x80"), "%F4%90%80%80");  // above U+10FFFF
   std::string all;
   for (int b = 0; b < 256; ++b) all += char(b);

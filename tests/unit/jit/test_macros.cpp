@@ -37,16 +37,16 @@ TEST(Macros, AcceptsIdentifiersQualifiedNamesAndNumbers) {
   for (const char* name : {"A", "SCALE", "CATLASS_JIT_ELEMENT_A", "_x9", "tile_m"}) {
     EXPECT_TRUE(is_macro_name(name)) << name;
   }
-  for (const char* value : {"half", "tg::Float16", "::std::int8_t", "128", "-1", "0x1F", "1.5e-3f",
-                            "2.0f", "1e+5", "0x1p-3"}) {
+  for (const char* value :
+       {"half", "tg::Float16", "::std::int8_t", "128", "-1", "0x1F", "1.5e-3f", "2.0f", "1e+5", "0x1p-3"}) {
     EXPECT_TRUE(is_macro_value(value)) << value;
   }
   EXPECT_NO_THROW(validate_macros({{"SCALE", "2.0f"}, {"ELEMENT", "float"}}));
 }
 
 TEST(Macros, RejectsHostileNames) {
-  for (const char* name : {"", "1A", "A B", "A;B", "A$(id)", "A\nB", "-o", "A=B", "A\"", "A'",
-                           "__ARCH__", "__KT__", "a-b", "A`id`"}) {
+  for (const char* name :
+       {"", "1A", "A B", "A;B", "A$(id)", "A\nB", "-o", "A=B", "A\"", "A'", "__ARCH__", "__KT__", "a-b", "A`id`"}) {
     EXPECT_FALSE(is_macro_name(name)) << name;
     EXPECT_THROW(validate_macros({{name, "1"}}), Error) << name;
   }
@@ -54,10 +54,29 @@ TEST(Macros, RejectsHostileNames) {
 }
 
 TEST(Macros, RejectsHostileValues) {
-  for (const char* value : {"", "1 -o /tmp/x", "a b", "\"quoted\"", "'quoted'", "1;rm -rf /",
-                            "$(touch /tmp/pwned)", "`id`", "1\n#include </etc/passwd>", "-o",
-                            "-DX=1", "a&b", "a=b", "x:y", ":::a", "a::", "a::::b", "1 ", "\t1",
-                            "--", "-", "a\\b", "1'000"}) {
+  for (const char* value : {"",
+                            "1 -o /tmp/x",
+                            "a b",
+                            "\"quoted\"",
+                            "'quoted'",
+                            "1;rm -rf /",
+                            "$(touch /tmp/pwned)",
+                            "`id`",
+                            "1\n#include </etc/passwd>",
+                            "-o",
+                            "-DX=1",
+                            "a&b",
+                            "a=b",
+                            "x:y",
+                            ":::a",
+                            "a::",
+                            "a::::b",
+                            "1 ",
+                            "\t1",
+                            "--",
+                            "-",
+                            "a\\b",
+                            "1'000"}) {
     EXPECT_FALSE(is_macro_value(value)) << value;
     EXPECT_THROW(validate_macros({{"A", value}}), Error) << value;
   }
@@ -76,7 +95,7 @@ TEST(Macros, ErrorNamesTheMacroAndShowsControlCharacters) {
   }
 }
 
-TEST(Macros, CanonicalStringIsTheSeedsSortedKeyValueList) {
+TEST(Macros, CanonicalStringIsTheSortedKeyValueList) {
   MacroMap macros;
   macros.set("ELEMENT_B", "half");
   macros.set("ELEMENT_A", "float");

@@ -26,8 +26,8 @@ nlohmann::json parse_child(const ProcessResult& result) {
 TEST(Processes, SecondProcessLoadsFromDisk) {
   TempDir tmp;
   const std::string cache = (tmp.path() / "cache").string();
-  const std::vector<std::string> args = {"--cache", cache, "--template", kernel_template("saxpy.cpp"),
-                                         "-D", "SCALE=4", "--scale", "4"};
+  const std::vector<std::string> args = {"--cache", cache,     "--template", kernel_template("saxpy.cpp"),
+                                         "-D",      "SCALE=4", "--scale",    "4"};
   const nlohmann::json first = parse_child(testing::run_child(args));
   const nlohmann::json second = parse_child(testing::run_child(args));
   EXPECT_EQ(first["source"], "compile");
@@ -46,8 +46,8 @@ TEST(Processes, EightProcessesRacingForOneNewKernelCompileItOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kProcesses; ++i) {
     threads.emplace_back([&, i] {
-      results[size_t(i)] = testing::run_child({"--cache", cache, "--template", kernel_template("saxpy.cpp"),
-                                               "-D", "SCALE=6", "--scale", "6", "--wait-for", go});
+      results[size_t(i)] = testing::run_child({"--cache", cache, "--template", kernel_template("saxpy.cpp"), "-D",
+                                               "SCALE=6", "--scale", "6", "--wait-for", go});
     });
   }
   // Release them together once all have been started.

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "bpe_bytes.h"
+#include "bpe_merges.h"
 #include "common/expect_error.h"
-#include "model/bpe_bytes.h"
-#include "model/bpe_merges.h"
-#include "model/pretokenizer.h"
+#include "pretokenizer.h"
 #include "tilegraph/core/utf8.h"
 
 namespace tg::model {
@@ -49,8 +49,9 @@ TEST(Pretokenizer, Gpt2SplitsNonAsciiLettersCjkAndEmoji) {
 }
 
 TEST(Pretokenizer, Llama3SplitsDigitsInThreesAndKeepsNewlinesWithWhatPrecedesThem) {
-  EXPECT_EQ(split(kLlama3Pattern, "I'm sure they'LL say \"it's 12345 dollars\"!"),
-            (Words{"I", "'m", " sure", " they", "'LL", " say", " \"", "it", "'s", " ", "123", "45", " dollars", "\"!"}));
+  EXPECT_EQ(
+      split(kLlama3Pattern, "I'm sure they'LL say \"it's 12345 dollars\"!"),
+      (Words{"I", "'m", " sure", " they", "'LL", " say", " \"", "it", "'s", " ", "123", "45", " dollars", "\"!"}));
   EXPECT_EQ(split(kLlama3Pattern, "a  b   c \n\n  d\t\te  "),
             (Words{"a", " ", " b", "  ", " c", " \n\n", " ", " d", "\t", "\te", "  "}));
   EXPECT_EQ(split(kLlama3Pattern, "x=1234567,y=-0.5"), (Words{"x", "=", "123", "456", "7", ",y", "=-", "0", ".", "5"}));
@@ -122,13 +123,16 @@ TEST(Gpt2Bytes, TheAlphabetIsABijectionOntoPrintableCodePoints) {
   for (uint32_t cp = 0; cp < 0x200; ++cp) mapped += gpt2_byte_of_code_point(cp) >= 0;
   EXPECT_EQ(mapped, 256);
   EXPECT_EQ(gpt2_byte_of_code_point(0x10ffff), -1);
-  EXPECT_EQ(gpt2_byte_level("a b\n"), "a\xc4\xa0" "b\xc4\x8a");  // aĠbĊ
-  EXPECT_EQ(gpt2_byte_level("\xc3\xa9"), "\xc3\x83\xc2\xa9");     // é's bytes: Ã©
+  EXPECT_EQ(gpt2_byte_level("a b\n"),
+            "a\xc4\xa0"
+            "b\xc4\x8a");                                        // aĠbĊ
+  EXPECT_EQ(gpt2_byte_level("\xc3\xa9"), "\xc3\x83\xc2\xa9");    // é's bytes: Ã©
   EXPECT_EQ(gpt2_byte_level(std::string(1, '\0')), "\xc4\x80");  // U+0100
 }
 
 BpeMerges merges_of(std::vector<std::string> rules) {
-  return BpeMerges(std::move(rules), [](std::string_view) { return true; }, "merges");
+  return BpeMerges(
+      std::move(rules), [](std::string_view) { return true; }, "merges");
 }
 
 std::vector<std::string> merge_word(const BpeMerges& merges, std::string_view word) {
@@ -175,7 +179,8 @@ TEST(BpeMerges, MatchesThePlainDefinitionOnRandomWords) {
       rules.push_back(left + " " + right);
       pieces.push_back(left + right);
     }
-    const BpeMerges m(rules, [](std::string_view) { return true; }, "merges");
+    const BpeMerges m(
+        rules, [](std::string_view) { return true; }, "merges");
     for (int k = 0; k < 40; ++k) {
       std::vector<std::string> expected;
       for (size_t n = rng() % 12; n > 0; --n) expected.push_back(alphabet[rng() % alphabet.size()]);
@@ -202,8 +207,14 @@ TEST(BpeMerges, MatchesThePlainDefinitionOnRandomWords) {
 
 TEST(BpeMerges, MalformedRulesAreRefusedWithTheirIndex) {
   const auto is_piece = [](std::string_view p) { return p == "a" || p == "b" || p == "ab" || p == "bb"; };
-  const auto parse = [&](std::vector<std::string> rules) { BpeMerges(std::move(rules), is_piece, "tokenizer.ggml.merges"); };
-  expect_error([&] { parse({"a b", "ab"}); }, "tokenizer.ggml.merges[1] \"ab\" is not two pieces separated by one space");
+  const auto parse = [&](std::vector<std::string> rules) {
+    BpeMerges(std::move(rules), is_piece, "tokenizer.ggml.merges");
+  };
+  expect_error(
+      [&] {
+        parse({"a b", "ab"});
+      },
+      "tokenizer.ggml.merges[1] \"ab\" is not two pieces separated by one space");
   expect_error([&] { parse({"a  b"}); }, "[0] \"a  b\" is not two pieces separated by one space");
   expect_error([&] { parse({" a"}); }, "is not two pieces");
   expect_error([&] { parse({"a "}); }, "is not two pieces");

@@ -17,20 +17,24 @@ TEST(ChatTemplate, WritesEachFamilysTurn) {
   EXPECT_EQ(format_chat(ChatTemplate::kChatml, "Hi?", "Be brief."),
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi?<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(format_chat(ChatTemplate::kChatml, "Hi?"), "<|im_start|>user\nHi?<|im_end|>\n<|im_start|>assistant\n");
-  EXPECT_EQ(format_chat(ChatTemplate::kLlama3, "Hi?", "Be brief."),
-            "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-            "<|start_header_id|>user<|end_header_id|>\n\nHi?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-  EXPECT_EQ(format_chat(ChatTemplate::kLlama3, "Hi?"),
-            "<|start_header_id|>user<|end_header_id|>\n\nHi?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-  EXPECT_EQ(format_chat(ChatTemplate::kLlama2, "Hi?", "Be brief."), "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi? [/INST]");
+  EXPECT_EQ(
+      format_chat(ChatTemplate::kLlama3, "Hi?", "Be brief."),
+      "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+      "<|start_header_id|>user<|end_header_id|>\n\nHi?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(
+      format_chat(ChatTemplate::kLlama3, "Hi?"),
+      "<|start_header_id|>user<|end_header_id|>\n\nHi?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(format_chat(ChatTemplate::kLlama2, "Hi?", "Be brief."),
+            "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi? [/INST]");
   EXPECT_EQ(format_chat(ChatTemplate::kLlama2, "Hi?"), "[INST] Hi? [/INST]");
 }
 
 TEST(ChatTemplate, DetectsTheFamilyByItsMarkers) {
   // Abridged from the templates Qwen2.5, llama 3.1 and llama 2 chat files carry.
-  EXPECT_EQ(detect_chat_template("{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content "
-                                 "+ '<|im_end|>' + '\\n' }}{%- endfor %}"),
-            ChatTemplate::kChatml);
+  EXPECT_EQ(
+      detect_chat_template("{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content "
+                           "+ '<|im_end|>' + '\\n' }}{%- endfor %}"),
+      ChatTemplate::kChatml);
   EXPECT_EQ(detect_chat_template("{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ "
                                  "message['content'] | trim + '<|eot_id|>' }}"),
             ChatTemplate::kLlama3);

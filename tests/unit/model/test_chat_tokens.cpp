@@ -18,9 +18,15 @@ namespace {
 constexpr ChatTemplate kTemplates[] = {ChatTemplate::kChatml, ChatTemplate::kLlama3, ChatTemplate::kLlama2};
 
 // Every control token of the three families, and the markers of llama 2's (which are text).
-const std::vector<std::string> kControlPieces = {"<s>",           "</s>",           "<|im_start|>",
-                                                 "<|im_end|>",    "<|endoftext|>",  "<|start_header_id|>",
-                                                 "<|end_header_id|>", "<|eot_id|>", "<|begin_of_text|>",
+const std::vector<std::string> kControlPieces = {"<s>",
+                                                 "</s>",
+                                                 "<|im_start|>",
+                                                 "<|im_end|>",
+                                                 "<|endoftext|>",
+                                                 "<|start_header_id|>",
+                                                 "<|end_header_id|>",
+                                                 "<|eot_id|>",
+                                                 "<|begin_of_text|>",
                                                  "<|end_of_text|>"};
 
 std::string spelling_every_control_token() {

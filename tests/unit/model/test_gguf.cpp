@@ -5,19 +5,19 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <cstdio>
-#include <cstring>
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
-#include <utility>
 #include <limits>
 #include <random>
 #include <string>
-#include <unistd.h>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/expect_error.h"
@@ -195,18 +195,12 @@ struct TestTensor {
 
 std::vector<TestTensor> every_tensor_type() {
   std::vector<TestTensor> tensors = {
-      {"f32.vector", DType::F32, {7}, {}},
-      {"f16.matrix", DType::F16, {5, 3}, {}},
-      {"bf16.cube", DType::BF16, {3, 2, 2}, {}},
-      {"q8_0.matrix", DType::Q8_0, {64, 3}, {}},
-      {"q4_0.matrix", DType::Q4_0, {64, 3}, {}},
-      {"q4_1.matrix", DType::Q4_1, {32, 5}, {}},
-      {"q5_0.matrix", DType::Q5_0, {96, 1}, {}},
-      {"q5_1.cube", DType::Q5_1, {32, 3, 2}, {}},
-      {"q4_K.matrix", DType::Q4_K, {512, 3}, {}},
-      {"q5_K.vector", DType::Q5_K, {256}, {}},
-      {"q6_K.matrix", DType::Q6_K, {256, 5}, {}},
-      {"i32.4d", DType::I32, {2, 3, 1, 2}, {}},
+      {"f32.vector", DType::F32, {7}, {}},        {"f16.matrix", DType::F16, {5, 3}, {}},
+      {"bf16.cube", DType::BF16, {3, 2, 2}, {}},  {"q8_0.matrix", DType::Q8_0, {64, 3}, {}},
+      {"q4_0.matrix", DType::Q4_0, {64, 3}, {}},  {"q4_1.matrix", DType::Q4_1, {32, 5}, {}},
+      {"q5_0.matrix", DType::Q5_0, {96, 1}, {}},  {"q5_1.cube", DType::Q5_1, {32, 3, 2}, {}},
+      {"q4_K.matrix", DType::Q4_K, {512, 3}, {}}, {"q5_K.vector", DType::Q5_K, {256}, {}},
+      {"q6_K.matrix", DType::Q6_K, {256, 5}, {}}, {"i32.4d", DType::I32, {2, 3, 1, 2}, {}},
       {"f32.empty", DType::F32, {0, 4}, {}},
   };
   std::mt19937 rng(7);
@@ -252,7 +246,8 @@ void check_round_trip(const GgufFile& file, uint32_t alignment, bool mapped) {
     } else {
       EXPECT_EQ(std::memcmp(file.tensor_data(*info), t.data.data(), t.data.size()), 0) << t.name;
       if (mapped) {
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(file.tensor_data(*info)) % alignment, 0u) << t.name << " is not aligned in memory";
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(file.tensor_data(*info)) % alignment, 0u)
+            << t.name << " is not aligned in memory";
       }
     }
   }
@@ -261,7 +256,7 @@ void check_round_trip(const GgufFile& file, uint32_t alignment, bool mapped) {
 
 GgufWriter writer_with_everything(const std::vector<TestTensor>& tensors, uint32_t alignment) {
   GgufWriter w;
-  if (alignment != kGgufDefaultAlignment) w.set(std::string(kGgufAlignmentKey), alignment);
+  if (alignment != kGgufDefaultAlignment) w.set(std::string(gguf_keys::kAlignment), alignment);
   for (const auto& [key, value] : every_value()) w.set(key, value);
   for (const TestTensor& t : tensors) w.add_tensor(t.name, t.type, t.ne, t.data.data());
   return w;
@@ -305,7 +300,8 @@ TEST(Gguf, TensorDataIsAlignedForItsScalars) {
     w.add_tensor("c", DType::F16, two, f16);
     const GgufFile file = GgufFile::parse(w.to_bytes());
     for (const GgufTensorInfo& t : file.tensors()) {
-      EXPECT_EQ((file.data_offset() + t.offset) % tensor_data_alignment(t.type), 0u) << t.name << " at alignment " << alignment;
+      EXPECT_EQ((file.data_offset() + t.offset) % tensor_data_alignment(t.type), 0u)
+          << t.name << " at alignment " << alignment;
       EXPECT_EQ(t.offset % alignment, 0u);
     }
     EXPECT_EQ(static_cast<const float*>(file.tensor_data(*file.find_tensor("b")))[2], 3.0f);
@@ -355,7 +351,8 @@ TEST(Gguf, WriteFileReplacesOnlyItsOwnFile) {
   EXPECT_EQ(read(dir / "out.gguf.tmp"), "notes");
   EXPECT_EQ(read(dir / "victim.txt"), "keep");
   size_t files = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) files += entry.path().filename().string().find(".tmp") == std::string::npos;
+  for (const auto& entry : fs::directory_iterator(dir))
+    files += entry.path().filename().string().find(".tmp") == std::string::npos;
   EXPECT_EQ(files, 3u) << "out.gguf, other.gguf, victim.txt and no stray temporaries";
 
   // Refused before anything is written, the existing file untouched.
@@ -508,7 +505,7 @@ TEST(GgufWriter, WritesTensorsFromSourcesAsTheFileIsWritten) {
     int calls = 0;
     GgufWriter with_data, with_source;
     for (GgufWriter* writer : {&with_data, &with_source}) {
-      writer->set(std::string(kGgufAlignmentKey), alignment);
+      writer->set(std::string(gguf_keys::kAlignment), alignment);
       writer->set("x", "odd");
     }
     with_data.add_tensor("w", *w);
@@ -537,7 +534,8 @@ TEST(GgufWriter, RefusesASourceThatMiscounts) {
       sink(data, 8);
       sink(data, given - 8);
     });
-    test::expect_error([&] { w.to_bytes(); }, "gguf writer: tensor 't': its source gave " + std::to_string(given) + " bytes, expected 16");
+    test::expect_error([&] { w.to_bytes(); },
+                       "gguf writer: tensor 't': its source gave " + std::to_string(given) + " bytes, expected 16");
   }
 }
 
@@ -546,8 +544,8 @@ TEST(GgufWriter, RejectsBadInput) {
   w.set("a", uint32_t(1));
   EXPECT_THROW(w.set("a", uint32_t(2)), Error);
   EXPECT_THROW(w.set("", uint32_t(2)), Error);
-  EXPECT_THROW(w.set(std::string(kGgufAlignmentKey), uint32_t(48)), Error);
-  EXPECT_THROW(w.set(std::string(kGgufAlignmentKey), uint64_t(64)), Error);
+  EXPECT_THROW(w.set(std::string(gguf_keys::kAlignment), uint32_t(48)), Error);
+  EXPECT_THROW(w.set(std::string(gguf_keys::kAlignment), uint64_t(64)), Error);
   const float data[4] = {};
   const int64_t ne[] = {4};
   w.add_tensor("x", DType::F32, ne, data);
@@ -591,13 +589,29 @@ TEST(GgufMalformed, Header) {
 }
 
 TEST(GgufMalformed, AbsurdCounts) {
-  expect_parse_error(Raw().header(0, uint64_t(1) << 60).bytes, "metadata count 1152921504606846976 is larger than the file could hold");
-  expect_parse_error(Raw().header(std::numeric_limits<uint64_t>::max(), 0).bytes, "tensor count 18446744073709551615 is larger than the file could hold");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::U64)).u64(uint64_t(1) << 61).bytes,
+  expect_parse_error(Raw().header(0, uint64_t(1) << 60).bytes,
+                     "metadata count 1152921504606846976 is larger than the file could hold");
+  expect_parse_error(Raw().header(std::numeric_limits<uint64_t>::max(), 0).bytes,
+                     "tensor count 18446744073709551615 is larger than the file could hold");
+  expect_parse_error(Raw()
+                         .header(0, 1)
+                         .str("k")
+                         .u32(uint32_t(GgufType::ARRAY))
+                         .u32(uint32_t(GgufType::U64))
+                         .u64(uint64_t(1) << 61)
+                         .bytes,
                      "element count 2305843009213693952 is larger than the file could hold");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::STRING)).u64(100).zeros(16).bytes,
+  expect_parse_error(Raw()
+                         .header(0, 1)
+                         .str("k")
+                         .u32(uint32_t(GgufType::ARRAY))
+                         .u32(uint32_t(GgufType::STRING))
+                         .u64(100)
+                         .zeros(16)
+                         .bytes,
                      "element count 100 is larger than the file could hold");
-  expect_parse_error(Raw().header(0, 1).u64(uint64_t(1) << 62).zeros(16).bytes, "truncated file: metadata entry 0 key of 4611686018427387904 bytes");
+  expect_parse_error(Raw().header(0, 1).u64(uint64_t(1) << 62).zeros(16).bytes,
+                     "truncated file: metadata entry 0 key of 4611686018427387904 bytes");
   expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::STRING)).u64(~uint64_t(0)).bytes,
                      "truncated file: metadata 'k' of 18446744073709551615 bytes");
 }
@@ -607,18 +621,32 @@ TEST(GgufMalformed, Metadata) {
   expect_parse_error(Raw().header(0, 2).kv_u32("a", 1).kv_u32("a", 2).bytes, "duplicate metadata key 'a'");
   expect_parse_error(Raw().header(0, 1).str("k").u32(13).u64(0).bytes, "metadata 'k': unknown value type 13");
   expect_parse_error(Raw().header(0, 1).str("k").u32(0xffffffff).u64(0).bytes, "unknown value type 4294967295");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::ARRAY)).u64(0).bytes,
-                     "metadata 'k': nested arrays are not supported");
+  expect_parse_error(
+      Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::ARRAY)).u64(0).bytes,
+      "metadata 'k': nested arrays are not supported");
   expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(77).u64(0).bytes,
                      "metadata 'k' element: unknown value type 77");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::BOOL)).u8(2).bytes, "bool value 2 is neither 0 nor 1");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::BOOL)).u64(2).u8(1).u8(7).bytes,
-                     "metadata 'k'[1]: bool value 7 is neither 0 nor 1");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::U64)).u32(1).bytes, "truncated file: metadata 'k' needs 8 bytes, 4 remain");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::STRING)).u64(10).zeros(3).bytes, "truncated file: metadata 'k' of 10 bytes, 3 remain");
-  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::STRING)).u64(2).str("x").u64(50).bytes,
+  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::BOOL)).u8(2).bytes,
+                     "bool value 2 is neither 0 nor 1");
+  expect_parse_error(
+      Raw().header(0, 1).str("k").u32(uint32_t(GgufType::ARRAY)).u32(uint32_t(GgufType::BOOL)).u64(2).u8(1).u8(7).bytes,
+      "metadata 'k'[1]: bool value 7 is neither 0 nor 1");
+  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::U64)).u32(1).bytes,
+                     "truncated file: metadata 'k' needs 8 bytes, 4 remain");
+  expect_parse_error(Raw().header(0, 1).str("k").u32(uint32_t(GgufType::STRING)).u64(10).zeros(3).bytes,
+                     "truncated file: metadata 'k' of 10 bytes, 3 remain");
+  expect_parse_error(Raw()
+                         .header(0, 1)
+                         .str("k")
+                         .u32(uint32_t(GgufType::ARRAY))
+                         .u32(uint32_t(GgufType::STRING))
+                         .u64(2)
+                         .str("x")
+                         .u64(50)
+                         .bytes,
                      "truncated file: metadata 'k'[1] of 50 bytes");
-  expect_parse_error(Raw().header(0, 1).str(std::string(kGgufMaxKeyLength + 1, 'k')).u32(0).u8(0).bytes, "key of 65536 bytes is too long");
+  expect_parse_error(Raw().header(0, 1).str(std::string(kGgufMaxKeyLength + 1, 'k')).u32(0).u8(0).bytes,
+                     "key of 65536 bytes is too long");
   // Names from the file are quoted with non-printable bytes escaped.
   expect_parse_error(Raw().header(0, 2).kv_u32(std::string("a\nb", 3), 1).kv_u32(std::string("a\nb", 3), 1).bytes,
                      "duplicate metadata key 'a\\x0ab'");
@@ -626,13 +654,14 @@ TEST(GgufMalformed, Metadata) {
 
 TEST(GgufMalformed, Alignment) {
   for (uint32_t bad : {0u, 3u, 48u}) {
-    expect_parse_error(Raw().header(0, 1).kv_u32(kGgufAlignmentKey, bad).bytes, "general.alignment must be a u32 power of two, got u32 " + std::to_string(bad));
+    expect_parse_error(Raw().header(0, 1).kv_u32(gguf_keys::kAlignment, bad).bytes,
+                       "general.alignment must be a u32 power of two, got u32 " + std::to_string(bad));
   }
-  expect_parse_error(Raw().header(0, 1).str(kGgufAlignmentKey).u32(uint32_t(GgufType::U64)).u64(64).bytes,
+  expect_parse_error(Raw().header(0, 1).str(gguf_keys::kAlignment).u32(uint32_t(GgufType::U64)).u64(64).bytes,
                      "general.alignment must be a u32 power of two, got u64 64");
   // With alignment 64, an offset of 32 is misaligned.
   Raw r;
-  r.header(1, 1).kv_u32(kGgufAlignmentKey, 64).tensor("a", {4}, kGgmlF32, 32).pad_to(64).zeros(64);
+  r.header(1, 1).kv_u32(gguf_keys::kAlignment, 64).tensor("a", {4}, kGgmlF32, 32).pad_to(64).zeros(64);
   expect_parse_error(r.bytes, "tensor 'a': data offset 32 is not a multiple of the alignment 64");
 }
 
@@ -648,43 +677,66 @@ TEST(GgufMalformed, TensorDescriptors) {
   const GgufFile scalar = GgufFile::parse(one_tensor("t", {}, kGgmlF32));
   EXPECT_EQ(scalar.tensors()[0].n_dims, 0);
   EXPECT_EQ(scalar.tensors()[0].size, 4u);
-  expect_parse_error(one_tensor("t", {uint64_t(1) << 63}, kGgmlF32), "tensor 't': ne[0]=9223372036854775808 is out of range");
+  expect_parse_error(one_tensor("t", {uint64_t(1) << 63}, kGgmlF32),
+                     "tensor 't': ne[0]=9223372036854775808 is out of range");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 40, uint64_t(1) << 40}, kGgmlF32), "tensor 't': size overflows");
   // The bytes of dimension 0 alone overflow (2^62 f32 or f16 elements); 2^62 + 1 would wrap to 4.
   expect_parse_error(one_tensor("t", {uint64_t(1) << 62}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 62) + 1}, kGgmlF32), "tensor 't': size overflows");
   // 2^64 - 2 bytes of f16 still fit the size: it is the bounds check that refuses them.
   expect_parse_error(one_tensor("t", {(uint64_t(1) << 63) - 1}, kGgmlF16),
-                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file (the data section holds 256 bytes) (at byte 49)");
+                     "tensor 't': data [0, 0 + 18446744073709551614) extends past the end of the file (the data "
+                     "section holds 256 bytes) (at byte 49)");
   expect_parse_error(one_tensor("t", {uint64_t(1) << 62, 4}, kGgmlF32), "tensor 't': size overflows");
   expect_parse_error(one_tensor("t", {4}, 99), "tensor 't': unknown ggml tensor type 99");
   expect_parse_error(one_tensor("t", {256}, kGgmlQ2_K), "tensor 't': unsupported ggml tensor type 10 (q2_K)");
-  expect_parse_error(one_tensor("t", {33}, kGgmlQ8_0), "tensor 't': ne[0]=33 is not a multiple of the q8_0 block size 32");
-  expect_parse_error(one_tensor("t", {224, 2}, kGgmlQ4_K), "tensor 't': ne[0]=224 is not a multiple of the q4_K block size 256");
-  expect_parse_error(one_tensor("t", {4}, kGgmlF32, 8), "tensor 't': data offset 8 is not a multiple of the alignment 32");
-  expect_parse_error(Raw().header(2, 0).tensor("t", {4}, kGgmlF32, 0).tensor("t", {4}, kGgmlF32, 32).pad_to(32).zeros(64).bytes,
-                     "duplicate tensor name 't'");
+  expect_parse_error(one_tensor("t", {33}, kGgmlQ8_0),
+                     "tensor 't': ne[0]=33 is not a multiple of the q8_0 block size 32");
+  expect_parse_error(one_tensor("t", {224, 2}, kGgmlQ4_K),
+                     "tensor 't': ne[0]=224 is not a multiple of the q4_K block size 256");
+  expect_parse_error(one_tensor("t", {4}, kGgmlF32, 8),
+                     "tensor 't': data offset 8 is not a multiple of the alignment 32");
+  expect_parse_error(
+      Raw().header(2, 0).tensor("t", {4}, kGgmlF32, 0).tensor("t", {4}, kGgmlF32, 32).pad_to(32).zeros(64).bytes,
+      "duplicate tensor name 't'");
   const std::string long_name(30, 't');
-  expect_parse_error(Raw().header(1, 0).str(long_name).u32(2).u64(4).bytes, "truncated file: tensor '" + long_name + "' ne[1] needs 8 bytes");
+  expect_parse_error(Raw().header(1, 0).str(long_name).u32(2).u64(4).bytes,
+                     "truncated file: tensor '" + long_name + "' ne[1] needs 8 bytes");
 }
 
 TEST(GgufMalformed, TensorData) {
   // 4 f32 = 16 bytes; the data section holds 16 bytes after padding.
   auto file = [](uint64_t offset_a, uint64_t offset_b, size_t data_bytes, std::vector<uint64_t> ne_b = {4}) {
-    return Raw().header(2, 0).tensor("a", {4}, kGgmlF32, offset_a).tensor("b", std::move(ne_b), kGgmlF16, offset_b).pad_to(32).zeros(data_bytes).bytes;
+    return Raw()
+        .header(2, 0)
+        .tensor("a", {4}, kGgmlF32, offset_a)
+        .tensor("b", std::move(ne_b), kGgmlF16, offset_b)
+        .pad_to(32)
+        .zeros(data_bytes)
+        .bytes;
   };
   // Errors point at the offending tensor's offset field: after the 24-byte header, a's name
   // (8 + 1), n_dims (4), ne[0] (8) and type (4); b's as many bytes after a's offset.
   const std::string at_a = " (at byte 49)", at_b = " (at byte 82)";
   EXPECT_NO_THROW(GgufFile::parse(file(0, 32, 40)));
-  expect_parse_error(file(0, 32, 39), "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)" + at_b);
-  expect_parse_error(file(0, uint64_t(1) << 62, 64), "tensor 'b': data [4611686018427387904, 4611686018427387904 + 8) extends past the end of the file (the data section holds 64 bytes)" + at_b);
-  expect_parse_error(file(~uint64_t(31), 0, 64), "tensor 'a': data [18446744073709551584, 18446744073709551584 + 16) extends past the end of the file (the data section holds 64 bytes)" + at_a);
+  expect_parse_error(
+      file(0, 32, 39),
+      "tensor 'b': data [32, 32 + 8) extends past the end of the file (the data section holds 39 bytes)" + at_b);
+  expect_parse_error(file(0, uint64_t(1) << 62, 64),
+                     "tensor 'b': data [4611686018427387904, 4611686018427387904 + 8) extends past the end of the file "
+                     "(the data section holds 64 bytes)" +
+                         at_b);
+  expect_parse_error(file(~uint64_t(31), 0, 64),
+                     "tensor 'a': data [18446744073709551584, 18446744073709551584 + 16) extends past the end of the "
+                     "file (the data section holds 64 bytes)" +
+                         at_a);
   // An overlap is the fault of the tensor that starts inside the other.
   expect_parse_error(file(32, 0, 64, {32}), "tensors 'b' [0, 64) and 'a' [32, 48) overlap" + at_a);
   expect_parse_error(file(0, 0, 64), "tensors 'a' [0, 16) and 'b' [0, 8) overlap" + at_b);
   // No data section at all.
-  expect_parse_error(Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes, "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)" + at_a);
+  expect_parse_error(
+      Raw().header(1, 0).tensor("a", {4}, kGgmlF32, 0).bytes,
+      "tensor 'a': data [0, 0 + 16) extends past the end of the file (the data section holds 0 bytes)" + at_a);
   // Empty tensors occupy nothing and may share an offset.
   EXPECT_NO_THROW(GgufFile::parse(file(0, 0, 64, {0})));
 }
@@ -694,7 +746,8 @@ TEST(GgufMalformed, EveryTruncationFailsCleanly) {
   const std::vector<uint8_t> bytes = writer_with_everything(tensors, 32).to_bytes();
   const GgufFile whole = GgufFile::parse(bytes);
   uint64_t data_end = 0;
-  for (const GgufTensorInfo& t : whole.tensors()) data_end = std::max(data_end, whole.data_offset() + t.offset + t.size);
+  for (const GgufTensorInfo& t : whole.tensors())
+    data_end = std::max(data_end, whole.data_offset() + t.offset + t.size);
   for (size_t n = 0; n < bytes.size(); ++n) {
     const std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + long(n));
     if (n < data_end) {
@@ -735,7 +788,8 @@ TEST(GgufOpen, ReportsMissingAndNonRegularFiles) {
     GgufFile::open("/nonexistent/dir/model.gguf");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot open '/nonexistent/dir/model.gguf': No such file or directory"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("cannot open '/nonexistent/dir/model.gguf': No such file or directory"),
+              std::string::npos)
         << e.what();
   }
   try {

@@ -99,9 +99,14 @@ class FieldWalker {
   }
   static size_t scalar_size(uint32_t type) {
     switch (GgufType(type)) {
-      case GgufType::U8: case GgufType::I8: case GgufType::BOOL: return 1;
-      case GgufType::U16: case GgufType::I16: return 2;
-      case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
+      case GgufType::U8:
+      case GgufType::I8:
+      case GgufType::BOOL: return 1;
+      case GgufType::U16:
+      case GgufType::I16: return 2;
+      case GgufType::U32:
+      case GgufType::I32:
+      case GgufType::F32: return 4;
       default: return 8;
     }
   }
@@ -125,9 +130,27 @@ std::vector<uint8_t> mutate(const std::vector<uint8_t>& original, const std::vec
     default: {  // a structural field set to a hostile value
       const Field& f = fields[size_t(pick(fields.size()))];
       const uint64_t size = m.size();
-      const uint64_t hostile[] = {0, 1, 2, 7, 13, 255, 1u << 16, 0x7fffffff, 0x80000000, 0xffffffff, uint64_t(1) << 32,
-                                  uint64_t(1) << 40, uint64_t(1) << 62, uint64_t(1) << 63, UINT64_MAX, UINT64_MAX - 7,
-                                  size, size - 1, size + 1, pick(size), pick(64)};
+      const uint64_t hostile[] = {0,
+                                  1,
+                                  2,
+                                  7,
+                                  13,
+                                  255,
+                                  1u << 16,
+                                  0x7fffffff,
+                                  0x80000000,
+                                  0xffffffff,
+                                  uint64_t(1) << 32,
+                                  uint64_t(1) << 40,
+                                  uint64_t(1) << 62,
+                                  uint64_t(1) << 63,
+                                  UINT64_MAX,
+                                  UINT64_MAX - 7,
+                                  size,
+                                  size - 1,
+                                  size + 1,
+                                  pick(size),
+                                  pick(64)};
       uint64_t value = hostile[pick(std::size(hostile))];
       std::memcpy(m.data() + f.offset, &value, f.width);
     }

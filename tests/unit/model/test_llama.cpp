@@ -3,13 +3,13 @@
 // models against f32, and generated models written to GGUF and loaded back.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "common/expect_error.h"
@@ -132,7 +132,8 @@ TEST(LlamaConfig, ReadsLinearRopeScalingAsLlamaCppDoes) {
     return llama_config_from_gguf(file_with([&](GgufWriter& w) {
              llama_keys(w);
              edit(w);
-           })).rope_freq_scale;
+           }))
+        .rope_freq_scale;
   };
   EXPECT_EQ(scale_of([](GgufWriter&) {}), 1.0f);
   // No type means linear; the older key name counts too; a factor of 0 means none.
@@ -155,116 +156,146 @@ TEST(LlamaConfig, ReadsLinearRopeScalingAsLlamaCppDoes) {
 TEST(LlamaConfig, RejectsBadMetadata) {
   expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "general.architecture"); })); },
                "model.gguf: missing general.architecture");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      w.set("general.architecture", "gpt2");
-    }));
-  }, "unsupported architecture 'gpt2' (supported: llama, qwen2)");
+  expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { w.set("general.architecture", "gpt2"); })); },
+               "unsupported architecture 'gpt2' (supported: llama, qwen2)");
   expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "llama.block_count"); })); },
                "missing metadata key 'llama.block_count'");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w, "llama.embedding_length");
-      w.set("llama.embedding_length", "64");
-    }));
-  }, "llama.embedding_length must be an integer, got string \"64\"");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.attention.layer_norm_rms_epsilon", uint32_t(1));
-    }));
-  }, "llama.attention.layer_norm_rms_epsilon must be f32 or f64, got u32 1");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.freq_base", -1.0f);
-    }));
-  }, "llama.rope.freq_base must be positive and finite");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.dimension_count", uint32_t(8));
-    }));
-  }, "partial rotary embeddings are not supported");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.scaling.type", "yarn");
-    }));
-  }, "llama.rope.scaling.type string \"yarn\" is not supported (only none and linear)");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.scaling.factor", -2.0f);
-    }));
-  }, "llama.rope.scaling.factor must be positive and finite, got f32 -2");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.attention.key_length", uint32_t(8));
-    }));
-  }, "llama.attention.key_length 8 differs from head_dim 16 (n_embd / n_head)");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.attention.value_length", uint32_t(32));
-    }));
-  }, "llama.attention.value_length 32 differs from head_dim 16");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("tokenizer.ggml.tokens", std::vector<std::string>(3, "x"));
-    }));
-  }, "llama.vocab_size 96 differs from the 3 tokens of tokenizer.ggml.tokens");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w, "llama.vocab_size");
-      w.set("tokenizer.ggml.tokens", std::vector<uint32_t>(100, 1));
-    }));
-  }, "tokenizer.ggml.tokens must be an array of strings, got array of 100 u32");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w, "llama.embedding_length");
+          w.set("llama.embedding_length", "64");
+        }));
+      },
+      "llama.embedding_length must be an integer, got string \"64\"");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.attention.layer_norm_rms_epsilon", uint32_t(1));
+        }));
+      },
+      "llama.attention.layer_norm_rms_epsilon must be f32 or f64, got u32 1");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.freq_base", -1.0f);
+        }));
+      },
+      "llama.rope.freq_base must be positive and finite");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.dimension_count", uint32_t(8));
+        }));
+      },
+      "partial rotary embeddings are not supported");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.scaling.type", "yarn");
+        }));
+      },
+      "llama.rope.scaling.type string \"yarn\" is not supported (only none and linear)");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.scaling.factor", -2.0f);
+        }));
+      },
+      "llama.rope.scaling.factor must be positive and finite, got f32 -2");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.attention.key_length", uint32_t(8));
+        }));
+      },
+      "llama.attention.key_length 8 differs from head_dim 16 (n_embd / n_head)");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.attention.value_length", uint32_t(32));
+        }));
+      },
+      "llama.attention.value_length 32 differs from head_dim 16");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("tokenizer.ggml.tokens", std::vector<std::string>(3, "x"));
+        }));
+      },
+      "llama.vocab_size 96 differs from the 3 tokens of tokenizer.ggml.tokens");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w, "llama.vocab_size");
+          w.set("tokenizer.ggml.tokens", std::vector<uint32_t>(100, 1));
+        }));
+      },
+      "tokenizer.ggml.tokens must be an array of strings, got array of 100 u32");
   // Strings from the file are escaped and cut in messages.
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      w.set("general.architecture", "\x1b[31m" + std::string(200, 'A'));
-    }));
-  }, "unsupported architecture '\\x1b[31m" + std::string(75, 'A') + "...' (supported: llama, qwen2)");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.expert_count", uint32_t(8));
-    }));
-  }, "mixture-of-experts");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.expert_count", int32_t(-1));
-    }));
-  }, "llama.expert_count = -1 is negative");
+  expect_error(
+      [] {
+        llama_config_from_gguf(
+            file_with([](GgufWriter& w) { w.set("general.architecture", "\x1b[31m" + std::string(200, 'A')); }));
+      },
+      "unsupported architecture '\\x1b[31m" + std::string(75, 'A') + "...' (supported: llama, qwen2)");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.expert_count", uint32_t(8));
+        }));
+      },
+      "mixture-of-experts");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.expert_count", int32_t(-1));
+        }));
+      },
+      "llama.expert_count = -1 is negative");
   // f64 values f32 cannot hold are named, not reported as a zero or infinite config value.
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.attention.layer_norm_rms_epsilon", 1e-300);
-    }));
-  }, "llama.attention.layer_norm_rms_epsilon = f64 1e-300 is outside the range of f32");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.freq_base", 1e300);
-    }));
-  }, "llama.rope.freq_base = f64 1e+300 is outside the range of f32");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w);
-      w.set("llama.rope.scaling.factor", 1e-40f);
-    }));
-  }, "llama.rope.scaling.factor = f32 1e-40 is outside the range of f32 (as 1 / factor)");
-  expect_error([] {
-    llama_config_from_gguf(file_with([](GgufWriter& w) {
-      llama_keys(w, "llama.attention.head_count");
-      w.set("llama.attention.head_count", uint32_t(0));
-    }));
-  }, "n_head = 0 is outside");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.attention.layer_norm_rms_epsilon", 1e-300);
+        }));
+      },
+      "llama.attention.layer_norm_rms_epsilon = f64 1e-300 is outside the range of f32");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.freq_base", 1e300);
+        }));
+      },
+      "llama.rope.freq_base = f64 1e+300 is outside the range of f32");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w);
+          w.set("llama.rope.scaling.factor", 1e-40f);
+        }));
+      },
+      "llama.rope.scaling.factor = f32 1e-40 is outside the range of f32 (as 1 / factor)");
+  expect_error(
+      [] {
+        llama_config_from_gguf(file_with([](GgufWriter& w) {
+          llama_keys(w, "llama.attention.head_count");
+          w.set("llama.attention.head_count", uint32_t(0));
+        }));
+      },
+      "n_head = 0 is outside");
   expect_error([] { llama_config_from_gguf(file_with([](GgufWriter& w) { llama_keys(w, "llama.vocab_size"); })); },
                "neither llama.vocab_size nor tokenizer.ggml.tokens");
 }
@@ -324,7 +355,8 @@ TEST(LlamaModel, LoadsWhatItWroteWithoutCopying) {
   EXPECT_EQ(loaded.decode_weight_bytes(), model.decode_weight_bytes());
   EXPECT_FALSE(loaded.tied_output());
   EXPECT_EQ(loaded.layers()[1].w_up->data, file.tensor_data(*file.find_tensor("blk.1.ffn_up.weight")));
-  EXPECT_EQ(std::memcmp(loaded.layers()[1].w_up->data, model.layers()[1].w_up->data, model.layers()[1].w_up->nbytes()), 0);
+  EXPECT_EQ(std::memcmp(loaded.layers()[1].w_up->data, model.layers()[1].w_up->data, model.layers()[1].w_up->nbytes()),
+            0);
 }
 
 TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
@@ -333,38 +365,49 @@ TEST(LlamaModel, RejectsMissingMisshapenAndUnexpectedTensors) {
   auto without = [&](const std::string& name, const std::function<void(GgufWriter&)>& add = {}) {
     return model_file_without(model, name, add);
   };
-  expect_error([&] { LlamaModel::from_gguf(without("blk.1.attn_k.weight")); }, "model.gguf: missing tensor 'blk.1.attn_k.weight'");
+  expect_error([&] { LlamaModel::from_gguf(without("blk.1.attn_k.weight")); },
+               "model.gguf: missing tensor 'blk.1.attn_k.weight'");
   std::vector<float> zeros(size_t(c.n_embd * c.n_embd * 4), 0.0f);
-  expect_error([&] {
-    LlamaModel::from_gguf(without("blk.0.attn_k.weight", [&](GgufWriter& w) {
-      const int64_t ne[] = {c.n_embd, c.n_embd};
-      w.add_tensor("blk.0.attn_k.weight", DType::F32, ne, zeros.data());
-    }));
-  }, "tensor 'blk.0.attn_k.weight' has shape [64,64], expected [64,32]");
-  expect_error([&] {
-    LlamaModel::from_gguf(without("blk.0.attn_q.weight", [&](GgufWriter& w) {
-      const int64_t ne[] = {c.n_embd, c.n_embd};
-      w.add_tensor("blk.0.attn_q.weight", DType::I32, ne, zeros.data());
-    }));
-  }, "tensor 'blk.0.attn_q.weight' is i32; matrices must be f32, f16, bf16 or a quantized type");
-  expect_error([&] {
-    LlamaModel::from_gguf(without("output_norm.weight", [&](GgufWriter& w) {
-      const int64_t ne[] = {c.n_embd};
-      w.add_tensor("output_norm.weight", DType::I32, ne, zeros.data());
-    }));
-  }, "norm weights must be f32, f16 or bf16");
-  expect_error([&] {
-    LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
-      const int64_t ne[] = {c.n_embd};
-      w.add_tensor("blk.0.attn_q.bias", DType::F32, ne, zeros.data());
-    }));
-  }, "unexpected tensor 'blk.0.attn_q.bias'");
-  expect_error([&] {
-    LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
-      const int64_t ne[] = {c.n_embd};
-      w.add_tensor("out\x1b[2J\nput", DType::F32, ne, zeros.data());
-    }));
-  }, "unexpected tensor 'out\\x1b[2J\\x0aput'");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(without("blk.0.attn_k.weight", [&](GgufWriter& w) {
+          const int64_t ne[] = {c.n_embd, c.n_embd};
+          w.add_tensor("blk.0.attn_k.weight", DType::F32, ne, zeros.data());
+        }));
+      },
+      "tensor 'blk.0.attn_k.weight' has shape [64,64], expected [64,32]");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(without("blk.0.attn_q.weight", [&](GgufWriter& w) {
+          const int64_t ne[] = {c.n_embd, c.n_embd};
+          w.add_tensor("blk.0.attn_q.weight", DType::I32, ne, zeros.data());
+        }));
+      },
+      "tensor 'blk.0.attn_q.weight' is i32; matrices must be f32, f16, bf16 or a quantized type");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(without("output_norm.weight", [&](GgufWriter& w) {
+          const int64_t ne[] = {c.n_embd};
+          w.add_tensor("output_norm.weight", DType::I32, ne, zeros.data());
+        }));
+      },
+      "norm weights must be f32, f16 or bf16");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
+          const int64_t ne[] = {c.n_embd};
+          w.add_tensor("blk.0.attn_q.bias", DType::F32, ne, zeros.data());
+        }));
+      },
+      "unexpected tensor 'blk.0.attn_q.bias'");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(without("", [&](GgufWriter& w) {
+          const int64_t ne[] = {c.n_embd};
+          w.add_tensor("out\x1b[2J\nput", DType::F32, ne, zeros.data());
+        }));
+      },
+      "unexpected tensor 'out\\x1b[2J\\x0aput'");
 }
 
 // ---- decoding ----
@@ -382,7 +425,8 @@ struct Trace {
   std::vector<int32_t> tokens;
 };
 
-Trace decode(const LlamaModel& model, Backend& b, const std::vector<int32_t>& prompt, int steps, DType cache = DType::F16) {
+Trace decode(const LlamaModel& model, Backend& b, const std::vector<int32_t>& prompt, int steps,
+             DType cache = DType::F16) {
   LlamaSession session(model, b, model.config().n_ctx_train, cache);
   Trace t;
   t.logits.push_back(to_vector(session.eval(prompt)));
@@ -405,7 +449,8 @@ TEST(LlamaSession, CpuMatchesTheReferenceBackend) {
   for (size_t s = 0; s < a.logits.size(); ++s) {
     // Both run the same f16 weights and f16 cache; only the summation order differs (the
     // reference sums in double), so the logits agree to about f32 rounding.
-    EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9) << "step " << s << ": " << test::describe_difference(a.logits[s], b.logits[s]);
+    EXPECT_LT(test::nmse(a.logits[s], b.logits[s]), 1e-9)
+        << "step " << s << ": " << test::describe_difference(a.logits[s], b.logits[s]);
   }
 }
 
@@ -450,7 +495,8 @@ TEST(LlamaSession, TokenByTokenMatchesOnePrefill) {
     for (size_t i = 0; i < sequence.size(); ++i) {
       const std::vector<float> one = to_vector(stepwise.eval(std::span<const int32_t>(&sequence[i], 1)));
       const std::span<const float> expected(all.data() + i * n_vocab, n_vocab);
-      EXPECT_LT(test::nmse(one, expected), bound) << "position " << i << ": " << test::describe_difference(one, expected);
+      EXPECT_LT(test::nmse(one, expected), bound)
+          << "position " << i << ": " << test::describe_difference(one, expected);
     }
     // The last-token logits of a prefill are the last row of all logits.
     LlamaSession last(model, *cpu, 64, cache);
@@ -473,8 +519,9 @@ TEST(LlamaSession, QuantizedPrefillMatchesTokenByToken) {
   auto cpu = backend("cpu");
   const std::vector<int32_t> sequence = prompt_ids(24, config.n_vocab);
   const size_t n_vocab = size_t(config.n_vocab);
-  for (const WeightTypes& types : {WeightTypes::all(DType::Q8_0), WeightTypes::all(DType::Q4_0),
-                                   WeightTypes::all(DType::Q5_1), WeightTypes::q4_k_m(), WeightTypes::all(DType::BF16)}) {
+  for (const WeightTypes& types :
+       {WeightTypes::all(DType::Q8_0), WeightTypes::all(DType::Q4_0), WeightTypes::all(DType::Q5_1),
+        WeightTypes::q4_k_m(), WeightTypes::all(DType::BF16)}) {
     SCOPED_TRACE(std::string(dtype_name(types.matrices)));
     const LlamaModel model = LlamaModel::generate(config, types, kSeed);
     LlamaSession whole(model, *cpu, 32, DType::F32);
@@ -483,7 +530,8 @@ TEST(LlamaSession, QuantizedPrefillMatchesTokenByToken) {
     for (size_t i = 0; i < sequence.size(); ++i) {
       const std::vector<float> one = to_vector(stepwise.eval(std::span<const int32_t>(&sequence[i], 1)));
       const std::span<const float> expected(all.data() + i * n_vocab, n_vocab);
-      EXPECT_LT(test::nmse(one, expected), 1e-3) << "position " << i << ": " << test::describe_difference(one, expected);
+      EXPECT_LT(test::nmse(one, expected), 1e-3)
+          << "position " << i << ": " << test::describe_difference(one, expected);
     }
   }
 }
@@ -570,16 +618,15 @@ std::vector<double> logit_errors(const LlamaConfig& config, std::initializer_lis
   return errors;
 }
 
-
-
 TEST(LlamaSession, Bf16ModelStaysWithinItsErrorBoundOfF32) {
   // bf16 keeps 8 significant bits: rounding to nearest moves a value by at most 2^-8 of itself,
   // an RMS of ~1.6e-3 and an NMSE of ~2.6e-6 per rounding. MUL_MAT rounds the activations of
   // bf16 weights to bf16 as well (quant.h), so ~5e-6 per matmul and (2 layers * 7 + 1) * 5e-6 ~
   // 8e-5 over the model, between f16 (11 bits) and q8_0 (max/254 per block). Measured: bf16
   // 1.2e-5, f16 1.3e-7, q8_0 8.4e-5.
-  const std::vector<double> e = logit_errors(
-      llama_preset("tiny"), {WeightTypes::all(DType::BF16), WeightTypes::all(DType::F16), WeightTypes::all(DType::Q8_0)});
+  const std::vector<double> e =
+      logit_errors(llama_preset("tiny"),
+                   {WeightTypes::all(DType::BF16), WeightTypes::all(DType::F16), WeightTypes::all(DType::Q8_0)});
   EXPECT_LT(e[0], 8e-5) << "bf16";
   EXPECT_LT(e[1], e[0]) << "f16 keeps more precision than bf16";
   EXPECT_LT(e[0], e[2]) << "bf16 keeps more precision than q8_0";
@@ -591,9 +638,10 @@ TEST(LlamaSession, Q4_0ModelStaysWithinItsErrorBoundOfF32) {
   // clamped opposite extremes), so (2 layers * 7 + 1) * 5e-3 ~ 7.5e-2 at most; q5_0 and q5_1
   // have half the step, a quarter of the error. Measured: q4_0 1.1e-2, q4_1 9.5e-3, q5_0 3.0e-3,
   // q5_1 2.3e-3 (q8_0 4e-5).
-  const std::vector<double> e = logit_errors(
-      llama_preset("tiny"), {WeightTypes::all(DType::Q4_0), WeightTypes::all(DType::Q4_1), WeightTypes::all(DType::Q5_0),
-                             WeightTypes::all(DType::Q5_1), WeightTypes::all(DType::Q8_0)});
+  const std::vector<double> e =
+      logit_errors(llama_preset("tiny"),
+                   {WeightTypes::all(DType::Q4_0), WeightTypes::all(DType::Q4_1), WeightTypes::all(DType::Q5_0),
+                    WeightTypes::all(DType::Q5_1), WeightTypes::all(DType::Q8_0)});
   EXPECT_LT(e[0], 7.5e-2) << "q4_0";
   EXPECT_LT(e[1], 7.5e-2) << "q4_1";
   EXPECT_LT(e[2], 2e-2) << "q5_0";
@@ -612,9 +660,8 @@ TEST(LlamaSession, KQuantModelsStayWithinTheirErrorBoundsOfF32) {
   LlamaConfig config = llama_preset("tiny");
   config.n_embd = 256;
   config.n_ff = 512;
-  const std::vector<double> e =
-      logit_errors(config, {WeightTypes::all(DType::Q4_K), WeightTypes::all(DType::Q5_K), WeightTypes::all(DType::Q6_K),
-                            WeightTypes::q4_k_m()});
+  const std::vector<double> e = logit_errors(config, {WeightTypes::all(DType::Q4_K), WeightTypes::all(DType::Q5_K),
+                                                      WeightTypes::all(DType::Q6_K), WeightTypes::q4_k_m()});
   EXPECT_LT(e[0], 7.5e-2) << "q4_K";
   EXPECT_LT(e[1], 2e-2) << "q5_K";
   EXPECT_LT(e[2], 5e-3) << "q6_K";
@@ -676,11 +723,13 @@ TEST(LlamaModel, QuantizedModelsRoundTripThroughGgufAndRunTheSame) {
 
 TEST(LlamaModel, GenerateNamesTheTensorWhoseRowsCannotBeWholeBlocks) {
   LlamaConfig config = micro_config();  // n_embd 64, n_ff 160
-  expect_error([&] { LlamaModel::generate(config, DType::Q4_K, kSeed); },
-               "q4_K weights need rows of whole 256-element blocks: tensor 'token_embd.weight' has ne[0] = n_embd = 64");
+  expect_error(
+      [&] { LlamaModel::generate(config, DType::Q4_K, kSeed); },
+      "q4_K weights need rows of whole 256-element blocks: tensor 'token_embd.weight' has ne[0] = n_embd = 64");
   config.n_embd = 256;
-  expect_error([&] { LlamaModel::generate(config, DType::Q6_K, kSeed); },
-               "q6_K weights need rows of whole 256-element blocks: tensor 'blk.0.ffn_down.weight' has ne[0] = n_ff = 160");
+  expect_error(
+      [&] { LlamaModel::generate(config, DType::Q6_K, kSeed); },
+      "q6_K weights need rows of whole 256-element blocks: tensor 'blk.0.ffn_down.weight' has ne[0] = n_ff = 160");
   config.n_ff = 176;
   expect_error([&] { LlamaModel::generate(config, DType::Q4_0, kSeed); },
                "tensor 'blk.0.ffn_down.weight' has ne[0] = n_ff = 176");
@@ -724,7 +773,8 @@ TEST(LlamaModel, GenerateGgufWritesTheFileOfTheGeneratedModel) {
 
 TEST(LlamaSession, GeneratedFileLoadsAndRunsLikeTheModelItCameFrom) {
   const LlamaModel model = LlamaModel::generate(llama_preset("tiny"), DType::Q8_0, kSeed);
-  const std::string path = (std::filesystem::temp_directory_path() / ("tg_llama_" + std::to_string(getpid()) + ".gguf")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("tg_llama_" + std::to_string(getpid()) + ".gguf")).string();
   model.to_gguf("tiny").write_file(path);
   {
     const GgufFile file = GgufFile::open(path);
@@ -800,12 +850,14 @@ TEST(LlamaModel, Qwen2FilesNeedTheirBiases) {
   expect_error([&] { LlamaModel::from_gguf(model_file_without(qwen2, "blk.1.attn_k.bias")); },
                "model.gguf: missing tensor 'blk.1.attn_k.bias'");
   const std::vector<uint8_t> half(64 * 2, 0);
-  expect_error([&] {
-    LlamaModel::from_gguf(model_file_without(qwen2, "blk.0.attn_v.bias", [&](GgufWriter& w) {
-      const int64_t ne[] = {64};
-      w.add_tensor("blk.0.attn_v.bias", DType::F16, ne, half.data());
-    }));
-  }, "tensor 'blk.0.attn_v.bias' is f16; biases must be f32");
+  expect_error(
+      [&] {
+        LlamaModel::from_gguf(model_file_without(qwen2, "blk.0.attn_v.bias", [&](GgufWriter& w) {
+          const int64_t ne[] = {64};
+          w.add_tensor("blk.0.attn_v.bias", DType::F16, ne, half.data());
+        }));
+      },
+      "tensor 'blk.0.attn_v.bias' is f16; biases must be f32");
 }
 
 TEST(LlamaSession, LinearRopeScalingSurvivesTheFileAndMatchesTheReference) {
@@ -840,7 +892,9 @@ TEST(LlamaSession, RopeFrequencyFactorsAreReadAndApplied) {
   std::vector<float> ones(size_t(half), 1.0f), factors(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) factors[size_t(i)] = 1.0f + float(i % 8);
   auto with_factors = [&](const std::vector<float>& f) {
-    return model_file(base, [&](GgufWriter& w) { w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{half}, f.data()); });
+    return model_file(base, [&](GgufWriter& w) {
+      w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{half}, f.data());
+    });
   };
   auto cpu = backend("cpu");
   auto reference = backend("reference");
@@ -867,20 +921,24 @@ TEST(LlamaSession, RopeFrequencyFactorsAreReadAndApplied) {
   EXPECT_EQ(decode(LlamaModel::from_gguf(again), *cpu, prompt, 3).logits, a.logits);
 
   // Their shape and type are checked like every other tensor's.
-  expect_error([&] {
-    std::vector<float> too_many(size_t(2 * half), 1.0f);
-    const GgufFile f = model_file(base, [&](GgufWriter& w) {
-      w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{2 * half}, too_many.data());
-    });
-    LlamaModel::from_gguf(f);
-  }, "tensor 'rope_freqs.weight' has shape [32], expected [16]");
-  expect_error([&] {
-    std::vector<uint16_t> halves(size_t(half), 0x3c00);
-    const GgufFile f = model_file(base, [&](GgufWriter& w) {
-      w.add_tensor("rope_freqs.weight", DType::F16, std::vector<int64_t>{half}, halves.data());
-    });
-    LlamaModel::from_gguf(f);
-  }, "tensor 'rope_freqs.weight' is f16; RoPE frequency factors must be f32");
+  expect_error(
+      [&] {
+        std::vector<float> too_many(size_t(2 * half), 1.0f);
+        const GgufFile f = model_file(base, [&](GgufWriter& w) {
+          w.add_tensor("rope_freqs.weight", DType::F32, std::vector<int64_t>{2 * half}, too_many.data());
+        });
+        LlamaModel::from_gguf(f);
+      },
+      "tensor 'rope_freqs.weight' has shape [32], expected [16]");
+  expect_error(
+      [&] {
+        std::vector<uint16_t> halves(size_t(half), 0x3c00);
+        const GgufFile f = model_file(base, [&](GgufWriter& w) {
+          w.add_tensor("rope_freqs.weight", DType::F16, std::vector<int64_t>{half}, halves.data());
+        });
+        LlamaModel::from_gguf(f);
+      },
+      "tensor 'rope_freqs.weight' is f16; RoPE frequency factors must be f32");
 }
 
 TEST(LlamaSession, TiedOutputUsesTheEmbedding) {
@@ -907,7 +965,8 @@ TEST(LlamaSession, TiedOutputUsesTheEmbedding) {
   auto cpu = backend("cpu");
   LlamaSession a(tied, *cpu, 32), b(copied, *cpu, 32), c(model, *cpu, 32);
   const std::vector<int32_t> prompt = prompt_ids(3, model.config().n_vocab);
-  const std::vector<float> la = to_vector(a.eval(prompt)), lb = to_vector(b.eval(prompt)), lc = to_vector(c.eval(prompt));
+  const std::vector<float> la = to_vector(a.eval(prompt)), lb = to_vector(b.eval(prompt)),
+                           lc = to_vector(c.eval(prompt));
   ASSERT_EQ(la.size(), lb.size());
   EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)), 0) << test::describe_difference(la, lb);
   EXPECT_GT(test::nmse(la, lc), 1e-2) << "the generated model's own output.weight gives other logits";
@@ -925,7 +984,8 @@ TEST(LlamaSession, RejectsBadRequests) {
   expect_error([&] { session.eval({}); }, "at least one token");
   const std::vector<int32_t> nine(9, 1);
   expect_error([&] { session.eval(nine); }, "context full: 0 + 9 tokens exceed n_ctx 8");
-  expect_error([&] { session.generate(std::vector<int32_t>(4, 1), 6); }, "4 prompt tokens + 6 generated tokens do not fit in n_ctx 8");
+  expect_error([&] { session.generate(std::vector<int32_t>(4, 1), 6); },
+               "4 prompt tokens + 6 generated tokens do not fit in n_ctx 8");
   EXPECT_EQ(session.n_past(), 0) << "a rejected request leaves the session as it was";
   EXPECT_EQ(session.generate(std::vector<int32_t>(4, 1), 5).tokens.size(), 5u);
 }

@@ -79,7 +79,8 @@ TEST(Perplexity, RefusesTooShortChunksAndTexts) {
   auto cpu = make_backend("cpu");
   LlamaSession session(model, *cpu, 32);
   const std::vector<int32_t> tokens = text_ids(40, model.config().n_vocab);
-  expect_error([&] { perplexity(session, tokens, 3, -1); }, "perplexity: chunks of 3 tokens are too short (at least 4)");
+  expect_error([&] { perplexity(session, tokens, 3, -1); },
+               "perplexity: chunks of 3 tokens are too short (at least 4)");
   expect_error([&] { perplexity(session, tokens, 64, -1); }, "chunks of 64 tokens do not fit the session's n_ctx 32");
   expect_error([&] { perplexity(session, std::span(tokens).first(10), 16, -1); },
                "the text has 10 tokens, fewer than one chunk of 16");

@@ -14,7 +14,8 @@ namespace {
 
 using test::expect_error;
 
-SamplerOptions sampling(double temperature, int32_t top_k = 0, double top_p = 1.0, double min_p = 0.0, uint64_t seed = 1) {
+SamplerOptions sampling(double temperature, int32_t top_k = 0, double top_p = 1.0, double min_p = 0.0,
+                        uint64_t seed = 1) {
   return {temperature, top_k, top_p, min_p, seed};
 }
 

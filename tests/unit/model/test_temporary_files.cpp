@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "model/temporary_files.h"
+#include "temporary_files.h"
 
 namespace tg::model {
 namespace {

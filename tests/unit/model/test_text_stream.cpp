@@ -35,8 +35,8 @@ TEST(TextStream, HoldsBackACharacterUntilItsLastByte) {
 
 TEST(TextStream, AddsUpToTheDecodedSequence) {
   const Vocab vocab = Vocab::minimal_sentencepiece(400);
-  const std::vector<int32_t> ids = {1, byte_token(0xe4), byte_token(0xbd), 300, byte_token(0xa0), 259, 2,
-                                    byte_token(0xff), byte_token('x'), 350};
+  const std::vector<int32_t> ids = {1, byte_token(0xe4), byte_token(0xbd), 300, byte_token(0xa0), 259,
+                                    2, byte_token(0xff), byte_token('x'),  350};
   TextStream stream(vocab);
   std::string streamed;
   for (int32_t id : ids) streamed += stream.push(id);

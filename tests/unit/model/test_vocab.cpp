@@ -1,8 +1,7 @@
 // Vocab: SentencePiece encoding (merge order, ties, byte fallback), GPT-2 byte-level BPE
 // encoding (merges, pre-tokenizers, BOS, missing bytes, round trips, a llama session driven by
-// such a vocabulary), special tokens written in the text, decoding of both, the tokenizer keys' validation, and the text shown on a
-// terminal, and a chat turn's markers. The byte-level pieces on their own are tested in
-// test_bpe.cpp.
+// such a vocabulary), special tokens written in the text, decoding of both, the tokenizer keys' validation, and the
+// text shown on a terminal, and a chat turn's markers. The byte-level pieces on their own are tested in test_bpe.cpp.
 #include "tilegraph/model/vocab.h"
 
 #include <gtest/gtest.h>
@@ -15,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "bpe_bytes.h"
 #include "common/expect_error.h"
-#include "model/bpe_bytes.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/utf8.h"
 #include "tilegraph/model/chat_template.h"
@@ -109,7 +108,8 @@ TEST(Vocab, SentencePieceFallsBackToBytesThenUnknown) {
   pieces.push_back({"<0x69>", 0, kByte});  // 'i'
   pieces.push_back({"<0xC3>", 0, kByte});  // é's first byte; its second, 0xA9, has no token
   const Vocab v = vocab_of("llama", pieces);
-  EXPECT_EQ(pieces_of(v, v.encode("hi\xc3\xa9")), (std::vector<std::string>{"<s>", kSpace, "h", "<0x69>", "<0xC3>", "<unk>"}));
+  EXPECT_EQ(pieces_of(v, v.encode("hi\xc3\xa9")),
+            (std::vector<std::string>{"<s>", kSpace, "h", "<0x69>", "<0xC3>", "<unk>"}));
   EXPECT_EQ(v.decode(v.encode("hi")), " hi");
   EXPECT_EQ(v.decode(v.encode("h\xc3\xa9")), " h\xc3\xe2\x96\x85");  // <unk> shows as U+2585
 }
@@ -149,7 +149,7 @@ TEST(Vocab, SentencePieceRoundTripsRandomTextWithRandomPieces) {
       pieces.push_back({name, 0, kByte});
     }
     pieces.push_back({kSpace, 0, kNormal});  // as every SentencePiece vocabulary has
-    for (int i = 0; i < 60; ++i) {  // pieces cut from escaped random text, with random scores
+    for (int i = 0; i < 60; ++i) {           // pieces cut from escaped random text, with random scores
       std::string piece;
       for (char c : random_text(4)) piece += c == ' ' ? kSpace : std::string(1, c);
       if (!piece.empty()) pieces.push_back({piece, float(rng() % 100) / 10.0f - 5.0f, kNormal});
@@ -231,8 +231,26 @@ TEST(Vocab, MinimalQwen2VocabularyHasChatmlsTokens) {
   EXPECT_FALSE(v.adds_bos());
   const std::string nl = "\xc4\x8a";  // the alphabet's newline
   EXPECT_EQ(pieces_of(v, v.encode(format_chat(ChatTemplate::kChatml, "12"), true)),
-            (std::vector<std::string>{"<|im_start|>", "u", "s", "er", nl, "1", "2", "<|im_end|>", nl, "<|im_start|>", "a",
-                                      "s", "s", "i", "s", "t", "a", "n", "t", nl}));
+            (std::vector<std::string>{"<|im_start|>",
+                                      "u",
+                                      "s",
+                                      "er",
+                                      nl,
+                                      "1",
+                                      "2",
+                                      "<|im_end|>",
+                                      nl,
+                                      "<|im_start|>",
+                                      "a",
+                                      "s",
+                                      "s",
+                                      "i",
+                                      "s",
+                                      "t",
+                                      "a",
+                                      "n",
+                                      "t",
+                                      nl}));
   std::vector<int32_t> stops = v.end_of_generation();
   std::sort(stops.begin(), stops.end());
   EXPECT_EQ(stops, (std::vector<int32_t>{297, 299})) << "<|endoftext|> and <|im_end|>";
@@ -255,8 +273,10 @@ TEST(Vocab, AddEosTokenAppendsTheEndOfSequence) {
       w.set("tokenizer.ggml.add_eos_token", add_eos);
     }));
   };
-  EXPECT_EQ(pieces_of(with_flag(true), with_flag(true).encode("hi")), (std::vector<std::string>{"<s>", kSpace, "h", "i", "</s>"}));
-  EXPECT_EQ(pieces_of(with_flag(false), with_flag(false).encode("hi")), (std::vector<std::string>{"<s>", kSpace, "h", "i"}));
+  EXPECT_EQ(pieces_of(with_flag(true), with_flag(true).encode("hi")),
+            (std::vector<std::string>{"<s>", kSpace, "h", "i", "</s>"}));
+  EXPECT_EQ(pieces_of(with_flag(false), with_flag(false).encode("hi")),
+            (std::vector<std::string>{"<s>", kSpace, "h", "i"}));
   EXPECT_EQ(with_flag(true).encode(""), (std::vector<int32_t>{1, 2}));
   GgufWriter w;
   with_flag(true).write_to(w);
@@ -264,11 +284,11 @@ TEST(Vocab, AddEosTokenAppendsTheEndOfSequence) {
 }
 
 TEST(Vocab, EndOfGenerationHoldsTheKeysTokensAndTheKnownEndMarkers) {
-  std::vector<Piece> pieces = specials();  // <unk> <s> </s>
-  pieces.push_back({"<|eot_id|>", 0, kControl});      // 3: a known end marker
-  pieces.push_back({"<|im_end|>", 0, kNormal});       // 4: ends generation whatever its type
+  std::vector<Piece> pieces = specials();              // <unk> <s> </s>
+  pieces.push_back({"<|eot_id|>", 0, kControl});       // 3: a known end marker
+  pieces.push_back({"<|im_end|>", 0, kNormal});        // 4: ends generation whatever its type
   pieces.push_back({"<|end_of_role|>", 0, kControl});  // 5: not an end marker
-  pieces.push_back({"<stop>", 0, kControl});          // 6: named by tokenizer.ggml.eom_token_id
+  pieces.push_back({"<stop>", 0, kControl});           // 6: named by tokenizer.ggml.eom_token_id
   const GgufFile file = tokenizer_file("llama", pieces, [](GgufWriter& w, auto& scores, auto& types) {
     w.set("tokenizer.ggml.scores", scores);
     w.set("tokenizer.ggml.token_type", types);
@@ -304,7 +324,8 @@ Vocab vocab_with_specials() {
 TEST(Vocab, ControlTokensInTheTextAreTheirIdsWhenParsed) {
   const Vocab v = vocab_with_specials();
   // Each fragment after a special token gets the space prefix of a text's start (llama.cpp).
-  EXPECT_EQ(pieces_of(v, v.encode("hi</s>hi", true)), (std::vector<std::string>{"<s>", kSpace + "hi", "</s>", kSpace + "hi"}));
+  EXPECT_EQ(pieces_of(v, v.encode("hi</s>hi", true)),
+            (std::vector<std::string>{"<s>", kSpace + "hi", "</s>", kSpace + "hi"}));
   EXPECT_EQ(pieces_of(v, v.encode("</s></s>", true)), (std::vector<std::string>{"<s>", "</s>", "</s>"}));
   EXPECT_EQ(pieces_of(v, v.encode("<unk>", true)), (std::vector<std::string>{"<s>", "<unk>"}));
   // Not parsed: the token's characters are text, none of them a piece here.
@@ -316,7 +337,8 @@ TEST(Vocab, ControlTokensInTheTextAreTheirIdsWhenParsed) {
 TEST(Vocab, UserDefinedTokensInTheTextAreAlwaysTheirIds) {
   const Vocab v = vocab_with_specials();
   for (bool parse : {false, true}) {
-    EXPECT_EQ(pieces_of(v, v.encode("hi<tool>hi", parse)), (std::vector<std::string>{"<s>", kSpace + "hi", "<tool>", kSpace + "hi"}));
+    EXPECT_EQ(pieces_of(v, v.encode("hi<tool>hi", parse)),
+              (std::vector<std::string>{"<s>", kSpace + "hi", "<tool>", kSpace + "hi"}));
     EXPECT_EQ(pieces_of(v, v.encode("<tool>", parse)), (std::vector<std::string>{"<s>", "<tool>"}));
   }
 }
@@ -360,14 +382,16 @@ TEST(Vocab, ACopyOutlivesItsOriginal) {
 }
 
 TEST(Vocab, Gpt2DecodesByteLevelPieces) {
-  std::vector<Piece> pieces = {{"<|begin_of_text|>", 0, kControl}, {"\xc4\xa0hello", 0, kNormal},  // Ġhello
-                               {"\xc4\x8a", 0, kNormal},                                           // Ċ: newline
-                               {"\xc3\x83\xc2\xa9", 0, kNormal},                                   // Ã©: é's bytes
+  std::vector<Piece> pieces = {{"<|begin_of_text|>", 0, kControl},
+                               {"\xc4\xa0hello", 0, kNormal},     // Ġhello
+                               {"\xc4\x8a", 0, kNormal},          // Ċ: newline
+                               {"\xc3\x83\xc2\xa9", 0, kNormal},  // Ã©: é's bytes
                                {"<tool>", 0, int32_t(TokenType::kUserDefined)}};
   const Vocab v = vocab_of("gpt2", pieces);
   EXPECT_EQ(v.kind(), Vocab::Kind::kBytePairGpt2);
   EXPECT_EQ(v.decode(std::vector<int32_t>{0, 1, 2, 3, 4}), " hello\n\xc3\xa9<tool>");
-  expect_error([&] { v.encode("hello"); }, "this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text");
+  expect_error([&] { v.encode("hello"); },
+               "this gpt2 vocabulary has no tokenizer.ggml.merges, so it cannot encode text");
 }
 
 // ---- byte-level BPE (gpt2) encoding ----
@@ -383,7 +407,8 @@ std::vector<Piece> byte_level_pieces() {
 std::vector<Piece> with_merged_pieces(std::vector<Piece> pieces, const std::vector<std::string>& rules) {
   for (const std::string& rule : rules) {
     const std::string merged = rule.substr(0, rule.find(' ')) + rule.substr(rule.find(' ') + 1);
-    if (std::none_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.text == merged; })) pieces.push_back({merged, 0, kNormal});
+    if (std::none_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.text == merged; }))
+      pieces.push_back({merged, 0, kNormal});
   }
   return pieces;
 }
@@ -407,13 +432,14 @@ const std::string kG = "\xc4\xa0";  // Ġ, a space in GPT-2's alphabet
 TEST(Vocab, Gpt2EncodesEachWordWithTheLowestRankedMergesFirst) {
   // "Ġw or" (4) needs "o r" (1) first, which leaves nothing for "Ġw o" (9); "l l" (2) before
   // "he ll" (6) before "hell o" (7).
-  const std::vector<std::string> rules = {"h e", "o r", "l l", kG + " w", kG + "w or", kG + "wor l", "he ll", "hell o",
-                                          kG + "worl d", kG + "w o"};
+  const std::vector<std::string> rules = {"h e",        "o r",   "l l",    kG + " w",     kG + "w or",
+                                          kG + "wor l", "he ll", "hell o", kG + "worl d", kG + "w o"};
   const Vocab v = gpt2_vocab(with_merged_pieces(byte_level_pieces(), rules), rules, "default");
   EXPECT_EQ(v.pretokenizer_name(), "default");
   EXPECT_EQ(pieces_of(v, v.encode("hello world")), (std::vector<std::string>{"hello", kG + "world"}));
   // Merges stop at word boundaries: "world" without its space, and the digits' own word.
-  EXPECT_EQ(pieces_of(v, v.encode("hello,world42")), (std::vector<std::string>{"hello", ",", "w", "or", "l", "d", "4", "2"}));
+  EXPECT_EQ(pieces_of(v, v.encode("hello,world42")),
+            (std::vector<std::string>{"hello", ",", "w", "or", "l", "d", "4", "2"}));
   EXPECT_EQ(v.decode(v.encode("hello,world42")), "hello,world42");
   EXPECT_TRUE(v.encode("").empty());
 }
@@ -451,7 +477,8 @@ TEST(Vocab, Qwen2PretokenizerSplitsEveryDigit) {
     EXPECT_EQ(pieces_of(v, v.encode("123")), (std::vector<std::string>{"1", "2", "3"})) << pre;
   }
   const Vocab llama3 = gpt2_vocab(pieces, rules, "llama3");
-  EXPECT_EQ(pieces_of(llama3, llama3.encode("123")), (std::vector<std::string>{"12", "3"})) << "llama 3 groups digits in threes";
+  EXPECT_EQ(pieces_of(llama3, llama3.encode("123")), (std::vector<std::string>{"12", "3"}))
+      << "llama 3 groups digits in threes";
 }
 
 TEST(Vocab, Gpt2AddsTheBeginningOfSequenceTokenAsTheKeysSay) {
@@ -471,7 +498,8 @@ TEST(Vocab, Gpt2AddsTheBeginningOfSequenceTokenAsTheKeysSay) {
   EXPECT_EQ(encode("default", std::nullopt), (std::vector<int32_t>{'a'}));
   EXPECT_EQ(encode("default", true), (std::vector<int32_t>{bos, 'a'}));
   // Control tokens written in the text are plain text.
-  const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, {}, [&](GgufWriter& w) { w.set("tokenizer.ggml.pre", "llama-bpe"); }));
+  const Vocab v =
+      *Vocab::from_gguf(gpt2_file(pieces, {}, [&](GgufWriter& w) { w.set("tokenizer.ggml.pre", "llama-bpe"); }));
   EXPECT_EQ(v.encode("<|begin_of_text|>").size(), std::string("<|begin_of_text|>").size());
 }
 
@@ -483,8 +511,10 @@ TEST(Vocab, Gpt2ByteWithoutAPieceBecomesTheUnknownTokenOrAnError) {
   const Vocab without_unknown = gpt2_vocab(pieces, {"a b"}, "default");
   expect_error([&] { without_unknown.encode("abz"); }, "neither a piece for byte 0x7A (\"z\") nor an unknown token");
   expect_error([&] { without_unknown.encode("a b"); }, "byte 0x20 (\"\\xc4\\xa0\")");  // Ġ, shown escaped
-  const Vocab v = *Vocab::from_gguf(gpt2_file(pieces, {"a b"}, [](GgufWriter& w) { w.set("tokenizer.ggml.unknown_token_id", uint32_t(3)); }));
-  EXPECT_EQ(pieces_of(v, v.encode("abz\xc3\xa9")), (std::vector<std::string>{"ab", "<unk>", "<unk>", "<unk>"}));  // z, then é's two bytes
+  const Vocab v = *Vocab::from_gguf(
+      gpt2_file(pieces, {"a b"}, [](GgufWriter& w) { w.set("tokenizer.ggml.unknown_token_id", uint32_t(3)); }));
+  EXPECT_EQ(pieces_of(v, v.encode("abz\xc3\xa9")),
+            (std::vector<std::string>{"ab", "<unk>", "<unk>", "<unk>"}));  // z, then é's two bytes
 }
 
 // Whatever the merges, a vocabulary with every byte's piece encodes any text so that decoding
@@ -495,7 +525,8 @@ TEST(Vocab, Gpt2RoundTripsRandomTextWithRandomMerges) {
   const std::string alphabet = " \n'ab1\xc3\xa9";  // é's two bytes, apart too
   const auto random_bytes = [&](size_t max_bytes, int kind) {
     std::string text(rng() % (max_bytes + 1), '\0');
-    for (char& c : text) c = kind == 0 ? char(rng() % 256) : kind == 1 ? char(rng() % 128) : alphabet[rng() % alphabet.size()];
+    for (char& c : text)
+      c = kind == 0 ? char(rng() % 256) : kind == 1 ? char(rng() % 128) : alphabet[rng() % alphabet.size()];
     return text;
   };
   const auto made_valid = [](std::string_view bytes) {
@@ -513,12 +544,15 @@ TEST(Vocab, Gpt2RoundTripsRandomTextWithRandomMerges) {
     std::vector<std::string> mergeable, rules;
     for (char c : alphabet) mergeable.push_back(gpt2_byte_level(std::string(1, c)));
     for (int i = 0; i < 80; ++i) {
-      const auto pick = [&] { return rng() % 4 ? mergeable[rng() % mergeable.size()] : gpt2_byte_level(std::string(1, char(rng() % 256))); };
+      const auto pick = [&] {
+        return rng() % 4 ? mergeable[rng() % mergeable.size()] : gpt2_byte_level(std::string(1, char(rng() % 256)));
+      };
       const std::string left = pick(), right = pick();
       rules.push_back(left + " " + right);
       mergeable.push_back(left + right);
     }
-    const Vocab v = gpt2_vocab(with_merged_pieces(byte_level_pieces(), rules), rules, trial % 2 ? "llama-bpe" : "default");
+    const Vocab v =
+        gpt2_vocab(with_merged_pieces(byte_level_pieces(), rules), rules, trial % 2 ? "llama-bpe" : "default");
     for (int k = 0; k < 60; ++k) {
       const std::string raw = random_bytes(24, k % 3);
       for (const std::string& text : {raw, made_valid(raw)}) {
@@ -532,19 +566,34 @@ TEST(Vocab, Gpt2RoundTripsRandomTextWithRandomMerges) {
 
 TEST(Vocab, Gpt2MalformedKeysAreRefusedByName) {
   const std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), {"a b"});
-  const auto load = [&](const std::vector<std::string>& rules, auto&& edit) { Vocab::from_gguf(gpt2_file(pieces, rules, edit)); };
+  const auto load = [&](const std::vector<std::string>& rules, auto&& edit) {
+    Vocab::from_gguf(gpt2_file(pieces, rules, edit));
+  };
   const auto no_keys = [](GgufWriter&) {};
-  expect_error([&] { load({"a b", "ab"}, no_keys); }, "vocab.gguf: tokenizer.ggml.merges[1] \"ab\" is not two pieces separated by one space");
+  expect_error(
+      [&] {
+        load({"a b", "ab"}, no_keys);
+      },
+      "vocab.gguf: tokenizer.ggml.merges[1] \"ab\" is not two pieces separated by one space");
   expect_error([&] { load({"a  b"}, no_keys); }, "tokenizer.ggml.merges[0] \"a  b\" is not two pieces");
   expect_error([&] { load({"a " + kG + "x"}, no_keys); }, "merges \"\\xc4\\xa0x\", which is not in the vocabulary");
-  expect_error([&] { load({"b a"}, no_keys); }, "tokenizer.ggml.merges[0] \"b a\" makes a piece that is not in the vocabulary");
+  expect_error([&] { load({"b a"}, no_keys); },
+               "tokenizer.ggml.merges[0] \"b a\" makes a piece that is not in the vocabulary");
   expect_error([&] { load({}, [](GgufWriter& w) { w.set("tokenizer.ggml.pre", uint32_t(3)); }); },
                "vocab.gguf: tokenizer.ggml.pre must be a string, got u32 3");
-  expect_error([&] { Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.merges", "a b"); })); },
-               "vocab.gguf: tokenizer.ggml.merges must be an array of strings, got string \"a b\"");
-  expect_error([&] {
-    Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.merges", std::vector<uint32_t>{1}); }));
-  }, "tokenizer.ggml.merges must be an array of strings, got array of 1 u32");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(
+            tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.merges", "a b"); }));
+      },
+      "vocab.gguf: tokenizer.ggml.merges must be an array of strings, got string \"a b\"");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter& w, auto&, auto&) {
+          w.set("tokenizer.ggml.merges", std::vector<uint32_t>{1});
+        }));
+      },
+      "tokenizer.ggml.merges must be an array of strings, got array of 1 u32");
 }
 
 // A vocabulary this build cannot encode with still loads and decodes; encode() names the key.
@@ -552,11 +601,12 @@ TEST(Vocab, Gpt2EncodeNamesAnUnsupportedPretokenizerOrMissingMerges) {
   const std::vector<Piece> pieces = byte_level_pieces();
   const Vocab deepseek = gpt2_vocab(pieces, {}, "deepseek-llm");
   EXPECT_EQ(deepseek.decode(std::vector<int32_t>{'h', 'i'}), "hi");
-  expect_error([&] { deepseek.encode("hi"); },
-               "the pre-tokenizer \"deepseek-llm\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 "
-               "(GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 (llama 3's regex "
-               "and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, stablelm2 "
-               "(Qwen2's regex)");
+  expect_error(
+      [&] { deepseek.encode("hi"); },
+      "the pre-tokenizer \"deepseek-llm\" (tokenizer.ggml.pre) is not supported; supported: default, gpt2, gpt-2 "
+      "(GPT-2's regex); llama3, llama-v3, llama-bpe, falcon3, falcon-h1, pixtral, midm-2.0, lfm2 (llama 3's regex "
+      "and whole-word look-up); smaug-bpe, dbrx (llama 3's regex alone); qwen2, deepseek-r1-qwen, stablelm2 "
+      "(Qwen2's regex)");
   expect_error([&] { deepseek.encode(""); }, "\"deepseek-llm\" (tokenizer.ggml.pre) is not supported");
   const Vocab no_merges = *Vocab::from_gguf(tokenizer_file("gpt2", pieces, [](GgufWriter&, auto&, auto&) {}));
   EXPECT_EQ(no_merges.pretokenizer_name(), "default");
@@ -586,8 +636,8 @@ TEST(Vocab, Gpt2VocabularyWrittenAndReadBackEncodesTheSame) {
 // What `tilegraph run --model F.gguf --prompt TEXT` does with a llama 3 style file: the
 // vocabulary and the model from one GGUF, the prompt encoded, generated, decoded.
 TEST(Vocab, Gpt2VocabularyDrivesALlamaSession) {
-  const std::vector<std::string> rules = {"H e", "l l", "He ll", "Hell o", kG + " w", "o r", kG + "w or", kG + "wor l",
-                                          kG + "worl d"};
+  const std::vector<std::string> rules = {"H e", "l l",       "He ll",      "Hell o",     kG + " w",
+                                          "o r", kG + "w or", kG + "wor l", kG + "worl d"};
   std::vector<Piece> pieces = with_merged_pieces(byte_level_pieces(), rules);
   pieces.push_back({"<|begin_of_text|>", 0, kControl});
   pieces.push_back({"<|end_of_text|>", 0, kControl});
@@ -650,20 +700,38 @@ TEST(Vocab, MissingOrUnsupportedTokenizersGiveNoVocabulary) {
 
 TEST(Vocab, MalformedKeysAreRefusedByName) {
   const auto with = [](auto&& edit) { return tokenizer_file("llama", specials(), edit); };
-  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.scores", std::vector<float>{0, 1}); })); },
-               "tokenizer.ggml.scores must be an array of 3 f32, got array of 2 f32");
-  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.token_type", std::vector<int32_t>{1, 9, 1}); })); },
-               "tokenizer.ggml.token_type[1] is 9, not a token type");
-  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.eos_token_id", uint32_t(3)); })); },
-               "tokenizer.ggml.eos_token_id is 3, outside the vocabulary of 3 tokens");
-  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.bos_token_id", "1"); })); },
-               "tokenizer.ggml.bos_token_id must be an integer, got string \"1\"");
-  expect_error([&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.add_bos_token", uint32_t(1)); })); },
-               "tokenizer.ggml.add_bos_token must be a bool");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) {
+          w.set("tokenizer.ggml.scores", std::vector<float>{0, 1});
+        }));
+      },
+      "tokenizer.ggml.scores must be an array of 3 f32, got array of 2 f32");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) {
+          w.set("tokenizer.ggml.token_type", std::vector<int32_t>{1, 9, 1});
+        }));
+      },
+      "tokenizer.ggml.token_type[1] is 9, not a token type");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.eos_token_id", uint32_t(3)); }));
+      },
+      "tokenizer.ggml.eos_token_id is 3, outside the vocabulary of 3 tokens");
+  expect_error(
+      [&] { Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.bos_token_id", "1"); })); },
+      "tokenizer.ggml.bos_token_id must be an integer, got string \"1\"");
+  expect_error(
+      [&] {
+        Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.add_bos_token", uint32_t(1)); }));
+      },
+      "tokenizer.ggml.add_bos_token must be a bool");
   const GgufFile empty = tokenizer_file("llama", {}, [](GgufWriter&, auto&, auto&) {});
   expect_error([&] { Vocab::from_gguf(empty); }, "tokenizer.ggml.tokens is empty");
   // -1 is llama.cpp's "no such token".
-  const Vocab v = *Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.bos_token_id", int32_t(-1)); }));
+  const Vocab v =
+      *Vocab::from_gguf(with([](GgufWriter& w, auto&, auto&) { w.set("tokenizer.ggml.bos_token_id", int32_t(-1)); }));
   EXPECT_EQ(v.bos(), -1);
   EXPECT_EQ(v.encode(""), std::vector<int32_t>{});
 }
@@ -674,9 +742,9 @@ TEST(Vocab, TerminalTextKeepsUtf8AndEscapesTheRest) {
   EXPECT_EQ(terminal_text("\xc2\x85"), "\\x85");  // a C1 control
   const std::string fffd = "\xef\xbf\xbd";
   EXPECT_EQ(terminal_text("\xff"), fffd);
-  EXPECT_EQ(terminal_text("\xc0\xaf"), fffd + fffd);          // overlong
+  EXPECT_EQ(terminal_text("\xc0\xaf"), fffd + fffd);             // overlong
   EXPECT_EQ(terminal_text("\xed\xa0\x80"), fffd + fffd + fffd);  // a surrogate
-  EXPECT_EQ(terminal_text("\xe2\x82"), fffd + fffd);          // cut short
+  EXPECT_EQ(terminal_text("\xe2\x82"), fffd + fffd);             // cut short
 }
 
 // `tilegraph run --chat`: the template's markers, written as text, encode to their control tokens.

@@ -71,9 +71,9 @@ void expect_no_live_overlap(const Graph& graph, const AllocationPlan& plan) {
       const bool live_together = la.first <= lb.last && lb.first <= la.last;
       const bool share_bytes = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
       EXPECT_FALSE(live_together && share_bytes)
-          << describe(*a.tensor) << " [" << a.offset << "+" << a.size << ", nodes " << la.first
-          << ".." << la.last << "] overlaps " << describe(*b.tensor) << " [" << b.offset << "+"
-          << b.size << ", nodes " << lb.first << ".." << lb.last << "]";
+          << describe(*a.tensor) << " [" << a.offset << "+" << a.size << ", nodes " << la.first << ".." << la.last
+          << "] overlaps " << describe(*b.tensor) << " [" << b.offset << "+" << b.size << ", nodes " << lb.first << ".."
+          << lb.last << "]";
     }
   }
 }
@@ -126,8 +126,7 @@ AllocationPlan expect_same_as_allocating_context(const Builder& build, uint32_t 
     const std::vector<float> want = test::read_f32(*oracle.outputs[i]);
     const std::vector<float> got = test::read_f32(*built.outputs[i]);
     EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-        << "output " << i << " " << describe(*built.outputs[i]) << ": "
-        << test::describe_difference(got, want);
+        << "output " << i << " " << describe(*built.outputs[i]) << ": " << test::describe_difference(got, want);
   }
   expect_no_live_overlap(graph, plan);
   return plan;
@@ -193,8 +192,7 @@ Built transformer_block(Context& ctx, Attention attention) {
 
   Tensor* h = mul(ctx, rms_norm(ctx, x, 1e-5f), attn_norm);
   Tensor* q = rope(ctx, reshape(ctx, mul_mat(ctx, wq, h), {kHeadDim, kHeads, kTokens}), pos, rope_params);
-  Tensor* k = rope(ctx, reshape(ctx, mul_mat(ctx, wk, h), {kHeadDim, kKvHeads, kTokens}), pos,
-                   rope_params);
+  Tensor* k = rope(ctx, reshape(ctx, mul_mat(ctx, wk, h), {kHeadDim, kKvHeads, kTokens}), pos, rope_params);
   Tensor* v = reshape(ctx, mul_mat(ctx, wv, h), {kHeadDim, kKvHeads, kTokens});
   Tensor* qp = permute(ctx, q, 0, 2, 1, 3);  // [hd, T, H]
   Tensor* kp = permute(ctx, k, 0, 2, 1, 3);
@@ -204,8 +202,8 @@ Built transformer_block(Context& ctx, Attention attention) {
     attn = reshape(ctx, fa, {kDim, kTokens});
   } else {
     Tensor* probs = soft_max(ctx, mul_mat(ctx, kp, qp), mask, kq_scale);  // [T_kv, T_q, H]
-    Tensor* vt = cont(ctx, permute(ctx, v, 1, 2, 0, 3));                     // [T_kv, hd, Hkv]
-    Tensor* kqv = mul_mat(ctx, vt, probs);                                    // [hd, T_q, H]
+    Tensor* vt = cont(ctx, permute(ctx, v, 1, 2, 0, 3));                  // [T_kv, hd, Hkv]
+    Tensor* kqv = mul_mat(ctx, vt, probs);                                // [hd, T_q, H]
     attn = reshape(ctx, cont(ctx, permute(ctx, kqv, 0, 2, 1, 3)), {kDim, kTokens});
   }
   Tensor* x2 = add(ctx, x, mul_mat(ctx, wo, attn));
@@ -446,7 +444,8 @@ TEST(GraphAllocator, AGraphKeptAcrossABufferThatGrewIsPlacedAgain) {
   const size_t first_size = allocator.buffer_size();
   const AllocationPlan& big_plan = allocator.allocate(big_graph, *backend);
   ASSERT_GT(allocator.buffer_size(), first_size);
-  const char* base = static_cast<const char*>(big_plan.placements.front().tensor->data) - big_plan.placements.front().offset;
+  const char* base =
+      static_cast<const char*>(big_plan.placements.front().tensor->data) - big_plan.placements.front().offset;
   const AllocationPlan& again = allocator.allocate(small_graph, *backend);
   ASSERT_EQ(again.placements.size(), 3u);
   for (const TensorPlacement& p : again.placements) {

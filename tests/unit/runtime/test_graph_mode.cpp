@@ -1,4 +1,4 @@
-// Graph mode's decisions (seed 000 §11): capture, match, a miss for each property that changes,
+// Graph mode's decisions: capture, match, a miss for each property that changes,
 // the VIEW address exemption, LRU order and eviction, configuration, prefill detection, the
 // consecutive-update guard. The backend here only counts calls; replay correctness on a real
 // backend is tested with the CPU backend (tests/unit/cpu/test_graph_replay.cpp).
@@ -119,8 +119,8 @@ std::unique_ptr<Step> build(const Variant& v, Leafs& leafs) {
   Context& c = step->ctx;
   Tensor* b;
   if (v.transpose_b) {
-    b = transpose(c, view_4d(c, leafs.b_storage, v.ne[1], v.ne[0], v.ne[2], v.ne[3], 4 * v.ne[1],
-                             4 * v.ne[1] * v.ne[0], 4 * v.ne[1] * v.ne[0] * v.ne[2], 0));
+    b = transpose(c, view_4d(c, leafs.b_storage, v.ne[1], v.ne[0], v.ne[2], v.ne[3], 4 * v.ne[1], 4 * v.ne[1] * v.ne[0],
+                             4 * v.ne[1] * v.ne[0] * v.ne[2], 0));
   } else {
     const size_t nb1 = 4 * size_t(v.ne[0] + v.pad[0]);
     const size_t nb2 = nb1 * size_t(v.ne[1] + v.pad[1]);
@@ -318,8 +318,12 @@ TEST(GraphMode, DestroyingTheBackendReleasesItsCaptures) {
 }
 
 TEST(GraphMode, ConfigurationFromTheEnvironment) {
-  const char* const names[] = {"TG_GRAPH_MODE", "TG_PREFILL_USE_GRAPH", "TG_GRAPH_CACHE_CAPACITY",
-                               "TG_GRAPH_CACHE_MAX_BYTES", "TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "TG_GRAPH_ADMIT_AFTER"};
+  const char* const names[] = {"TG_GRAPH_MODE",
+                               "TG_PREFILL_USE_GRAPH",
+                               "TG_GRAPH_CACHE_CAPACITY",
+                               "TG_GRAPH_CACHE_MAX_BYTES",
+                               "TG_GRAPH_MAX_CONSECUTIVE_UPDATES",
+                               "TG_GRAPH_ADMIT_AFTER"};
   const auto clear = [&] {
     for (const char* name : names) unsetenv(name);
   };
@@ -353,12 +357,18 @@ TEST(GraphMode, ConfigurationFromTheEnvironment) {
 
   // Each malformed value alone is refused, naming its variable.
   const std::pair<const char*, const char*> malformed[] = {
-      {"TG_GRAPH_CACHE_CAPACITY", "0"},           {"TG_GRAPH_CACHE_CAPACITY", "twelve"},
-      {"TG_GRAPH_CACHE_CAPACITY", " 3"},          {"TG_GRAPH_CACHE_CAPACITY", "+3"},
-      {"TG_GRAPH_CACHE_CAPACITY", "3 "},          {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "4294967297"},
-      {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "-1"}, {"TG_GRAPH_ADMIT_AFTER", "2x"},
-      {"TG_GRAPH_CACHE_MAX_BYTES", "-1"},         {"TG_GRAPH_CACHE_MAX_BYTES", "99999999999999999999"},
-      {"TG_GRAPH_MODE", "maybe"},                 {"TG_PREFILL_USE_GRAPH", "2"},
+      {"TG_GRAPH_CACHE_CAPACITY", "0"},
+      {"TG_GRAPH_CACHE_CAPACITY", "twelve"},
+      {"TG_GRAPH_CACHE_CAPACITY", " 3"},
+      {"TG_GRAPH_CACHE_CAPACITY", "+3"},
+      {"TG_GRAPH_CACHE_CAPACITY", "3 "},
+      {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "4294967297"},
+      {"TG_GRAPH_MAX_CONSECUTIVE_UPDATES", "-1"},
+      {"TG_GRAPH_ADMIT_AFTER", "2x"},
+      {"TG_GRAPH_CACHE_MAX_BYTES", "-1"},
+      {"TG_GRAPH_CACHE_MAX_BYTES", "99999999999999999999"},
+      {"TG_GRAPH_MODE", "maybe"},
+      {"TG_PREFILL_USE_GRAPH", "2"},
   };
   for (const auto& [name, value] : malformed) {
     clear();

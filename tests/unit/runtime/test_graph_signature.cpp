@@ -1,5 +1,5 @@
 // GraphSignature's compact records against a plain reference: a snapshot of every property the
-// match covers (seed 000 §6.1/§7.2), compared field by field. The records leave out what follows
+// match covers (the ACL graph's node properties), compared field by field. The records leave out what follows
 // from other fields (default strides, zero op_params, absent sources, a zero view offset) and
 // pack small shapes, so every shortcut gets a case where it must not hide a difference.
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 namespace tg {
 namespace {
 
-// What seed 000 compares, kept the obvious way.
+// What the ACL graph compares, kept the obvious way.
 struct Snapshot {
   struct Props {
     DType type;
@@ -35,7 +35,8 @@ struct Snapshot {
   std::vector<Props> nodes, leafs;
 
   static Props props(const Tensor& t, const std::array<SourceRef, kMaxSrc>& refs) {
-    Props p{t.type, t.op, {}, {}, {}, t.view_offs, t.view_src != nullptr, t.data, t.flags & (kFlagInput | kFlagOutput), refs};
+    Props p{t.type, t.op, {}, {}, {}, t.view_offs, t.view_src != nullptr, t.data, t.flags & (kFlagInput | kFlagOutput),
+            refs};
     std::memcpy(p.ne, t.ne, sizeof p.ne);
     std::memcpy(p.nb, t.nb, sizeof p.nb);
     std::memcpy(p.op_params, t.op_params, sizeof p.op_params);
@@ -53,7 +54,8 @@ struct Snapshot {
   }
 
   static bool same_structure(const Props& a, const Props& b, bool leaf) {
-    bool same = a.type == b.type && a.io_flags == b.io_flags && std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
+    bool same = a.type == b.type && a.io_flags == b.io_flags && std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 &&
+                std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
     if (!leaf) {
       same = same && a.op == b.op && std::memcmp(a.op_params, b.op_params, sizeof a.op_params) == 0 &&
              a.view_offs == b.view_offs && a.is_view == b.is_view && a.refs == b.refs;
@@ -164,8 +166,10 @@ TEST_P(GraphSignatureIsa, NonContiguousStrides) {
 TEST_P(GraphSignatureIsa, OpParamsUpToTheLastWord) {
   Fixture f;
   f.nodes[2]->op_params[kMaxOpParams - 1] = 7;
-  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 8; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 0; }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 8; }),
+            SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->op_params[kMaxOpParams - 1] = 0; }),
+            SignatureMatch::kDifferent);
   // Recorded with no parameters: any non-zero word, the last pair included, is a difference.
   for (int i : {0, 1, kMaxOpParams - 2, kMaxOpParams - 1}) {
     Fixture g;
@@ -210,7 +214,8 @@ TEST_P(GraphSignatureIsa, InputAndOutputFlags) {
   }
   Fixture f;
   f.nodes[2]->flags |= kFlagOutput;
-  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->flags &= ~uint32_t(kFlagOutput); }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { f.nodes[2]->flags &= ~uint32_t(kFlagOutput); }),
+            SignatureMatch::kDifferent);
   Fixture g;
   EXPECT_EQ(record_then_match(isa(), g, [&] { g.nodes[3]->flags |= kFlagParam; }), SignatureMatch::kExact);
 }
@@ -254,7 +259,8 @@ TEST_P(GraphSignatureIsa, LargeShapesAndOutOfRangeValues) {
   t->ne[2] = 1;
   EXPECT_EQ(record_then_match(isa(), f, [&] { t->op = Op(int32_t(Op::ADD) + 256); }), SignatureMatch::kDifferent);
   EXPECT_EQ(record_then_match(isa(), f, [&] { t->op = Op::ADD; }), SignatureMatch::kDifferent);
-  EXPECT_EQ(record_then_match(isa(), f, [&] { t->type = DType(int32_t(DType::F32) + 65536); }), SignatureMatch::kDifferent);
+  EXPECT_EQ(record_then_match(isa(), f, [&] { t->type = DType(int32_t(DType::F32) + 65536); }),
+            SignatureMatch::kDifferent);
   t->type = DType::F32;
 }
 
@@ -309,9 +315,13 @@ TEST_P(GraphSignatureIsa, AgreesWithTheReferenceOnRandomChanges) {
       case 4: t->view_src = t->view_src ? nullptr : f.leafs[0]; break;
       case 5: t->data = static_cast<char*>(t->data) + 64 * pick(2); break;
       case 6: t->type = DType(pick(kDTypeCount)); break;
-      case 7: if (t->op != Op::NONE) t->op = Op(pick(kOpCount - 1) + 1); break;
+      case 7:
+        if (t->op != Op::NONE) t->op = Op(pick(kOpCount - 1) + 1);
+        break;
       case 8: t->flags ^= std::array{kFlagInput, kFlagOutput, kFlagParam}[pick(3)]; break;
-      default: if (t->op != Op::NONE) t->src[pick(kMaxSrc)] = pick(2) ? nullptr : f.leafs[pick(f.leafs.size())]; break;
+      default:
+        if (t->op != Op::NONE) t->src[pick(kMaxSrc)] = pick(2) ? nullptr : f.leafs[pick(f.leafs.size())];
+        break;
     }
     f.rebuild();
     const Snapshot after(f.graph);
@@ -324,7 +334,8 @@ TEST_P(GraphSignatureIsa, AgreesWithTheReferenceOnRandomChanges) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GraphSignature, GraphSignatureIsa, testing::Values(SignatureIsa::kPortable, SignatureIsa::kAvx512),
+INSTANTIATE_TEST_SUITE_P(GraphSignature, GraphSignatureIsa,
+                         testing::Values(SignatureIsa::kPortable, SignatureIsa::kAvx512),
                          [](const testing::TestParamInfo<SignatureIsa>& info) {
                            return info.param == SignatureIsa::kAvx512 ? std::string("Avx512") : std::string("Portable");
                          });

@@ -44,7 +44,8 @@ class CpuScratch {
   // Allocates the arenas.
   CpuScratch(size_t bytes_per_thread, int threads)
       : stride_(stride(bytes_per_thread)),
-        owned_(static_cast<std::byte*>(::operator new[](bytes(bytes_per_thread, threads), std::align_val_t(kAlignment)))),
+        owned_(
+            static_cast<std::byte*>(::operator new[](bytes(bytes_per_thread, threads), std::align_val_t(kAlignment)))),
         data_(owned_.get()) {
     // Padding lanes of scratch tiles are computed on but never stored: zero them once so they
     // hold ordinary numbers.
@@ -54,8 +55,7 @@ class CpuScratch {
   // The arenas in `memory` (bytes(bytes_per_thread, threads) of it, kAlignment-aligned), which
   // the caller keeps for repeated runs: zeroed before the first, afterwards holding what earlier
   // runs of the same epilogue left (ordinary numbers), so nothing is allocated or cleared here.
-  CpuScratch(std::byte* memory, size_t bytes_per_thread)
-      : stride_(stride(bytes_per_thread)), data_(memory) {}
+  CpuScratch(std::byte* memory, size_t bytes_per_thread) : stride_(stride(bytes_per_thread)), data_(memory) {}
 
   std::byte* thread(int t) const { return data_ + size_t(t) * stride_; }
 
@@ -73,8 +73,7 @@ class CpuScratch {
 
 template <int Lanes = TG_EVG_NATIVE_LANES, bool FuseCompute = true, int LoadStages = 2>
 struct Cpu {
-  static_assert(Lanes >= 1 && Lanes <= 16 && (Lanes & (Lanes - 1)) == 0,
-                "CPU lanes: 1, 2, 4, 8 or 16");
+  static_assert(Lanes >= 1 && Lanes <= 16 && (Lanes & (Lanes - 1)) == 0, "CPU lanes: 1, 2, 4, 8 or 16");
   static_assert(LoadStages == 1 || LoadStages == 2, "CPU load stages: 1 or 2");
   static constexpr int kLanes = Lanes;
   static constexpr int kLoadStages = LoadStages;

@@ -31,11 +31,10 @@
 #define TG_EVG_SIMD_AVX2 1
 #endif
 
-// Spelled as in cpu/vector.h, which fused GEMM kernels include too.
+// Spelled as in host/vector.h, which fused GEMM kernels include too.
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
 
-#define TG_EVG_DIAGNOSTICS_PUSH \
-  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpsabi\"")
+#define TG_EVG_DIAGNOSTICS_PUSH _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpsabi\"")
 #define TG_EVG_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
 
 TG_EVG_DIAGNOSTICS_PUSH
@@ -196,8 +195,10 @@ TG_EVG_INLINE Vec<float, int(sizeof(I) / sizeof(int32_t))> lookup(const float (&
 #if defined(TG_EVG_SIMD_AVX512)
   if constexpr (W == 16) {
     const __m512i i = (__m512i)index;
-    if constexpr (N == 16) return (V)_mm512_permutexvar_ps(i, _mm512_loadu_ps(table));
-    else return (V)_mm512_permutex2var_ps(_mm512_loadu_ps(table), i, _mm512_loadu_ps(table + 16));
+    if constexpr (N == 16)
+      return (V)_mm512_permutexvar_ps(i, _mm512_loadu_ps(table));
+    else
+      return (V)_mm512_permutex2var_ps(_mm512_loadu_ps(table), i, _mm512_loadu_ps(table + 16));
   }
 #endif
 #if defined(TG_EVG_SIMD_AVX2)

@@ -8,10 +8,10 @@
 #include <optional>
 
 #include "tilegraph/evg/block.h"
-#include "tilegraph/evg/cpu/block_mmad.h"
-#include "tilegraph/evg/cpu/block_scheduler.h"
 #include "tilegraph/evg/driver/gemm_params.h"
 #include "tilegraph/evg/driver/kernel_protocol.h"
+#include "tilegraph/evg/host/block_mmad.h"
+#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 
 namespace tg::evg::driver {
@@ -31,7 +31,7 @@ class WorkspaceEpilogue : public Epilogue {
 };
 
 template <class Epilogue>
-using FusedGemm = kernel::MatmulVisitor<cpu::BlockMmad, WorkspaceEpilogue<Epilogue>, cpu::BlockScheduler>;
+using FusedGemm = kernel::MatmulVisitor<host::BlockMmad, WorkspaceEpilogue<Epilogue>, host::BlockScheduler>;
 
 template <class Epilogue>
 WorkspaceSizes gemm_workspace_sizes(const typename FusedGemm<Epilogue>::Plan& plan) {

@@ -1,6 +1,6 @@
 #pragma once
 // BlockEpilogue<Arch, ComputeLength, EVG>: an epilogue visitor graph as the BlockEpilogue of
-// block.h (the seed's Block layer), so MatmulVisitor can run any EVG after its main loop.
+// block.h (Catlass's Block layer), so MatmulVisitor can run any EVG after its main loop.
 //
 //   using EVG = TreeVisitor<VisitorAuxStore<float>,
 //                 TreeVisitor<VisitorCompute<fn::GELU>,
@@ -75,11 +75,10 @@ class BlockEpilogue {
     if (acc.row0 < 0 || acc.col0 < 0 || acc.row0 >= problem_.m || acc.col0 >= problem_.n ||
         acc.col0 % grid_.block_cols != 0 || acc.rows < 1 || acc.row0 + acc.rows > block_end ||
         acc.cols != expected_cols || acc.ld < acc.cols || !acc.data) {
-      throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) +
-                  ") of " + std::to_string(acc.rows) + "x" + std::to_string(acc.cols) + " (ld " +
-                  std::to_string(acc.ld) + ") is not a block, or a row strip of one, of the " +
-                  std::to_string(grid_.block_rows) +
-                  "x" + std::to_string(grid_.block_cols) + " grid over " + std::to_string(problem_.m) + "x" +
+      throw Error("evg: accumulator block at (" + std::to_string(acc.row0) + ", " + std::to_string(acc.col0) + ") of " +
+                  std::to_string(acc.rows) + "x" + std::to_string(acc.cols) + " (ld " + std::to_string(acc.ld) +
+                  ") is not a block, or a row strip of one, of the " + std::to_string(grid_.block_rows) + "x" +
+                  std::to_string(grid_.block_cols) + " grid over " + std::to_string(problem_.m) + "x" +
                   std::to_string(problem_.n));
     }
     executor_.visit_block(acc, block_row, block_col, scratch_.thread(thread));
@@ -98,8 +97,8 @@ class BlockEpilogue {
  private:
   static GemmShape check_problem(const GemmShape& problem, const BlockGrid& grid, int num_threads) {
     if (problem.m < 0 || problem.n < 0 || problem.k < 0) {
-      throw Error("evg: negative problem size " + std::to_string(problem.m) + "x" + std::to_string(problem.n) +
-                  "x" + std::to_string(problem.k));
+      throw Error("evg: negative problem size " + std::to_string(problem.m) + "x" + std::to_string(problem.n) + "x" +
+                  std::to_string(problem.k));
     }
     if (grid.block_rows <= 0 || grid.block_cols <= 0) {
       throw Error("evg: block grid " + std::to_string(grid.block_rows) + "x" + std::to_string(grid.block_cols) +

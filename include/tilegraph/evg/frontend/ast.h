@@ -21,10 +21,10 @@ struct Expr {
   enum class Kind { kNumber, kName, kIndex, kCall, kNegate, kBinary };
   Kind kind = Kind::kNumber;
   SourcePosition position;
-  std::string name;  // kName, kIndex (the vector), kCall (the function)
-  std::string index;  // kIndex: "row" or "col"
-  float number = 0;   // kNumber, rounded to nearest f32
-  char op = 0;        // kBinary: + - * /
+  std::string name;                         // kName, kIndex (the vector), kCall (the function)
+  std::string index;                        // kIndex: "row" or "col"
+  float number = 0;                         // kNumber, rounded to nearest f32
+  char op = 0;                              // kBinary: + - * /
   std::vector<std::unique_ptr<Expr>> args;  // kCall arguments, kNegate's operand, kBinary's two
 };
 

@@ -27,11 +27,11 @@ class CompiledEpilogue : public CompiledKernel {
   // missing or unknown bindings, blocks that are not blocks of the grid, and whatever a node
   // rejects (null pointers, strides). Runs in this kernel's own workspace; a caller that finds it
   // busy (another thread running this kernel) runs in a temporary one.
-  void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
-           const Bindings& bindings, const Launcher& launcher = Launcher::serial()) const;
+  void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks, const Bindings& bindings,
+           const Launcher& launcher = Launcher::serial()) const;
   // The same in the caller's workspace.
-  void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks,
-           const Bindings& bindings, const Launcher& launcher, KernelWorkspace& workspace) const;
+  void run(const GemmShape& problem, const BlockGrid& grid, std::span<const AccBlock> blocks, const Bindings& bindings,
+           const Launcher& launcher, KernelWorkspace& workspace) const;
 };
 
 }  // namespace tg::evg::frontend

@@ -21,7 +21,7 @@
 namespace tg::evg::frontend {
 
 // A GEMM input with its shape as the GEMM sees it (A: M x K, B: K x N). Element (r, c) is at
-// data[r * ld + c] (row-major) or data[c * ld + r] (column-major, the seed's trans flag).
+// data[r * ld + c] (row-major) or data[c * ld + r] (column-major, torch_catlass's trans flag).
 struct GemmInput {
   const void* data = nullptr;
   ElementType type = ElementType::kF32;  // f32, f16 or bf16

@@ -1,6 +1,6 @@
 #pragma once
 // A checked string epilogue: a DAG of EVG nodes in topological order, shared subexpressions
-// merged (the seed's (C+X)+(C+X) computes C+X once), every edge typed, ready to lower to a
+// merged (Catlass EVG's example (C+X)+(C+X) computes C+X once), every edge typed, ready to lower to a
 // TopologicalVisitor.
 //
 // Checks (each a FrontEndError with the position and name): unknown names and functions,
@@ -20,29 +20,29 @@
 namespace tg::evg::frontend {
 
 enum class DagOp {
-  kAcc,         // VisitorAccLoad
-  kLoad,        // VisitorAuxLoad of a matrix input
-  kRowInput,    // VisitorRowBroadcast of a row-vector input
-  kColInput,    // VisitorColBroadcast of a column-vector input
-  kScalarInput, // VisitorScalarBroadcast of a scalar input
-  kConstant,    // VisitorScalarBroadcast of a literal
-  kCast,        // VisitorCast
-  kCompute,     // VisitorCompute
-  kStore,       // VisitorAuxStore of a matrix output
-  kRowReduce,   // VisitorRowReduce into a row-vector output
-  kColReduce,   // VisitorColReduce into a column-vector output
+  kAcc,          // VisitorAccLoad
+  kLoad,         // VisitorAuxLoad of a matrix input
+  kRowInput,     // VisitorRowBroadcast of a row-vector input
+  kColInput,     // VisitorColBroadcast of a column-vector input
+  kScalarInput,  // VisitorScalarBroadcast of a scalar input
+  kConstant,     // VisitorScalarBroadcast of a literal
+  kCast,         // VisitorCast
+  kCompute,      // VisitorCompute
+  kStore,        // VisitorAuxStore of a matrix output
+  kRowReduce,    // VisitorRowReduce into a row-vector output
+  kColReduce,    // VisitorColReduce into a column-vector output
 };
 
 struct DagNode {
   DagOp op = DagOp::kAcc;
   ElementType type = ElementType::kF32;  // of the value on its outgoing edges
   Extent extent = Extent::kTile;
-  std::vector<int> inputs;  // indices of earlier nodes
-  std::string function;     // kCompute: the functor (FunctionInfo::functor); kRow/ColReduce: sum|max|min
+  std::vector<int> inputs;    // indices of earlier nodes
+  std::string function;       // kCompute: the functor (FunctionInfo::functor); kRow/ColReduce: sum|max|min
   std::vector<float> params;  // kConstant: its value; kCompute: the functor's literal arguments
   RoundMode round = RoundMode::kNearestEven;  // kCast
-  std::string operand;      // inputs and outputs: the declared name
-  SourcePosition position;  // where the node came from
+  std::string operand;                        // inputs and outputs: the declared name
+  SourcePosition position;                    // where the node came from
 };
 
 struct EpilogueDag {

@@ -1,7 +1,7 @@
 #pragma once
 // From a checked DAG to the C++ source of a JIT kernel that instantiates the EVG templates:
 // a TopologicalVisitor over the DAG's nodes, a BlockEpilogue for the target's lanes, the
-// Arguments built from the runtime bindings, and the seed-004 entry point `run`.
+// Arguments built from the runtime bindings, and the JIT's entry point `run`.
 //
 // Two kinds of kernel share everything up to `make_arguments`, which describes the epilogue
 // alone; they differ in what `run` drives (KernelKind).

@@ -35,10 +35,8 @@ struct Signature {
   std::vector<OperandDecl> outputs;
 
   // Builders: sig.input("C").input("bias", OperandKind::kRowVector).output("D", ...).
-  Signature& input(std::string name, OperandKind kind = OperandKind::kMatrix,
-                   ElementType type = ElementType::kF32);
-  Signature& output(std::string name, OperandKind kind = OperandKind::kMatrix,
-                    ElementType type = ElementType::kF32);
+  Signature& input(std::string name, OperandKind kind = OperandKind::kMatrix, ElementType type = ElementType::kF32);
+  Signature& output(std::string name, OperandKind kind = OperandKind::kMatrix, ElementType type = ElementType::kF32);
   // nullptr if not declared.
   const OperandDecl* find_input(std::string_view name) const;
   const OperandDecl* find_output(std::string_view name) const;

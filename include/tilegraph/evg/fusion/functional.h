@@ -17,11 +17,11 @@ namespace tg::evg::fn {
 struct NoArguments {};
 
 // Parameterless functors share this boilerplate.
-#define TG_EVG_PLAIN_FUNCTOR(Name, arity, name)  \
-  static constexpr int kArity = arity;           \
-  static constexpr const char* kName = name;     \
-  using Arguments = NoArguments;                 \
-  Name() = default;                              \
+#define TG_EVG_PLAIN_FUNCTOR(Name, arity, name) \
+  static constexpr int kArity = arity;          \
+  static constexpr const char* kName = name;    \
+  using Arguments = NoArguments;                \
+  Name() = default;                             \
   explicit Name(const Arguments&) {}
 
 struct Plus {

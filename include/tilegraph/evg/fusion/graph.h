@@ -18,7 +18,7 @@ namespace tg::evg {
 template <class... Ts>
 struct TypeList {};
 
-// The inputs of one node, by index (the seed's tla::seq).
+// The inputs of one node, by index (Catlass's tla::seq).
 template <int... Is>
 using Seq = std::integer_sequence<int, Is...>;
 
@@ -27,7 +27,9 @@ inline constexpr int kMaxArity = 4;
 // Organisers publish their flattened graph as V::Flat and flatten their Arguments; anything
 // else is a leaf node.
 template <class V>
-concept Organiser = requires { typename V::Flat; };
+concept Organiser = requires {
+  typename V::Flat;
+};
 
 template <class OpList, class EdgeList>
 struct FlatGraph;
@@ -58,8 +60,7 @@ template <class G1, class G2>
 struct Append;
 template <class... A, class... EA, class... B, class... EB>
 struct Append<FlatGraph<TypeList<A...>, TypeList<EA...>>, FlatGraph<TypeList<B...>, TypeList<EB...>>> {
-  using type = FlatGraph<TypeList<A..., B...>,
-                         TypeList<EA..., typename ShiftSeq<int(sizeof...(A)), EB>::type...>>;
+  using type = FlatGraph<TypeList<A..., B...>, TypeList<EA..., typename ShiftSeq<int(sizeof...(A)), EB>::type...>>;
 };
 
 // Appends leaf `Node` whose inputs are the (absolute) indices `Inputs`.
@@ -192,12 +193,13 @@ struct GraphInfo<FlatGraph<TypeList<Ops...>, TypeList<Edges...>>> {
     static_assert(Node::kRole == NodeRole::kLoad || kArity[size_t(I)] >= 1,
                   "evg: compute, cast, store and reduce nodes need an input");
     [&]<int... K>(std::integer_sequence<int, K...>) {
-      static_assert(
-          (std::is_same_v<typename Op<kInputs[size_t(I)][size_t(K)]>::ElementOutput,
-                          typename InputElementOf<Node>::type> && ...),
-          "evg: an edge carries another element type than its consumer takes: insert a "
-          "VisitorCast");
-    }(std::make_integer_sequence<int, Node::kRole == NodeRole::kLoad ? 0 : Node::kArity>{});
+      static_assert((std::is_same_v<typename Op<kInputs[size_t(I)][size_t(K)]>::ElementOutput,
+                                    typename InputElementOf<Node>::type> &&
+                     ...),
+                    "evg: an edge carries another element type than its consumer takes: insert a "
+                    "VisitorCast");
+    }
+    (std::make_integer_sequence < int, Node::kRole == NodeRole::kLoad ? 0 : Node::kArity > {});
     static_assert(kUsed[size_t(I)] || Node::kRole == NodeRole::kStore || Node::kRole == NodeRole::kReduce,
                   "evg: a value is computed but never stored, reduced or used: every graph "
                   "output must end in a VisitorAuxStore, VisitorRowReduce or VisitorColReduce");
@@ -206,8 +208,8 @@ struct GraphInfo<FlatGraph<TypeList<Ops...>, TypeList<Edges...>>> {
 
   static constexpr bool kChecked = [] {
     static_assert(kSize > 0, "evg: an empty epilogue graph");
-    return [&]<int... I>(std::integer_sequence<int, I...>) { return (check_node<I>() && ...); }(
-        std::make_integer_sequence<int, kSize>{});
+    return [&]<int... I>(std::integer_sequence<int, I...>) { return (check_node<I>() && ...); }
+    (std::make_integer_sequence<int, kSize>{});
   }();
 };
 

@@ -136,14 +136,15 @@ class GraphExecutor {
   }
 
   template <int... I>
-  static OpTuple make_ops(const typename Graph::ArgumentTuple& args, const GemmShape& problem,
-                          const BlockGrid& grid, std::byte* workspace, std::integer_sequence<int, I...>) {
+  static OpTuple make_ops(const typename Graph::ArgumentTuple& args, const GemmShape& problem, const BlockGrid& grid,
+                          std::byte* workspace, std::integer_sequence<int, I...>) {
     std::array<std::byte*, size_t(N)> share{};
     size_t offset = 0;
     ((share[size_t(I)] = workspace ? workspace + offset : nullptr,
       offset += node_workspace_bytes<typename Info::template Op<I>>(problem, grid)),
      ...);
-    return OpTuple(typename Info::template Op<I>(std::get<I>(args), NodeContext{problem, grid, I, share[size_t(I)]})...);
+    return OpTuple(
+        typename Info::template Op<I>(std::get<I>(args), NodeContext{problem, grid, I, share[size_t(I)]})...);
   }
 
   void choose_in_place_output() {
@@ -152,9 +153,10 @@ class GraphExecutor {
     for_each_node([&]<int I>() {
       const auto& op = std::get<I>(ops_);
       if constexpr (Info::kRole[I] != NodeRole::kCompute) {
-        static_assert(requires { op.footprint(); }, "evg: load, reduce and store nodes report their footprint (node.h)");
+        static_assert(
+            requires { op.footprint(); }, "evg: load, reduce and store nodes report their footprint (node.h)");
       }
-      if constexpr (requires(int64_t& ld) { op.in_place_output(ld); }) {
+      if constexpr (requires(int64_t & ld) { op.in_place_output(ld); }) {
         if (chosen < 0 && (in_place_ = op.in_place_output(in_place_ld_))) {
           chosen = I;
           output = op.footprint();
@@ -173,8 +175,8 @@ class GraphExecutor {
 
   template <class F>
   TG_EVG_INLINE static void for_each_node(F&& f) {
-    [&]<int... I>(std::integer_sequence<int, I...>) { (f.template operator()<I>(), ...); }(
-        std::make_integer_sequence<int, N>{});
+    [&]<int... I>(std::integer_sequence<int, I...>) { (f.template operator()<I>(), ...); }
+    (std::make_integer_sequence<int, N>{});
   }
 
   // Node I's buffer (for a load, the one of load stage `stage`).
@@ -220,10 +222,12 @@ class GraphExecutor {
     std::array<bool, size_t(N)> direct = []<int... I>(std::integer_sequence<int, I...>) {
       return std::array<bool, size_t(N)>{
           (Arch::kFuseCompute && Info::kExtent[size_t(I)] == Extent::kTile && offers_load_vector<I>())...};
-    }(std::make_integer_sequence<int, N>{});
+    }
+    (std::make_integer_sequence<int, N>{});
     for (int j = 0; j < N; ++j) {
       for (int k = 0; k < Info::kArity[size_t(j)]; ++k) {
-        if (!Info::is_tile_compute(j)) direct[size_t(Info::kOwner[size_t(Info::kInputs[size_t(j)][size_t(k)])])] = false;
+        if (!Info::is_tile_compute(j))
+          direct[size_t(Info::kOwner[size_t(Info::kInputs[size_t(j)][size_t(k)])])] = false;
       }
     }
     return direct;
@@ -309,24 +313,28 @@ class GraphExecutor {
                 fetch<E, Info::kExtent[input_owner<I, K>], W>(std::get<K>(inputs), r, i, tile.ld)...);
             simd::store<W>(out + out_offset<E>(r, i, tile.ld), value);
           });
-    }(std::make_integer_sequence<int, Info::kArity[I]>{});
+    }
+    (std::make_integer_sequence<int, Info::kArity[I]>{});
   }
 
   // Every tile-extent compute node, vector by vector, values passed in registers; only values
   // a store or reduction reads are written to scratch.
   void run_fused_tile_loop(const SubTile& tile, std::byte* arena, int stage) const {
     typename RegisterTuple<std::make_integer_sequence<int, N>>::type registers{};
-    for_each_vector<Extent::kTile, W, kFusedLoopIsFlat>(tile, [&](int r, int i) __attribute__((always_inline)) {
-      for_each_node([&]<int I>() {
-        if constexpr (Info::is_tile_compute(I)) {
-          const auto value = [&]<int... K>(std::integer_sequence<int, K...>) {
-            return std::get<I>(ops_).template compute<W>(fused_input<I, K>(registers, tile, arena, stage, r, i)...);
-          }(std::make_integer_sequence<int, Info::kArity[I]>{});
-          std::get<I>(registers) = value;
-          if constexpr (kPlan.materialized[I]) simd::store<W>(buffer<I>(arena, stage) + int64_t(r) * tile.ld + i, value);
-        }
-      });
-    });
+    for_each_vector<Extent::kTile, W, kFusedLoopIsFlat>(
+        tile, [&](int r, int i) __attribute__((always_inline)) {
+          for_each_node([&]<int I>() {
+            if constexpr (Info::is_tile_compute(I)) {
+              const auto value = [&]<int... K>(std::integer_sequence<int, K...>) {
+                return std::get<I>(ops_).template compute<W>(fused_input<I, K>(registers, tile, arena, stage, r, i)...);
+              }
+              (std::make_integer_sequence<int, Info::kArity[I]>{});
+              std::get<I>(registers) = value;
+              if constexpr (kPlan.materialized[I])
+                simd::store<W>(buffer<I>(arena, stage) + int64_t(r) * tile.ld + i, value);
+            }
+          });
+        });
   }
 
   template <class Seq>

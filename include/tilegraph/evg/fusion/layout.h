@@ -15,8 +15,8 @@ struct RowMajor {
   int64_t ld = 0;
 
   // The strides to use for an m x n matrix (ld resolved), or a tg::Error via node_error.
-  void resolve(int64_t m, int64_t n, int64_t& row_stride, int64_t& col_stride,
-               const NodeContext& ctx, const char* node) const {
+  void resolve(int64_t m, int64_t n, int64_t& row_stride, int64_t& col_stride, const NodeContext& ctx,
+               const char* node) const {
     if (ld < 0 || (ld != 0 && m > 1 && ld < n)) {
       node_error(ctx, node, "row-major ld=" + std::to_string(ld) + " < n=" + std::to_string(n));
     }
@@ -29,8 +29,8 @@ struct ColumnMajor {
   static constexpr const char* kName = "ColumnMajor";
   int64_t ld = 0;
 
-  void resolve(int64_t m, int64_t n, int64_t& row_stride, int64_t& col_stride,
-               const NodeContext& ctx, const char* node) const {
+  void resolve(int64_t m, int64_t n, int64_t& row_stride, int64_t& col_stride, const NodeContext& ctx,
+               const char* node) const {
     if (ld < 0 || (ld != 0 && n > 1 && ld < m)) {
       node_error(ctx, node, "column-major ld=" + std::to_string(ld) + " < m=" + std::to_string(m));
     }

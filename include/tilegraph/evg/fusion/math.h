@@ -32,8 +32,7 @@ TG_EVG_INLINE V abs(V x) {
 template <class V>
 TG_EVG_INLINE V copysign(V magnitude, V sign) {
   using I = IntLanes<V>;
-  return bit_cast<V>((bit_cast<I>(magnitude) & 0x7fffffff) |
-                     (bit_cast<I>(sign) & int32_t(0x80000000u)));
+  return bit_cast<V>((bit_cast<I>(magnitude) & 0x7fffffff) | (bit_cast<I>(sign) & int32_t(0x80000000u)));
 }
 
 // max/min that return NaN if either operand is NaN, whatever the operand order, so folds

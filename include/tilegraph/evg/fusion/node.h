@@ -37,7 +37,7 @@
 
 namespace tg::evg {
 
-// What a node does, which fixes the seed's phase it runs in: loads in LOAD, computes and
+// What a node does, which fixes the Catlass EVG phase it runs in: loads in LOAD, computes and
 // reductions in COMPUTE, stores in STORE.
 enum class NodeRole { kLoad, kCompute, kReduce, kStore };
 
@@ -58,9 +58,7 @@ struct Footprint {
   uintptr_t lo = 0, hi = 0;
 
   bool empty() const { return lo == hi; }
-  bool overlaps(const Footprint& other) const {
-    return !empty() && !other.empty() && lo < other.hi && other.lo < hi;
-  }
+  bool overlaps(const Footprint& other) const { return !empty() && !other.empty() && lo < other.hi && other.lo < hi; }
 };
 
 // The footprint of element (r, c) at ptr[r * row_stride + c * col_stride] over r < rows,

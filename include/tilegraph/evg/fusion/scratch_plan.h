@@ -1,5 +1,5 @@
 #pragma once
-// Where each value of an epilogue graph lives in a thread's scratch (the seed's UB allocation),
+// Where each value of an epilogue graph lives in a thread's scratch (Catlass EVG's UB allocation),
 // planned at compile time from the graph, the compute length and the architecture policy.
 //
 // Anchors get buffers of their own, never shared: each load has one per load stage (two for
@@ -28,8 +28,8 @@ namespace tg::evg {
 template <int N>
 struct ScratchLayout {
   static constexpr int kMaxSlots = 3 * N + 1;
-  std::array<int, N> slot{};            // first slot of a node's buffer, -1 if it has none
-  std::array<bool, N> materialized{};   // compute nodes whose value is written to scratch
+  std::array<int, N> slot{};           // first slot of a node's buffer, -1 if it has none
+  std::array<bool, N> materialized{};  // compute nodes whose value is written to scratch
   std::array<int, N> time{};
   std::array<int, N> last_use{};
   std::array<size_t, kMaxSlots> slot_bytes{};

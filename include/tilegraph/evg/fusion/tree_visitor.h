@@ -1,6 +1,6 @@
 #pragma once
 // TreeVisitor<NodeOp, Children...>: NodeOp applied to the values of its children, each a leaf
-// node or another organiser (the seed's TreeVisitor; CUTLASS's Sm90EVT). A child used twice in
+// node or another organiser (Catlass EVG's TreeVisitor; CUTLASS's Sm90EVT). A child used twice in
 // a tree is computed twice; share it with a TopologicalVisitor.
 //
 //   using EVG = TreeVisitor<VisitorAuxStore<float>,
@@ -23,8 +23,7 @@ struct ConcatChildren {
 };
 template <class G, int... R, class Child, class... Rest>
 struct ConcatChildren<G, Seq<R...>, Child, Rest...>
-    : ConcatChildren<typename Append<G, FlatOf<Child>>::type, Seq<R..., G::kSize + FlatOf<Child>::kRoot>,
-                     Rest...> {};
+    : ConcatChildren<typename Append<G, FlatOf<Child>>::type, Seq<R..., G::kSize + FlatOf<Child>::kRoot>, Rest...> {};
 
 }  // namespace detail
 
@@ -45,7 +44,8 @@ struct TreeVisitor {
     return [&]<size_t... K>(std::index_sequence<K...>) {
       return std::tuple_cat(evg::flatten_arguments<Children>(std::get<K>(args))...,
                             std::tuple<typename NodeOp::Arguments>(std::get<sizeof...(Children)>(args)));
-    }(std::index_sequence_for<Children...>{});
+    }
+    (std::index_sequence_for<Children...>{});
   }
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (the seed's AccLoad).
+// VisitorAccLoad: the GEMM's f32 accumulator for the sub-tile (Catlass EVG's AccLoad).
 #include <cstring>
 
 #include "tilegraph/evg/arch/simd.h"
@@ -32,8 +32,7 @@ struct VisitorAccLoad {
   template <int W>
   void load(const SubTile& tile, float* out) const {
     for (int r = 0; r < tile.rows; ++r) {
-      std::memcpy(out + int64_t(r) * tile.ld, tile.acc + r * tile.acc_ld,
-                  size_t(tile.cols) * sizeof(float));
+      std::memcpy(out + int64_t(r) * tile.ld, tile.acc + r * tile.acc_ld, size_t(tile.cols) * sizeof(float));
     }
   }
 };

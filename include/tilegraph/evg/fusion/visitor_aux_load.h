@@ -1,5 +1,5 @@
 #pragma once
-// VisitorAuxLoad<Element, Layout>: an M x N auxiliary matrix (the seed's C or X), any layout,
+// VisitorAuxLoad<Element, Layout>: an M x N auxiliary matrix (the C or X of Catlass EVG's examples), any layout,
 // loaded in its own element type (follow it with a VisitorCast to compute in f32).
 #include <cstring>
 
@@ -23,8 +23,7 @@ struct VisitorAuxLoad {
     Layout layout{};
   };
 
-  VisitorAuxLoad(const Arguments& args, const NodeContext& ctx)
-      : ptr_(reinterpret_cast<const Lane*>(args.ptr)) {
+  VisitorAuxLoad(const Arguments& args, const NodeContext& ctx) : ptr_(reinterpret_cast<const Lane*>(args.ptr)) {
     args.layout.resolve(ctx.problem.m, ctx.problem.n, row_stride_, col_stride_, ctx, kName);
     if (!ptr_ && ctx.problem.m > 0 && ctx.problem.n > 0) node_error(ctx, kName, "null pointer");
     footprint_ = strided_footprint(ptr_, sizeof(Lane), ctx.problem.m, ctx.problem.n, row_stride_, col_stride_);

@@ -40,9 +40,9 @@ struct VisitorAuxStore {
     const bool overlap = m > 1 && n > 1 ? !((cs >= 1 && rs >= cs * n) || (rs >= 1 && cs >= rs * m))
                                         : !empty && ((m > 1 && rs == 0) || (n > 1 && cs == 0));
     if (overlap) {
-      node_error(ctx, kName, "strides (" + std::to_string(row_stride_) + ", " + std::to_string(col_stride_) +
-                                 ") make elements of the " + std::to_string(m) + "x" + std::to_string(n) +
-                                 " output overlap");
+      node_error(ctx, kName,
+                 "strides (" + std::to_string(row_stride_) + ", " + std::to_string(col_stride_) +
+                     ") make elements of the " + std::to_string(m) + "x" + std::to_string(n) + " output overlap");
     }
   }
 

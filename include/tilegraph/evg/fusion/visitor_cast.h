@@ -12,8 +12,7 @@ namespace tg::evg {
 
 template <EvgElement To, EvgElement From, RoundMode Round = RoundMode::kNearestEven>
 struct VisitorCast {
-  static_assert(numeric::kConvertible<To, From>,
-                "VisitorCast converts f32 <-> f16/bf16/i8/i32 only: cast through f32");
+  static_assert(numeric::kConvertible<To, From>, "VisitorCast converts f32 <-> f16/bf16/i8/i32 only: cast through f32");
   static constexpr const char* kName = "VisitorCast";
   static constexpr NodeRole kRole = NodeRole::kCompute;
   static constexpr int kArity = 1;

@@ -39,7 +39,9 @@ struct VisitorColReduce {
   };
 
   VisitorColReduce(const Arguments& args, const NodeContext& ctx)
-      : out_(args.ptr), stride_(args.stride), m_(ctx.problem.m),
+      : out_(args.ptr),
+        stride_(args.stride),
+        m_(ctx.problem.m),
         col_blocks_(ctx.grid.col_blocks(ctx.problem.n)),
         partials_(reinterpret_cast<float*>(ctx.workspace)) {
     if (!out_ && m_ > 0) node_error(ctx, kName, "null pointer");

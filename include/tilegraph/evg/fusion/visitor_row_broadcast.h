@@ -1,6 +1,6 @@
 #pragma once
 // VisitorRowBroadcast<Element>: a vector of N values indexed by column, broadcast down every
-// row (the seed's bias[col]). Its value has row extent: ld elements per sub-tile, and work on it
+// row (a bias[col]). Its value has row extent: ld elements per sub-tile, and work on it
 // downstream happens once per column until it meets a tile.
 #include <cstdint>
 #include <cstring>

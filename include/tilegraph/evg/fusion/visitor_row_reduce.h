@@ -38,7 +38,9 @@ struct VisitorRowReduce {
   };
 
   VisitorRowReduce(const Arguments& args, const NodeContext& ctx)
-      : out_(args.ptr), stride_(args.stride), n_(ctx.problem.n),
+      : out_(args.ptr),
+        stride_(args.stride),
+        n_(ctx.problem.n),
         row_blocks_(ctx.grid.row_blocks(ctx.problem.m)),
         partials_(reinterpret_cast<float*>(ctx.workspace)) {
     if (!out_ && n_ > 0) node_error(ctx, kName, "null pointer");

@@ -18,8 +18,7 @@ struct VisitorScalarBroadcast {
     Element value{};
   };
 
-  VisitorScalarBroadcast(const Arguments& args, const NodeContext&)
-      : value_(__builtin_bit_cast(Lane, args.value)) {}
+  VisitorScalarBroadcast(const Arguments& args, const NodeContext&) : value_(__builtin_bit_cast(Lane, args.value)) {}
 
   Footprint footprint() const { return {}; }
 

@@ -4,7 +4,7 @@
 //   D = epilogue(A · B),  A: M x K, B: K x N, f32 accumulation
 //
 // composed of three parts:
-//   BlockMmad       computes one block of the accumulator over all of K (CPU: evg/cpu/block_mmad.h).
+//   BlockMmad       computes one block of the accumulator over all of K (CPU: evg/host/block_mmad.h).
 //   BlockEpilogue   consumes each finished block (the contract in evg/block.h; the plain store is
 //                   StoreEpilogue, EVG graphs are the others).
 //   BlockScheduler  cuts D into blocks and numbers them for the Launcher's threads.
@@ -54,8 +54,7 @@ template <class Fn>
 void launch(const Launcher& launcher, int64_t n, Fn& fn) {
   if (n <= 0) return;
   launcher.parallel_for(
-      launcher.pool, n,
-      [](void* arg, int64_t item, int thread) { (*static_cast<Fn*>(arg))(item, thread); }, &fn);
+      launcher.pool, n, [](void* arg, int64_t item, int thread) { (*static_cast<Fn*>(arg))(item, thread); }, &fn);
 }
 
 // What a GEMM works out from the shapes and the thread count alone, never from the data: the
@@ -83,7 +82,10 @@ struct MatmulPlan {
   Layout layout;
 
   MatmulPlan(const GemmOperands& g, int threads)
-      : problem(g.problem), b_transposed(g.b.transposed), num_threads(threads), scheduler(g.problem, BlockMmad::limits(g), threads) {
+      : problem(g.problem),
+        b_transposed(g.b.transposed),
+        num_threads(threads),
+        scheduler(g.problem, BlockMmad::limits(g), threads) {
     const GemmShape& p = g.problem;
     if (p.m <= 0 || p.n <= 0) return;
     const BlockLimits limits = BlockMmad::limits(g);

@@ -12,7 +12,7 @@ inline constexpr int element_bytes(ElementType type) { return type == ElementTyp
 
 // A rows x cols matrix (rows and cols are the GEMM's view: M x K for A, K x N for B). Element
 // (r, c) is data[r * ld + c], or data[c * ld + r] when `transposed` (column-major storage, the
-// seed's trans flag). `ld` counts elements; any value >= 0 is accepted, so rows may overlap.
+// torch_catlass's trans flag). `ld` counts elements; any value >= 0 is accepted, so rows may overlap.
 struct MatrixOperand {
   const void* data = nullptr;
   ElementType type = ElementType::F32;

@@ -18,8 +18,7 @@ class StoreEpilogue {
     int64_t ldd = 0;
   };
 
-  StoreEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid&, int)
-      : args_(args) {
+  StoreEpilogue(const Arguments& args, const GemmShape& problem, const BlockGrid&, int) : args_(args) {
     if (problem.m > 0 && problem.n > 0 && !args.d) throw Error("matmul: the store epilogue has no output");
     if (problem.m > 1 && args.ldd < problem.n) throw Error("matmul: the output's row stride is below N");
   }

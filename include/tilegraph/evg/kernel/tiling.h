@@ -18,7 +18,7 @@ struct GemmOperands {
 struct BlockLimits {
   int64_t tile_rows = 1;  // block sizes are multiples of the micro tile ...
   int64_t tile_cols = 1;
-  int64_t max_rows = 1;   // ... and at most this large (what the caches hold)
+  int64_t max_rows = 1;  // ... and at most this large (what the caches hold)
   int64_t max_cols = 1;
 };
 

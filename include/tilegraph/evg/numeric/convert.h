@@ -75,8 +75,7 @@ TG_EVG_INLINE Vec<uint16_t, W> f32_to_f16(Vec<float, W> x) {
   shift_signed = select(shift_signed > 25, splat<W>(25), shift_signed);
   shift_signed = select(shift_signed < 14, splat<W>(14), shift_signed);
   const U shift = bit_cast<U>(shift_signed);
-  const U significand =
-      select(a >= 0x00800000u, (a & 0x7fffffu) | 0x800000u, a & 0x7fffffu);
+  const U significand = select(a >= 0x00800000u, (a & 0x7fffffu) | 0x800000u, a & 0x7fffffu);
   const U sub_kept = significand >> shift;
   const U sub_guard = (significand >> (shift - 1u)) & 1u;
   const U sub_sticky = ones_where<U>((significand & ((one << (shift - 1u)) - 1u)) != 0);
@@ -197,8 +196,7 @@ TG_EVG_INLINE Vec<LaneOf<To>, W> convert_lanes(Vec<LaneOf<From>, W> x) {
     return f32_to_f16<Mode, W>(x);
   } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, tg::bf16>) {
     return f32_to_bf16<Mode, W>(x);
-  } else if constexpr (std::is_same_v<From, float> &&
-                       (std::is_same_v<To, int8_t> || std::is_same_v<To, int32_t>)) {
+  } else if constexpr (std::is_same_v<From, float> && (std::is_same_v<To, int8_t> || std::is_same_v<To, int32_t>)) {
     return f32_to_int<Mode, To, W>(x);
   } else if constexpr (std::is_same_v<From, tg::f16> && std::is_same_v<To, float>) {
     return f16_to_f32<W>(x);
@@ -209,8 +207,7 @@ TG_EVG_INLINE Vec<LaneOf<To>, W> convert_lanes(Vec<LaneOf<From>, W> x) {
   } else if constexpr (std::is_same_v<From, int32_t> && std::is_same_v<To, float>) {
     return i32_to_f32<Mode, W>(x);
   } else {
-    static_assert(std::is_same_v<To, From>,
-                  "VisitorCast converts f32 <-> f16/bf16/i8/i32 only: cast through f32");
+    static_assert(std::is_same_v<To, From>, "VisitorCast converts f32 <-> f16/bf16/i8/i32 only: cast through f32");
   }
 }
 

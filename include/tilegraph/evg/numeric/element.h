@@ -37,12 +37,13 @@ struct ElementTraits<int32_t> {
 };
 
 template <class T>
-concept EvgElement = requires { typename ElementTraits<T>::Lane; };
+concept EvgElement = requires {
+  typename ElementTraits<T>::Lane;
+};
 
 template <EvgElement T>
 using LaneOf = typename ElementTraits<T>::Lane;
 
-static_assert(sizeof(tg::f16) == 2 && sizeof(tg::bf16) == 2,
-              "f16/bf16 are stored as their bit patterns");
+static_assert(sizeof(tg::f16) == 2 && sizeof(tg::bf16) == 2, "f16/bf16 are stored as their bit patterns");
 
 }  // namespace tg::evg

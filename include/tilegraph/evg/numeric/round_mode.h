@@ -16,9 +16,8 @@ enum class RoundMode {
 };
 
 inline constexpr RoundMode kAllRoundModes[] = {
-    RoundMode::kNearestEven,   RoundMode::kNearestAway,   RoundMode::kTowardZero,
-    RoundMode::kTowardPosInf,  RoundMode::kTowardNegInf,  RoundMode::kAwayFromZero,
-    RoundMode::kToOdd};
+    RoundMode::kNearestEven,  RoundMode::kNearestAway,  RoundMode::kTowardZero, RoundMode::kTowardPosInf,
+    RoundMode::kTowardNegInf, RoundMode::kAwayFromZero, RoundMode::kToOdd};
 
 // The short names the string front end uses: rne, rna, rz, ru, rd, ra, ro.
 constexpr std::string_view round_mode_name(RoundMode mode) {

@@ -1,5 +1,5 @@
 #pragma once
-// The params struct shared by the saxpy test kernel and the tests that call it (the seed's
+// The params struct shared by the saxpy test kernel and the tests that call it (torch_catlass's
 // MatmulParams role: the ABI passes it as const void*).
 #include <cstdint>
 

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 // Rows of A up to which a column-major B is streamed rather than packed.
@@ -120,8 +120,7 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
 }
 
 template <int kRows, ElementType kType, class X>
-void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
-                 int64_t ld) {
+void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld) {
   constexpr int kColumns = gemv_columns(kRows);
   int64_t c = 0;
   if (k_len * element_bytes(kType) >= kGemvPrefetchColumnBytes) {
@@ -137,8 +136,7 @@ void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, 
 }
 
 template <int kRows>
-void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
-              int64_t ld) {
+void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld) {
   switch (b.type) {
     case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld);
     case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld);
@@ -163,8 +161,7 @@ void with_row_count(int rows, Fn&& fn) {
 
 // out[0, cols) += sum over k in [k0, k0 + kRows) of x[k] * row k of a row-major B.
 template <int kRows>
-TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0, int64_t c0,
-                             int64_t cols, float* out) {
+TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0, int64_t c0, int64_t cols, float* out) {
   constexpr int kL = Vec::kLanes;
   Vec::F xk[kRows];
   const void* row[kRows];
@@ -198,8 +195,8 @@ inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b,
 
 // out[r * ld + c] = sum_k x[r * k_len + k] * B(k, c0 + c) for r < rows, c < cols: `rows` rows of
 // A as contiguous f32. A row-major B is only streamed for one row (rows == 1).
-inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols,
-                 float* out, int64_t ld) {
+inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
+                 int64_t ld) {
   if (b.transposed) {
     return detail::with_row_count(
         rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld); });
@@ -212,4 +209,4 @@ inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

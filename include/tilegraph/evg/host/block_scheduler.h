@@ -22,7 +22,7 @@
 #include "tilegraph/evg/kernel/target.h"
 #include "tilegraph/evg/kernel/tiling.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 class BlockScheduler {
@@ -106,4 +106,4 @@ class BlockScheduler {
 };
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 #if defined(TG_EVG_TARGET_AVX512)
@@ -39,13 +39,13 @@ inline constexpr int kTileCols = kTileVectors * Vec::kLanes;
 // How far ahead along the packed B panel the micro-kernel requests lines into L1.
 inline constexpr int kPrefetchBytes = 2048;
 
-using MicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
-                             int64_t ldc, bool accumulate);
+using MicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                             bool accumulate);
 
 // kBf16Pairs: a and b hold bf16 pairs and kc counts pairs.
 template <int kRows, bool kBf16Pairs>
-void micro_kernel(int64_t kc, const float* __restrict a, int64_t lda, const float* __restrict b,
-                  float* __restrict c, int64_t ldc, bool accumulate) {
+void micro_kernel(int64_t kc, const float* __restrict a, int64_t lda, const float* __restrict b, float* __restrict c,
+                  int64_t ldc, bool accumulate) {
   using F = Vec::F;
   constexpr int kV = kTileVectors, kL = Vec::kLanes;
   F acc[kRows][kV];
@@ -119,4 +119,4 @@ inline MicroKernel micro_kernel_for(int rows, bool bf16_pairs = false) {
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

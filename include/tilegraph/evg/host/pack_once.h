@@ -9,7 +9,7 @@
 
 #include "tilegraph/evg/kernel/target.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 class PackOnce {
@@ -45,4 +45,4 @@ class PackOnce {
 };
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

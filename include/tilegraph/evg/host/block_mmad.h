@@ -29,14 +29,14 @@
 #include <numeric>
 
 #include "tilegraph/evg/block.h"
-#include "tilegraph/evg/cpu/gemv.h"
-#include "tilegraph/evg/cpu/micro_kernel.h"
-#include "tilegraph/evg/cpu/pack.h"
-#include "tilegraph/evg/cpu/pack_once.h"
+#include "tilegraph/evg/host/gemv.h"
+#include "tilegraph/evg/host/micro_kernel.h"
+#include "tilegraph/evg/host/pack.h"
+#include "tilegraph/evg/host/pack_once.h"
 #include "tilegraph/evg/kernel/operand.h"
 #include "tilegraph/evg/kernel/tiling.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 class BlockMmad {
@@ -299,9 +299,7 @@ class BlockMmad {
     // Panels of one K block are adjacent, so a block's panels are read in one stream. An A panel
     // of a short last K block fills the start of its slot (its rows kc apart); the B panels of a
     // K block follow each other densely (as pack_b_panels writes them), kc x kTileCols apart.
-    int64_t a_panel_offset(int64_t kb, int64_t panel) const {
-      return (kb * a_panels + panel) * kDepth * kTileRows;
-    }
+    int64_t a_panel_offset(int64_t kb, int64_t panel) const { return (kb * a_panels + panel) * kDepth * kTileRows; }
     int64_t b_panel_offset(int64_t kb, int64_t panel) const {
       const int64_t kc = std::min(kDepth, k_total - kb * kDepth);
       return (kb * b_panels * kDepth + panel * kc) * kTileCols;
@@ -327,4 +325,4 @@ class BlockMmad {
 };
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

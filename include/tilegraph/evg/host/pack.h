@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tilegraph/evg/cpu/micro_kernel.h"
-#include "tilegraph/evg/cpu/vector.h"
+#include "tilegraph/evg/host/micro_kernel.h"
+#include "tilegraph/evg/host/vector.h"
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 namespace detail {
@@ -26,8 +26,8 @@ namespace detail {
 // With `prefetch` > 0, the same elements `prefetch` further along each line are requested too.
 // Its loops, Vec::transpose's and the stores after it are unrolled so that r stays in registers:
 // rolled, GCC kept r on the stack, and a 3072 x 768 transposing pack took twice as long.
-TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int lines, int64_t k0,
-                                   int kn, int64_t prefetch, Vec::F r[Vec::kLanes]) {
+TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int lines, int64_t k0, int kn,
+                                   int64_t prefetch, Vec::F r[Vec::kLanes]) {
 #pragma GCC unroll 16
   for (int i = 0; i < Vec::kLanes; ++i) {
     if (i >= lines) {
@@ -46,8 +46,8 @@ TG_EVG_INLINE void load_transposed(const MatrixOperand& m, int64_t line0, int li
 // Packs rows [r0, r0 + rows) of A (rows <= kTileRows) over K range [k0, k0 + kc) into `panel`,
 // row by row: panel[i * kc + k]. With `prefetch_kc` > 0, the next K range (of that length) is
 // requested from memory on the way, as for B below.
-inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k0, int64_t kc,
-                         float* panel, int64_t prefetch_kc = 0) {
+inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k0, int64_t kc, float* panel,
+                         int64_t prefetch_kc = 0) {
   constexpr int kL = Vec::kLanes;
   if (!a.transposed) {
     // Row-major: each row is a copy, converted to f32.
@@ -84,8 +84,8 @@ inline void pack_a_panel(const MatrixOperand& a, int64_t r0, int rows, int64_t k
 // consecutive panels of kc * kTileCols floats. With `prefetch_kc` > 0, the next K range (of that
 // length) is requested from memory on the way, so that packing it later finds it in cache
 // instead of waiting on short strided reads.
-inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_t c0,
-                          int64_t cols, float* panels, int64_t prefetch_kc = 0) {
+inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_t c0, int64_t cols, float* panels,
+                          int64_t prefetch_kc = 0) {
   constexpr int kL = Vec::kLanes;
   const int64_t n_panels = (cols + kTileCols - 1) / kTileCols;
   if (!b.transposed) {
@@ -100,9 +100,7 @@ inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_
           const int n = int(std::clamp<int64_t>(cols - j, 0, kL));
           const void* src = element_address(b.data, b.type, base + j);
           if (ahead && n > 0) __builtin_prefetch(element_address(src, b.type, kc * b.ld), 0, 2);
-          Vec::store(out + v, n == kL ? Vec::load(src, b.type)
-                              : n > 0 ? Vec::load_n(src, b.type, n)
-                                      : Vec::zero());
+          Vec::store(out + v, n == kL ? Vec::load(src, b.type) : n > 0 ? Vec::load_n(src, b.type, n) : Vec::zero());
         }
       }
     }
@@ -135,4 +133,4 @@ inline void pack_b_panels(const MatrixOperand& b, int64_t k0, int64_t kc, int64_
 }
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host

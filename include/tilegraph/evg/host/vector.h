@@ -20,7 +20,7 @@
 
 #define TG_EVG_INLINE __attribute__((always_inline)) inline
 
-namespace tg::evg::cpu {
+namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
 
 // Whether Vec has dot_bf16_pairs (AVX512_BF16's vdpbf16ps).
@@ -94,9 +94,7 @@ struct Vec {
     abcd = _mm512_add_ps(abcd, _mm512_permute_ps(abcd, 0xb1));
     _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, abcd)));
   }
-  static TG_EVG_INLINE void store_n(float* p, F x, int n) {
-    _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x);
-  }
+  static TG_EVG_INLINE void store_n(float* p, F x, int n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x); }
 
 #if defined(TG_EVG_TARGET_BF16_DOT)
   // acc + a.lo * b.lo + a.hi * b.hi in each lane, where a lane of a and of b holds two bf16 (the
@@ -117,19 +115,17 @@ struct Vec {
       case ElementType::F32: return _mm512_maskz_loadu_ps(mask, p);
       case ElementType::F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
       case ElementType::BF16:
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
     }
     return zero();
   }
   static TG_EVG_INLINE F load(const void* p, ElementType type) {
     switch (type) {
       case ElementType::F32: return _mm512_loadu_ps(p);
-      case ElementType::F16:
-        return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+      case ElementType::F16: return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
       case ElementType::BF16:
-        return _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))), 16));
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))), 16));
     }
     return zero();
   }
@@ -201,11 +197,10 @@ struct Vec {
   static TG_EVG_INLINE F load(const void* p, ElementType type) {
     switch (type) {
       case ElementType::F32: return _mm256_loadu_ps(static_cast<const float*>(p));
-      case ElementType::F16:
-        return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+      case ElementType::F16: return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
       case ElementType::BF16:
-        return _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p))), 16));
+        return _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p))), 16));
     }
     return zero();
   }
@@ -265,13 +260,11 @@ struct Vec {
   }
   static TG_EVG_INLINE void store_n(float* p, F x, int) { *p = x; }
   static TG_EVG_INLINE F load(const void* p, ElementType type) { return load_element(p, type, 0); }
-  static TG_EVG_INLINE F load_n(const void* p, ElementType type, int) {
-    return load_element(p, type, 0);
-  }
+  static TG_EVG_INLINE F load_n(const void* p, ElementType type, int) { return load_element(p, type, 0); }
   static TG_EVG_INLINE void transpose(F*) {}
 };
 
 #endif
 
 }  // namespace TG_EVG_TARGET_NAMESPACE
-}  // namespace tg::evg::cpu
+}  // namespace tg::evg::host
