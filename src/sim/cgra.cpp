@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/host_kernels.h"
-#include "sim/instruction_util.h"
+#include "host_kernels.h"
+#include "instruction_util.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::sim::cgra {
@@ -45,19 +45,14 @@ int arith_passes(const ChipConfig& c, ArithOp op) { return op == ArithOp::Div ? 
 
 int64_t arith_int(const Tile& tile, const std::string& name, ArithOp op, int64_t a, int64_t b) {
   switch (op) {
-    case ArithOp::Add:
-      return a + b;
-    case ArithOp::Sub:
-      return a - b;
-    case ArithOp::Mul:
-      return a * b;
+    case ArithOp::Add: return a + b;
+    case ArithOp::Sub: return a - b;
+    case ArithOp::Mul: return a * b;
     case ArithOp::Div:
       if (b == 0) fail(tile, name, "integer division by zero");
       return a / b;
-    case ArithOp::Max:
-      return std::max(a, b);
-    case ArithOp::Min:
-      return std::min(a, b);
+    case ArithOp::Max: return std::max(a, b);
+    case ArithOp::Min: return std::min(a, b);
   }
   return 0;
 }
@@ -86,18 +81,12 @@ void arith_vector(Tile& tile, const std::string& name, ArithOp op, Format format
 template <class T>
 bool compare(CompareOp op, T a, T b) {
   switch (op) {
-    case CompareOp::Eq:
-      return a == b;
-    case CompareOp::Ne:
-      return a != b;
-    case CompareOp::Lt:
-      return a < b;
-    case CompareOp::Le:
-      return a <= b;
-    case CompareOp::Gt:
-      return a > b;
-    case CompareOp::Ge:
-      return a >= b;
+    case CompareOp::Eq: return a == b;
+    case CompareOp::Ne: return a != b;
+    case CompareOp::Lt: return a < b;
+    case CompareOp::Le: return a <= b;
+    case CompareOp::Gt: return a > b;
+    case CompareOp::Ge: return a >= b;
   }
   return false;
 }
@@ -356,18 +345,10 @@ uint64_t execute(Tile& tile, const LogicVV& in) {
     const bool x = fl ? a.f[i] != 0.0f : a.i[i] != 0;
     const bool y = in.op == LogicOp::Not ? false : fl ? b.f[i] != 0.0f : b.i[i] != 0;
     switch (in.op) {
-      case LogicOp::And:
-        flags[i] = x && y;
-        break;
-      case LogicOp::Or:
-        flags[i] = x || y;
-        break;
-      case LogicOp::Xor:
-        flags[i] = x != y;
-        break;
-      case LogicOp::Not:
-        flags[i] = !x;
-        break;
+      case LogicOp::And: flags[i] = x && y; break;
+      case LogicOp::Or: flags[i] = x || y; break;
+      case LogicOp::Xor: flags[i] = x != y; break;
+      case LogicOp::Not: flags[i] = !x; break;
     }
   }
   store_flags(tile, name, in.dst, flags, in.format);
@@ -379,14 +360,10 @@ namespace {
 int64_t bit_op(const Tile& tile, const std::string& name, BitOp op, int64_t a, int64_t b, Format format) {
   const int bits = format == Format::INT8 ? 8 : 32;
   switch (op) {
-    case BitOp::And:
-      return a & b;
-    case BitOp::Or:
-      return a | b;
-    case BitOp::Xor:
-      return a ^ b;
-    case BitOp::Not:
-      return ~a;
+    case BitOp::And: return a & b;
+    case BitOp::Or: return a | b;
+    case BitOp::Xor: return a ^ b;
+    case BitOp::Not: return ~a;
     case BitOp::Shl:
     case BitOp::Shr: {
       if (b < 0 || b >= bits)

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/chip_state.h"
+#include "chip_state.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::sim {

@@ -89,18 +89,12 @@ json dma_json(const DmaConfig& dma) {
 
 double ChipConfig::ne_cycles_per_step(Format format) const {
   switch (format) {
-    case Format::INT8:
-      return ne.cycles_per_step_int8;
-    case Format::FP16:
-      return ne.cycles_per_step_fp16;
-    case Format::BF16:
-      return ne.cycles_per_step_bf16;
-    case Format::TF32:
-      return ne.cycles_per_step_tf32;
-    case Format::FP32:
-      return ne.cycles_per_step_fp32;
-    case Format::INT32:
-      break;
+    case Format::INT8: return ne.cycles_per_step_int8;
+    case Format::FP16: return ne.cycles_per_step_fp16;
+    case Format::BF16: return ne.cycles_per_step_bf16;
+    case Format::TF32: return ne.cycles_per_step_tf32;
+    case Format::FP32: return ne.cycles_per_step_fp32;
+    case Format::INT32: break;
   }
   throw Error("the NE does not take " + std::string(format_name(format)) + " inputs (fp32, tf32, fp16, bf16, int8)");
 }

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "sim/instruction_util.h"
+#include "instruction_util.h"
 
 namespace tg::sim::dte {
 

@@ -53,8 +53,7 @@ uint16_t round16(float x, RoundMode mode, ToBits to_bits, ToF32 to_f32) {
       if (std::fabs(o - x) == std::fabs(r - x) && std::fabs(o) > std::fabs(r)) bits = other;
       break;
     }
-    case RoundMode::NearestEven:
-      break;
+    case RoundMode::NearestEven: break;
   }
   return bits;
 }
@@ -74,21 +73,11 @@ float round_tf32(float x, RoundMode mode) {
   const bool negative = u >> 31;
   bool away = false;  // increase the magnitude
   switch (mode) {
-    case RoundMode::NearestEven:
-      away = low > 0x1000u || (low == 0x1000u && (kept & 0x2000u));
-      break;
-    case RoundMode::NearestAway:
-      away = low >= 0x1000u;
-      break;
-    case RoundMode::TowardZero:
-      away = false;
-      break;
-    case RoundMode::Down:
-      away = negative;
-      break;
-    case RoundMode::Up:
-      away = !negative;
-      break;
+    case RoundMode::NearestEven: away = low > 0x1000u || (low == 0x1000u && (kept & 0x2000u)); break;
+    case RoundMode::NearestAway: away = low >= 0x1000u; break;
+    case RoundMode::TowardZero: away = false; break;
+    case RoundMode::Down: away = negative; break;
+    case RoundMode::Up: away = !negative; break;
   }
   if (away) kept += 0x2000u;  // may carry into the exponent, up to inf: the right answer
   return std::bit_cast<float>(kept);
@@ -99,23 +88,12 @@ Int round_int(float x, RoundMode mode) {
   if (std::isnan(x)) return 0;
   double r;
   switch (mode) {
-    case RoundMode::NearestEven:
-      r = std::nearbyint(double(x));
-      break;  // default FE_TONEAREST
-    case RoundMode::NearestAway:
-      r = std::round(double(x));
-      break;
-    case RoundMode::TowardZero:
-      r = std::trunc(double(x));
-      break;
-    case RoundMode::Down:
-      r = std::floor(double(x));
-      break;
-    case RoundMode::Up:
-      r = std::ceil(double(x));
-      break;
-    default:
-      r = 0;
+    case RoundMode::NearestEven: r = std::nearbyint(double(x)); break;  // default FE_TONEAREST
+    case RoundMode::NearestAway: r = std::round(double(x)); break;
+    case RoundMode::TowardZero: r = std::trunc(double(x)); break;
+    case RoundMode::Down: r = std::floor(double(x)); break;
+    case RoundMode::Up: r = std::ceil(double(x)); break;
+    default: r = 0;
   }
   constexpr double lo = double(std::numeric_limits<Int>::min());
   constexpr double hi = double(std::numeric_limits<Int>::max());
@@ -158,9 +136,7 @@ bool is_float_format(Format format) { return format != Format::INT8 && format !=
 void to_f32(Format format, const void* src, float* dst, int64_t n) {
   switch (format) {
     case Format::FP32:
-    case Format::TF32:
-      std::memcpy(dst, src, size_t(n) * 4);
-      return;
+    case Format::TF32: std::memcpy(dst, src, size_t(n) * 4); return;
     case Format::FP16: {
       const auto* s = static_cast<const uint16_t*>(src);
       for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(f16{s[i]});
@@ -187,9 +163,7 @@ void to_f32(Format format, const void* src, float* dst, int64_t n) {
 
 void from_f32(Format format, const float* src, void* dst, int64_t n, RoundMode mode) {
   switch (format) {
-    case Format::FP32:
-      std::memcpy(dst, src, size_t(n) * 4);
-      return;
+    case Format::FP32: std::memcpy(dst, src, size_t(n) * 4); return;
     case Format::TF32: {
       auto* d = static_cast<float*>(dst);
       for (int64_t i = 0; i < n; ++i) d[i] = round_tf32(src[i], mode);

@@ -1,4 +1,4 @@
-#include "sim/host_kernels.h"
+#include "host_kernels.h"
 
 namespace tg::sim {
 

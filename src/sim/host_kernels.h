@@ -2,7 +2,7 @@
 // The host vector code behind the instructions' functional work, compiled once per instruction
 // set (host_kernels_{portable,avx2,avx512}.cpp, each from host_kernels_impl.h) and chosen at run
 // time, as the CPU backend chooses its GEMM tables: the GEMM is the EVG templates' (evg/kernel,
-// evg/cpu), the element-wise functions the EVG functors on simd::Vec lanes.
+// evg/host), the element-wise functions the EVG functors on simd::Vec lanes.
 #include <cstdint>
 
 #include "tilegraph/evg/kernel/operand.h"

@@ -1,5 +1,5 @@
 // The avx512 host kernels (this file is compiled with that instruction set; src/sim/CMakeLists.txt).
-#include "sim/host_kernels_impl.h"
+#include "host_kernels_impl.h"
 
 namespace tg::sim {
 

@@ -5,11 +5,11 @@
 // (tilegraph/evg/kernel/target.h), so the copies never meet at link time.
 #include <cmath>
 
-#include "sim/host_kernels.h"
+#include "host_kernels.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/arch/simd.h"
-#include "tilegraph/evg/cpu/block_mmad.h"
-#include "tilegraph/evg/cpu/block_scheduler.h"
+#include "tilegraph/evg/host/block_mmad.h"
+#include "tilegraph/evg/host/block_scheduler.h"
 #include "tilegraph/evg/fusion/functional.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 #include "tilegraph/evg/kernel/store_epilogue.h"
@@ -28,7 +28,7 @@ constexpr int kLanes = 4;
 #endif
 using V = evg::simd::Vec<float, kLanes>;
 
-using StoreGemm = evg::kernel::MatmulVisitor<evg::cpu::BlockMmad, evg::kernel::StoreEpilogue, evg::cpu::BlockScheduler>;
+using StoreGemm = evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue, evg::host::BlockScheduler>;
 
 void gemm(const evg::MatrixOperand& a, const evg::MatrixOperand& b, int64_t m, int64_t n, int64_t k, float* d,
           int64_t ldd) {
@@ -70,18 +70,12 @@ struct MinNan {
 
 void binary(cgra::ArithOp op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {
-    case cgra::ArithOp::Add:
-      return binary_op<evg::fn::Plus>(a, b, out, n);
-    case cgra::ArithOp::Sub:
-      return binary_op<evg::fn::Minus>(a, b, out, n);
-    case cgra::ArithOp::Mul:
-      return binary_op<evg::fn::Multiplies>(a, b, out, n);
-    case cgra::ArithOp::Div:
-      return binary_op<evg::fn::Divides>(a, b, out, n);
-    case cgra::ArithOp::Max:
-      return binary_op<MaxNan>(a, b, out, n);
-    case cgra::ArithOp::Min:
-      return binary_op<MinNan>(a, b, out, n);
+    case cgra::ArithOp::Add: return binary_op<evg::fn::Plus>(a, b, out, n);
+    case cgra::ArithOp::Sub: return binary_op<evg::fn::Minus>(a, b, out, n);
+    case cgra::ArithOp::Mul: return binary_op<evg::fn::Multiplies>(a, b, out, n);
+    case cgra::ArithOp::Div: return binary_op<evg::fn::Divides>(a, b, out, n);
+    case cgra::ArithOp::Max: return binary_op<MaxNan>(a, b, out, n);
+    case cgra::ArithOp::Min: return binary_op<MinNan>(a, b, out, n);
   }
   throw Error("binary: unknown op");
 }
@@ -98,18 +92,12 @@ TG_EVG_INLINE void scalar_op(const float* a, float s, bool scalar_first, float* 
 
 void binary_scalar(cgra::ArithOp op, const float* a, float s, bool scalar_first, float* out, int64_t n) {
   switch (op) {
-    case cgra::ArithOp::Add:
-      return scalar_op<evg::fn::Plus>(a, s, scalar_first, out, n);
-    case cgra::ArithOp::Sub:
-      return scalar_op<evg::fn::Minus>(a, s, scalar_first, out, n);
-    case cgra::ArithOp::Mul:
-      return scalar_op<evg::fn::Multiplies>(a, s, scalar_first, out, n);
-    case cgra::ArithOp::Div:
-      return scalar_op<evg::fn::Divides>(a, s, scalar_first, out, n);
-    case cgra::ArithOp::Max:
-      return scalar_op<MaxNan>(a, s, scalar_first, out, n);
-    case cgra::ArithOp::Min:
-      return scalar_op<MinNan>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Add: return scalar_op<evg::fn::Plus>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Sub: return scalar_op<evg::fn::Minus>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Mul: return scalar_op<evg::fn::Multiplies>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Div: return scalar_op<evg::fn::Divides>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Max: return scalar_op<MaxNan>(a, s, scalar_first, out, n);
+    case cgra::ArithOp::Min: return scalar_op<MinNan>(a, s, scalar_first, out, n);
   }
   throw Error("binary_scalar: unknown op");
 }
@@ -117,24 +105,15 @@ void binary_scalar(cgra::ArithOp op, const float* a, float s, bool scalar_first,
 void unary(cgra::UnaryOp op, const float* x, float* out, int64_t n) {
   using cgra::UnaryOp;
   switch (op) {
-    case UnaryOp::Abs:
-      return map1(x, out, n, [](V v) { return evg::fn::Absolute{}(v); });
-    case UnaryOp::Neg:
-      return map1(x, out, n, [](V v) { return evg::fn::Negate{}(v); });
-    case UnaryOp::Relu:
-      return map1(x, out, n, [](V v) { return evg::fn::ReLU{}(v); });
-    case UnaryOp::Gelu:
-      return map1(x, out, n, [](V v) { return evg::fn::GELU{}(v); });
-    case UnaryOp::Silu:
-      return map1(x, out, n, [](V v) { return evg::fn::SiLU{}(v); });
-    case UnaryOp::Sigmoid:
-      return map1(x, out, n, [](V v) { return evg::fn::Sigmoid{}(v); });
-    case UnaryOp::Tanh:
-      return map1(x, out, n, [](V v) { return evg::fn::Tanh{}(v); });
-    case UnaryOp::Exp:
-      return map1(x, out, n, [](V v) { return evg::fn::Exp{}(v); });
-    case UnaryOp::Recip:
-      return map1(x, out, n, [](V v) { return 1.0f / v; });
+    case UnaryOp::Abs: return map1(x, out, n, [](V v) { return evg::fn::Absolute{}(v); });
+    case UnaryOp::Neg: return map1(x, out, n, [](V v) { return evg::fn::Negate{}(v); });
+    case UnaryOp::Relu: return map1(x, out, n, [](V v) { return evg::fn::ReLU{}(v); });
+    case UnaryOp::Gelu: return map1(x, out, n, [](V v) { return evg::fn::GELU{}(v); });
+    case UnaryOp::Silu: return map1(x, out, n, [](V v) { return evg::fn::SiLU{}(v); });
+    case UnaryOp::Sigmoid: return map1(x, out, n, [](V v) { return evg::fn::Sigmoid{}(v); });
+    case UnaryOp::Tanh: return map1(x, out, n, [](V v) { return evg::fn::Tanh{}(v); });
+    case UnaryOp::Exp: return map1(x, out, n, [](V v) { return evg::fn::Exp{}(v); });
+    case UnaryOp::Recip: return map1(x, out, n, [](V v) { return 1.0f / v; });
     // The compiler vectorises these loops itself (sqrtps); log has no EVG vector form.
     case UnaryOp::Sqrt:
       for (int64_t i = 0; i < n; ++i) out[i] = std::sqrt(x[i]);

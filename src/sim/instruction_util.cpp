@@ -1,4 +1,4 @@
-#include "sim/instruction_util.h"
+#include "instruction_util.h"
 
 #include <algorithm>
 #include <cstring>

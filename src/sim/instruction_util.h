@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/chip_state.h"
+#include "chip_state.h"
 #include "tilegraph/sim/chip.h"
 #include "tilegraph/sim/format.h"
 

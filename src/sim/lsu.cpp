@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "sim/instruction_util.h"
+#include "instruction_util.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::sim::lsu {

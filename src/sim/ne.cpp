@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/host_kernels.h"
-#include "sim/instruction_util.h"
+#include "host_kernels.h"
+#include "instruction_util.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::sim::ne {
@@ -20,18 +20,12 @@ constexpr int64_t kExactInt8Depth = 1024;
 
 cgra::UnaryOp as_unary(Activation act) {
   switch (act) {
-    case Activation::Relu:
-      return cgra::UnaryOp::Relu;
-    case Activation::Gelu:
-      return cgra::UnaryOp::Gelu;
-    case Activation::Silu:
-      return cgra::UnaryOp::Silu;
-    case Activation::Sigmoid:
-      return cgra::UnaryOp::Sigmoid;
-    case Activation::Tanh:
-      return cgra::UnaryOp::Tanh;
-    case Activation::None:
-      break;
+    case Activation::Relu: return cgra::UnaryOp::Relu;
+    case Activation::Gelu: return cgra::UnaryOp::Gelu;
+    case Activation::Silu: return cgra::UnaryOp::Silu;
+    case Activation::Sigmoid: return cgra::UnaryOp::Sigmoid;
+    case Activation::Tanh: return cgra::UnaryOp::Tanh;
+    case Activation::None: break;
   }
   return cgra::UnaryOp::Relu;
 }

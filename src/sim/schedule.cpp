@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "sim/chip_state.h"
+#include "chip_state.h"
 #include "tilegraph/core/error.h"
 
 namespace tg::sim {

@@ -1,7 +1,7 @@
 #include "tilegraph/sim/oplib/batchnorm.h"
 
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/lsu.h"
 

@@ -1,5 +1,5 @@
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
 #include "tilegraph/sim/oplib/gemm.h"
 
 namespace tg::sim::oplib {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/oplib/engine_order.h"
+#include "oplib/engine_order.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/lsu.h"
 

@@ -1,7 +1,7 @@
 #include <vector>
 
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
 #include "tilegraph/sim/lsu.h"
 #include "tilegraph/sim/oplib/data_layout_ops.h"
 

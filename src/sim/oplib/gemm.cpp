@@ -1,7 +1,7 @@
 #include "tilegraph/sim/oplib/gemm.h"
 
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
 
 namespace tg::sim::oplib {
 

@@ -1,6 +1,6 @@
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/norm_steps.h"
-#include "sim/oplib/row_steps.h"
+#include "oplib/engine_order.h"
+#include "oplib/norm_steps.h"
+#include "oplib/row_steps.h"
 #include "tilegraph/sim/oplib/norm.h"
 
 namespace tg::sim::oplib {

@@ -1,7 +1,7 @@
-#include "sim/oplib/norm_steps.h"
+#include "oplib/norm_steps.h"
 
-#include "sim/oplib/op_checks.h"
-#include "sim/oplib/row_steps.h"
+#include "oplib/op_checks.h"
+#include "oplib/row_steps.h"
 #include "tilegraph/sim/oplib/norm.h"
 
 namespace tg::sim::oplib {

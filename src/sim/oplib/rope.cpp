@@ -1,8 +1,8 @@
 #include "tilegraph/sim/oplib/rope.h"
 
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
-#include "sim/oplib/row_steps.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
+#include "oplib/row_steps.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/lsu.h"
 

@@ -1,5 +1,5 @@
-#include "sim/oplib/engine_order.h"
-#include "sim/oplib/op_checks.h"
+#include "oplib/engine_order.h"
+#include "oplib/op_checks.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/oplib/data_layout_ops.h"
 

@@ -51,16 +51,11 @@ inline std::vector<float> get(const Tile& tile, uint64_t addr, int64_t n, Format
 // f32, and a reference value near a rounding boundary may round the other way); exact for ints.
 inline double tolerance(Format format) {
   switch (format) {
-    case Format::FP32:
-      return 4e-6;
-    case Format::TF32:
-      return 2.0 / 1024;
-    case Format::FP16:
-      return 2.0 / 1024;
-    case Format::BF16:
-      return 2.0 / 128;
-    default:
-      return 0;
+    case Format::FP32: return 4e-6;
+    case Format::TF32: return 2.0 / 1024;
+    case Format::FP16: return 2.0 / 1024;
+    case Format::BF16: return 2.0 / 128;
+    default: return 0;
   }
 }
 
