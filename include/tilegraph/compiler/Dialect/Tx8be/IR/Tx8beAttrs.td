@@ -20,7 +20,9 @@ def Tx8be_MemScopeMode : I32EnumAttr<"MemScopeMode", "memory scope of a tensor",
   let genSpecializedAttr = 0;
   let cppNamespace = "::tg::compiler::tx8be";
 }
-def Tx8be_MemScopeModeAttr : EnumAttr<Tx8be_Dialect, Tx8be_MemScopeMode, "mem_scope">;
+def Tx8be_MemScopeModeAttr : EnumAttr<Tx8be_Dialect, Tx8be_MemScopeMode, "mem_scope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 // The storage layout on the chip: Tensor/NTensor are packed (NTensor: dim 0 is a batch larger
 // than one); Cx/NCx are the NPU's channel-aligned formats (channels padded to 4/8/16/32, or
@@ -34,7 +36,9 @@ def Tx8be_LayoutMode : I32EnumAttr<"LayoutMode", "on-chip storage layout", [
   let genSpecializedAttr = 0;
   let cppNamespace = "::tg::compiler::tx8be";
 }
-def Tx8be_LayoutModeAttr : EnumAttr<Tx8be_Dialect, Tx8be_LayoutMode, "layout_mode">;
+def Tx8be_LayoutModeAttr : EnumAttr<Tx8be_Dialect, Tx8be_LayoutMode, "layout_mode"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 // How an op is spread over chips or tiles: not at all, data parallel, tensor parallel, or both.
 def Tx8be_ParallelMode : I32EnumAttr<"ParallelMode", "parallel mode", [
