@@ -10,5 +10,7 @@ void add_jit_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_gguf_gen_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+// The real command with the TX8 compiler (compile.cpp), else one that says how to get it.
+void add_compile_command(CLI::App& app);
 
 }  // namespace tg::cli

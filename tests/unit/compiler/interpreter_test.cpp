@@ -19,6 +19,7 @@
 #include "tilegraph/core/reference.h"
 #include "tilegraph/model/llama_config.h"
 #include "tilegraph/model/llama_model.h"
+#include "tilegraph/model/llama_session.h"
 #include "tilegraph/model/transformer_block.h"
 
 namespace tg::compiler {
@@ -174,46 +175,36 @@ TEST(CompilerInterpreter, RefusesMissingOrChangedExternalData) {
   test::expect_error([&] { interpret(*imported.module, {}, imported.constants); }, "takes 1 arguments, 0 given");
 }
 
-// The graph a llama decode session builds for one step (llama_session.cpp's build_step): token
-// embedding, the blocks over the KV caches, the final norm and the output head.
-struct DecodeStep {
-  Context ctx;
-  std::vector<model::KvCache> caches;
-  model::StepInputs inputs;
-  Tensor* ids = nullptr;
-  Tensor* logits = nullptr;
-};
-
-TEST(CompilerInterpreter, LlamaDecodeStepGivesTheReferenceLogitsAndCacheWrites) {
+// A llama step as the session builds it (build_llama_step), over caches holding earlier
+// positions: the interpreted logits and KV-cache writes match the reference.
+void expect_llama_step_matches(int64_t n_tokens, int64_t n_past, bool all_logits) {
   const model::LlamaConfig config = model::llama_preset("tiny");
   const model::LlamaModel llama = model::LlamaModel::generate(config, DType::F16, 1);
-  const int64_t n_ctx = 64, n_past = 5, n_kv = 32;
-  model::BlockConfig block = config.block_config(n_ctx, DType::F16, DType::F16);
-  DecodeStep step;
+  const int64_t n_ctx = 64, n_kv = 32;
+  const model::BlockConfig block = config.block_config(n_ctx, DType::F16, DType::F16);
+  Context ctx;
   Rng rng(9);
+  std::vector<model::KvCache> caches;
   for (int64_t l = 0; l < config.n_layer; ++l) {
-    step.caches.push_back(model::make_kv_cache(step.ctx, block));
-    // Earlier positions' keys and values, as a previous step left them.
-    test::fill_uniform(*step.caches.back().k, rng);
-    test::fill_uniform(*step.caches.back().v, rng);
+    caches.push_back(model::make_kv_cache(ctx, block));
+    test::fill_uniform(*caches.back().k, rng);
+    test::fill_uniform(*caches.back().v, rng);
   }
-  step.inputs = model::make_step_inputs(step.ctx, block, 1, n_kv);
-  step.ctx.allocate_all();
+  const model::LlamaStep step = model::build_llama_step(ctx, llama, block, caches, n_tokens, n_kv, all_logits);
+  ctx.allocate_all();
   model::fill_step_inputs(step.inputs, n_past);
-  step.ids = step.ctx.new_tensor(DType::I32, {1});
-  step.ids->flags |= kFlagInput;
-  static_cast<int32_t*>(step.ids->data)[0] = 42;
-  Tensor* x = get_rows(step.ctx, llama.token_embd(), step.ids);
-  model::StepInputs layer_in = step.inputs;
-  for (int64_t l = 0; l < config.n_layer; ++l) {
-    layer_in.x = x;
-    x = model::build_block(step.ctx, block, llama.layers()[size_t(l)], step.caches[size_t(l)], layer_in, n_kv);
-  }
-  x = mul(step.ctx, rms_norm(step.ctx, x, config.rms_eps), llama.output_norm());
-  step.logits = mul_mat(step.ctx, llama.output(), x);
-  step.ctx.allocate_all();
-  // Logits and both caches of every layer.
-  expect_matches_reference({step.logits}, 1e-10);
+  for (int64_t i = 0; i < n_tokens; ++i) static_cast<int32_t*>(step.ids->data)[i] = int32_t(40 + 7 * i);
+  // Bit-identical: the interpreter computes each op with the reference's own code.
+  expect_matches_reference({step.logits}, 0.0);
+}
+
+TEST(CompilerInterpreter, LlamaDecodeStepGivesTheReferenceLogitsAndCacheWrites) {
+  expect_llama_step_matches(1, 5, false);
+}
+
+TEST(CompilerInterpreter, LlamaPrefillStepGivesTheReferenceLogits) {
+  expect_llama_step_matches(6, 0, false);  // the last token's logits through a view
+  expect_llama_step_matches(3, 2, true);
 }
 
 TEST(CompilerImport, PrintedModuleParsesBack) {
