@@ -166,7 +166,7 @@ LogicalResult inferLayoutFromFirstOperand(Operation* op) {
 }
 
 std::vector<ShardingSplitParam> defaultTileShardingSplit(Operation* op, ShardingSplitParam& param) {
-  std::vector<ShardingSplitParam> result{param};
+  std::vector<ShardingSplitParam> result;
   RankedTensorType out = result_type(op);
   const bool follows = out && (is_elementwise(op) || is_row_op(op));
   for (Value operand : op->getOperands()) {
@@ -197,7 +197,7 @@ std::vector<ShardingSplitParam> defaultTileShardingSplit(Operation* op, Sharding
 }
 
 std::vector<SliceParam> defaultTemporalSliceShape(Operation* op, SliceParam& param) {
-  std::vector<SliceParam> result{param};
+  std::vector<SliceParam> result;
   RankedTensorType out = result_type(op);
   for (Value operand : op->getOperands()) {
     auto type = operand.getType().dyn_cast<RankedTensorType>();

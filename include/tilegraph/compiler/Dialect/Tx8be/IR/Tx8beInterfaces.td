@@ -48,7 +48,7 @@ def Tx8be_ShardingInterface : OpInterface<"ShardingInterface"> {
     InterfaceMethod<"The sharding and split of each operand for the output's `param`.",
       "std::vector<::tg::compiler::tx8be::ShardingSplitParam>", "tileShardingSplit", (ins "::tg::compiler::tx8be::ShardingSplitParam &":$param),
       [{}], [{ return detail::defaultTileShardingSplit($_op, param); }]>,
-    InterfaceMethod<"The per-step shape of the output and of each operand.",
+    InterfaceMethod<"The per-step shape of each operand for the output's per-step shape `param`.",
       "std::vector<::tg::compiler::tx8be::SliceParam>", "temporalSliceShape", (ins "::tg::compiler::tx8be::SliceParam &":$param),
       [{}], [{ return detail::defaultTemporalSliceShape($_op, param); }]>,
     InterfaceMethod<"The window of each operand that the output window `param` reads.",
