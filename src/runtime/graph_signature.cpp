@@ -159,6 +159,17 @@ inline bool match_record(const Tensor& t, const NodeSources* sources, uint64_t p
 
 namespace signature_records {
 
+const std::array<TypeLayout, kTypeLayoutMask + 1> kTypeLayouts = [] {
+  std::array<TypeLayout, kTypeLayoutMask + 1> layouts{};
+  for (int i = 0; i < kDTypeCount; ++i) {
+    const DTypeTraits& traits = dtype_traits(DType(i));
+    // Inexact, a type's contiguous tensors would be recorded with their strides in full: correct,
+    // only larger (test_graph_signature checks every type records the short form).
+    layouts[size_t(i)] = {traits.type_size, (traits.type_size << kRowShift) / traits.block_size};
+  }
+  return layouts;
+}();
+
 template <bool kUpdateAddressSum>
 SignatureMatch verify_portable(const Graph& graph, const RecordView& records, uint64_t* address_sum) {
   return walk_records<kUpdateAddressSum>(

@@ -31,6 +31,24 @@ SignatureMatch verify_portable(const Graph& graph, const RecordView& records, ui
 template <bool kUpdateAddressSum>
 SignatureMatch verify_avx512(const Graph& graph, const RecordView& records, uint64_t* address_sum);
 
+// The contiguous layout of each type, indexed by the type's low bits: bytes per block, and
+// bytes per block << kRowShift / elements per block, so that a row takes (ne0 * row_factor) >>
+// kRowShift bytes — exact for whole blocks, and a multiply and a constant shift instead of a
+// division. The "contiguous layout" only has to be the same function of ne and type when
+// recording and verifying (nb is compared either way), so values outside the enum may share
+// an entry. The shift makes it exact for every type: 7 bits cover q6_K's 210 bytes per 256
+// elements (105 / 128 per element); rows up to 2^57 elements stay within 64 bits.
+constexpr int kRowShift = 7;
+struct TypeLayout {
+  uint64_t block_bytes = 0;
+  uint64_t row_factor = 0;
+};
+constexpr uint32_t kTypeLayoutMask = std::bit_ceil(uint32_t(kDTypeCount)) - 1;
+// Outside the unnamed namespace and defined once, in graph_signature.cpp: it is filled at start-up
+// (dtype_traits is not constexpr), and a copy per file would be filled in graph_signature_avx512.cpp
+// too, by AVX-512 code that runs on every CPU.
+extern const std::array<TypeLayout, kTypeLayoutMask + 1> kTypeLayouts;
+
 }  // namespace signature_records
 
 namespace {
@@ -87,29 +105,11 @@ inline uint64_t load_word(const void* p) {
   return w;
 }
 
-// The contiguous layout of each type, indexed by the type's low bits: bytes per block, and
-// bytes per block << kRowShift / elements per block, so that a row takes (ne0 * row_factor) >>
-// kRowShift bytes — exact for whole blocks, and a multiply and a constant shift instead of a
-// division. The "contiguous layout" only has to be the same function of ne and type when
-// recording and verifying (nb is compared either way), so values outside the enum may share
-// an entry. The shift makes it exact for every type: 7 bits cover q6_K's 210 bytes per 256
-// elements (105 / 128 per element); rows up to 2^57 elements stay within 64 bits.
-constexpr int kRowShift = 7;
-struct TypeLayout {
-  uint64_t block_bytes = 0;
-  uint64_t row_factor = 0;
-};
-constexpr uint32_t kTypeLayoutMask = std::bit_ceil(uint32_t(kDTypeCount)) - 1;
-const std::array<TypeLayout, kTypeLayoutMask + 1> kTypeLayouts = [] {
-  std::array<TypeLayout, kTypeLayoutMask + 1> layouts{};
-  for (int i = 0; i < kDTypeCount; ++i) {
-    const DTypeTraits& traits = dtype_traits(DType(i));
-    // Inexact, a type's contiguous tensors would be recorded with their strides in full: correct,
-    // only larger (test_graph_signature checks every type records the short form).
-    layouts[size_t(i)] = {traits.type_size, (traits.type_size << kRowShift) / traits.block_size};
-  }
-  return layouts;
-}();
+using signature_records::kRowShift;
+using signature_records::kTypeLayoutMask;
+using signature_records::kTypeLayouts;
+using signature_records::TypeLayout;
+
 
 // Zero when nb is the contiguous layout of t's ne and type.
 inline uint64_t default_nb_diff(const Tensor& t) {
