@@ -138,4 +138,11 @@ std::optional<DType> core_dtype(Type type) {
   return std::nullopt;
 }
 
+std::string layout_component(StringRef layout, unsigned index, unsigned operands) {
+  SmallVector<StringRef, 6> parts;
+  layout.split(parts, '-');
+  if (parts.size() == 1) return parts[0].str();
+  return parts.size() == operands + 1 && index <= operands ? parts[index].str() : "";
+}
+
 }  // namespace tg::compiler::tx8be

@@ -150,10 +150,16 @@ LogicalResult inferShapesThroughCore(Operation* op, DynamicShapeParam&) {
   return success();
 }
 
+bool transmitsLayout(Operation* op) {
+  return op->getNumOperands() > 0 && !is_one_of(mnemonic(op), {"reshape", "view", "transpose", "broadcast"});
+}
+
 LogicalResult inferLayoutFromFirstOperand(Operation* op) {
-  if (op->getNumOperands() == 0) return failure();
+  if (!transmitsLayout(op)) return failure();
   Operation* source = op->getOperand(0).getDefiningOp();
-  const std::string layout = layout_of(source);
+  // The source's result layout (the last component of a per-operand string).
+  const std::string layout =
+      source ? layout_component(layout_of(source), source->getNumOperands(), source->getNumOperands()) : "";
   if (layout.empty() || layout == "Unknown") return failure();
   op->setAttr("layout_str", StringAttr::get(op->getContext(), layout));
   if (auto source_dev = source->getAttrOfType<DevAttr>("dev_info")) {
@@ -289,7 +295,12 @@ OpAttr defaultOpAttr(Operation* op) {
   OpAttr attr;
   const StringRef name = mnemonic(op);
   const bool cnn = is_one_of(name, {"conv2d", "batchnorm_inference", "pool2d", "channel_norm"});
-  attr.alignMode = cnn ? AlignMode::NpuAlign : AlignMode::Any;
+  // Matrix-engine ops and ops that address elements by row-major index or whole innermost rows
+  // need the compact layouts; CNN ops the channel-aligned ones; elementwise ops take either.
+  const bool compact = engine_kind(op) == EngineKind::Matrix || is_row_op(op) ||
+                       is_one_of(name, {"reshape", "view", "transpose", "broadcast", "concat", "gather",
+                                        "set_rows", "argmax"});
+  attr.alignMode = cnn ? AlignMode::NpuAlign : compact ? AlignMode::Compact : AlignMode::Any;
   attr.needPresetToNPU = is_one_of(name, {"conv2d", "batchnorm_inference", "pool2d"});
   RankedTensorType out = result_type(op);
   attr.defaultLayout = out && out.getRank() > 0 && out.getDimSize(0) != 1 ? "NTensor" : "Tensor";
@@ -304,6 +315,8 @@ OpAttr defaultOpAttr(Operation* op) {
   // addresses their rows itself.
   if (name == "gather" || name == "set_rows") attr.needLoad &= ~uint64_t(1);
   if (is_one_of(name, {"reshape", "view"})) attr.parallel = false;
+  // The DMA engine moves these DDR to DDR: nothing is loaded into SPM or stored back.
+  if (is_one_of(name, {"reshape", "view", "transpose", "broadcast", "concat"})) attr.needLoad = attr.needStore = 0;
   return attr;
 }
 

@@ -14,6 +14,7 @@ void register_dialects(mlir::DialectRegistry& registry) {
 void register_passes() {
   static const bool registered = [] {
     tx8be::registerTx8bePasses();
+    tx8be::registerFrontendPipeline();
     return true;
   }();
   (void)registered;

@@ -50,7 +50,7 @@ struct OpCodeParam {
 
 // What the layout, constant and grouping passes ask of an op (queryOpAttr).
 struct OpAttr {
-  AlignMode alignMode{};               // Unknown, Any or NpuAlign (Cx/NCx operands)
+  AlignMode alignMode{};               // NpuAlign (Cx/NCx), Compact (Tensor/NTensor) or Any
   std::string defaultLayout{"Tensor"};  // Tensor, or NTensor when dim 0 is a batch
   bool needPresetToNPU = false;        // its instructions take an NHWC (Cx) configuration
   Engine engine{};                     // CT (vector), NE (matrix) or DMA

@@ -32,11 +32,19 @@ namespace tg::compiler::tx8be {
 mlir::Type element_type(mlir::MLIRContext* context, DType type);
 std::optional<DType> core_dtype(mlir::Type type);
 
+// A `layout_str` is one layout for every operand and the result ("NTensor"), or one per operand
+// and then the result joined by '-' ("NCHW-OIHW-NCHW"). The layout of operand `index` (of
+// `operands`), or of the result with index == operands; "" when the string has another count.
+std::string layout_component(llvm::StringRef layout, unsigned index, unsigned operands);
+
 // The interfaces' default implementations (Tx8beInterfaces.td); each works from the op's core
 // node where it needs one.
 namespace detail {
 mlir::LogicalResult inferShapesThroughCore(mlir::Operation* op, DynamicShapeParam& shapeParam);
 mlir::LogicalResult inferLayoutFromFirstOperand(mlir::Operation* op);
+// Whether the op's result is laid out as its first operand (false for ops that regroup
+// elements: reshape, view, transpose, broadcast), so a layout can pass through it either way.
+bool transmitsLayout(mlir::Operation* op);
 std::vector<ShardingSplitParam> defaultTileShardingSplit(mlir::Operation* op, ShardingSplitParam& param);
 std::vector<SliceParam> defaultTemporalSliceShape(mlir::Operation* op, SliceParam& param);
 std::vector<WindowParam> defaultBackWindow(mlir::Operation* op, const WindowParam& param);

@@ -51,11 +51,13 @@ def Tx8be_ParallelMode : I32EnumAttr<"ParallelMode", "parallel mode", [
   let cppNamespace = "::tg::compiler::tx8be";
 }
 
-// The NPU's alignment requirement of an op's operands (OpAttr::alignMode).
+// The NPU's alignment requirement of an op's operands (OpAttr::alignMode): channel-aligned
+// (Cx/NCx) only, compact (Tensor/NTensor) only, or either.
 def Tx8be_AlignMode : I32EnumAttr<"AlignMode", "operand alignment requirement", [
     I32EnumAttrCase<"Unknown", 0, "unknown">,
     I32EnumAttrCase<"Any", 1, "any">,
-    I32EnumAttrCase<"NpuAlign", 2, "npu_align">
+    I32EnumAttrCase<"NpuAlign", 2, "npu_align">,
+    I32EnumAttrCase<"Compact", 3, "compact">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tg::compiler::tx8be";
