@@ -9,6 +9,7 @@
 
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/Verifier.h>
+#include <mlir/Parser/Parser.h>
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Pass/PassRegistry.h>
 
@@ -284,29 +285,39 @@ TEST(CompilerPasses, EmbeddedDefaultDecodeStepThroughTheFrontendGivesTheReferenc
 
 TEST(CompilerPasses, MoveConstantRegistersEveryConstantLargeOnesFirst) {
   Fixture f;
-  Context ctx;
-  Rng rng(5);
-  Tensor* x = input(ctx, rng, DType::F32, {64, 2});
-  Tensor* small = weight(ctx, rng, DType::F32, {64});
-  Tensor* big = weight(ctx, rng, DType::F32, {64, 32});  // 8 KiB: above 4 KiB on one tile
-  Tensor* out = mul_mat(ctx, big, add(ctx, x, small));
-  ImportedGraph imported = import_graph(f.context, Graph::build(out));
-  (*imported.module)->setAttr("tx8be.tile_dx", mlir::IntegerAttr::get(mlir::IntegerType::get(&f.context, 32), 1));
-  (*imported.module)->setAttr("tx8be.tile_dy", mlir::IntegerAttr::get(mlir::IntegerType::get(&f.context, 32), 1));
+  // One tile: the threshold is 4 KiB. The small bias comes first in program order.
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+module attributes {tx8be.tile_dx = 1 : i32, tx8be.tile_dy = 1 : i32} {
+  func.func @main(%x: tensor<2x64xf32>) -> tensor<2x32xf32> {
+    %b = tx8be.constant {value = dense<1.0> : tensor<1x64xf32>} : tensor<1x64xf32>
+    %w = tx8be.constant {value = dense<0.25> : tensor<32x64xf32>} : tensor<32x64xf32>
+    %0 = tx8be.add %x, %b : (tensor<2x64xf32>, tensor<1x64xf32>) -> tensor<2x64xf32>
+    %1 = tx8be.matmul %w, %0 : (tensor<32x64xf32>, tensor<2x64xf32>) -> tensor<2x32xf32>
+    %2 = tx8be.mul %0, %b : (tensor<2x64xf32>, tensor<1x64xf32>) -> tensor<2x64xf32>
+    return %1 : tensor<2x32xf32>
+  }
+}
+)mlir", &f.context);
+  ASSERT_TRUE(module);
   tx8be::ConstContainer container;
   mlir::PassManager pm(&f.context);
   pm.addPass(tx8be::createMoveConstantPass(&container));
-  ASSERT_TRUE(mlir::succeeded(pm.run(*imported.module)));
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
   ASSERT_EQ(container.size(), 2u);
-  EXPECT_EQ(container.bytes(0), 64u * 32 * 4);  // the large one first
+  EXPECT_EQ(container.bytes(0), 32u * 64 * 4);  // the large one first
   EXPECT_EQ(container.bytes(1), 64u * 4);
-  EXPECT_EQ(container.renumbered().at(0), 1u);  // registered first (program order), moved after
+  EXPECT_EQ(container.bytes(1, 3), 64u * 4);    // on every chip
+  EXPECT_EQ(container.renumbered().at(0), 1u);  // registered first, moved after
+  EXPECT_EQ(container.renumbered().at(1), 0u);
   EXPECT_EQ(container.params(0).front().chip_ids, std::set<int32_t>{tx8be::ConstContainer::kAllChips});
-  imported.module->walk([&](tx8be::LoadConstOp load) {
+  int loads = 0;
+  module->walk([&](tx8be::LoadConstOp load) {
+    ++loads;
     const auto type = load.getOutput().getType().cast<mlir::RankedTensorType>();
-    EXPECT_EQ(load.getConstMapIdAttr().getInt(), type.getNumElements() == 64 * 32 ? 0 : 1);
+    EXPECT_EQ(load.getConstMapIdAttr().getInt(), type.getNumElements() == 32 * 64 ? 0 : 1);
     EXPECT_EQ(container.params(uint32_t(load.getConstMapIdAttr().getInt())).front().data, load.getValue());
   });
+  EXPECT_EQ(loads, 3);  // one per use
 }
 
 TEST(CompilerPasses, GroupPatternsExpandAlternativesAndWildcards) {
