@@ -12,6 +12,7 @@
 
 #include "common/expect_error.h"
 #include "common/tensor_utils.h"
+#include "random_graph.h"
 #include "tilegraph/compiler/graph_import.h"
 #include "tilegraph/compiler/interpreter.h"
 #include "tilegraph/compiler/registration.h"
@@ -141,6 +142,15 @@ TEST(CompilerInterpreter, RowOpsViewsAndPermutesMatchTheReference) {
       get_rows(ctx, weight(ctx, rng, DType::F16, {16, 10}), input(ctx, rng, DType::I32, {4}, 0, 10)),
   };
   expect_matches_reference(outs);
+}
+
+TEST(CompilerInterpreter, RandomGraphsMatchTheReference) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    Context ctx;
+    const std::vector<Tensor*> outputs = test::random_graph(ctx, seed);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_matches_reference(outputs);
+  }
 }
 
 TEST(CompilerInterpreter, LargeAndQuantizedWeightsStayOutsideTheIr) {
