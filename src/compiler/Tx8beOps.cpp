@@ -398,14 +398,13 @@ LogicalResult StoreVarOp::compute(ComputeParam& param) { return compute_identity
 
 namespace {
 
-void build_region_op(OpBuilder& builder, OperationState& state, TypeRange result_types, ValueRange inputs) {
+void build_region_op(OperationState& state, TypeRange result_types, ValueRange inputs) {
   state.addOperands(inputs);
   state.addTypes(result_types);
   Region* body = state.addRegion();
   Block* block = new Block();
   body->push_back(block);
   for (Value input : inputs) block->addArgument(input.getType(), input.getLoc());
-  (void)builder;
 }
 
 LogicalResult verify_region_op(Operation* op) {
@@ -430,8 +429,8 @@ LogicalResult verify_region_op(Operation* op) {
 
 }  // namespace
 
-void GroupOp::build(OpBuilder& builder, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
-  build_region_op(builder, state, resultTypes, inputs);
+void GroupOp::build(OpBuilder&, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
+  build_region_op(state, resultTypes, inputs);
 }
 YieldOp GroupOp::getYield() { return cast<YieldOp>(getBodyBlock().getTerminator()); }
 LogicalResult GroupOp::verify() {
@@ -445,8 +444,8 @@ LogicalResult GroupOp::verify() {
   return verify_region_op(*this);
 }
 
-void SubgraphOp::build(OpBuilder& builder, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
-  build_region_op(builder, state, resultTypes, inputs);
+void SubgraphOp::build(OpBuilder&, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
+  build_region_op(state, resultTypes, inputs);
 }
 YieldOp SubgraphOp::getYield() { return cast<YieldOp>(getBodyBlock().getTerminator()); }
 LogicalResult SubgraphOp::verify() { return verify_region_op(*this); }
