@@ -121,7 +121,19 @@ std::string layout_of(Operation* op) {
 
 }  // namespace
 
+// The middle end's layout names: unknown, the packed large-model layouts, and the CNN feature
+// and weight orders.
+bool is_layout_name(StringRef layout) {
+  return is_one_of(layout, {"Unknown", "Tensor", "NTensor", "NCHW", "NHWC", "CHWN", "NC", "OIHW", "HWOI", "OHWI",
+                            "HWIO", "IOHW"});
+}
+
 LogicalResult verifyThroughCore(Operation* op) {
+  if (auto layout = op->getAttrOfType<StringAttr>("layout_str"); layout && !is_layout_name(layout.getValue())) {
+    return op->emitOpError() << "layout_str \"" << layout.getValue()
+                             << "\" is not a layout (Unknown, Tensor, NTensor, NCHW, NHWC, CHWN, NC, OIHW, HWOI, "
+                                "OHWI, HWIO, IOHW)";
+  }
   Context context(ContextOptions{.no_alloc = true});
   std::string error;
   Tensor* node = core_node_of_types(op, context, error);

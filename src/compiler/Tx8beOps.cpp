@@ -186,6 +186,24 @@ Tensor* TransposeOp::buildCoreNode(Context& ctx, Operands operands) {
   return tg::permute(ctx, operands[0], axes[0], axes[1], axes[2], axes[3]);
 }
 
+LogicalResult ReshapeOp::inferLayout() { return failure(); }
+LogicalResult ViewOp::inferLayout() { return failure(); }
+
+// NCHW through perm [0, 2, 3, 1] is NHWC: output dimension j takes the letter of input dimension
+// perm[j]. Tensor / NTensor (no letters per dimension) pass through.
+LogicalResult TransposeOp::inferLayout() {
+  Operation* source = getInput().getDefiningOp();
+  auto layout = source ? source->getAttrOfType<StringAttr>("layout_str") : StringAttr{};
+  if (!layout || layout.getValue() == "Unknown") return failure();
+  std::string permuted = layout.str();
+  const ArrayRef<int64_t> perm = getPerm();
+  if (permuted.size() == perm.size() && permuted != "Tensor" && permuted != "NTensor") {
+    for (size_t j = 0; j < perm.size(); ++j) permuted[j] = layout.getValue()[size_t(perm[j])];
+  }
+  (*this)->setAttr("layout_str", StringAttr::get(getContext(), permuted));
+  return success();
+}
+
 Tensor* ViewOp::buildCoreNode(Context& ctx, Operands operands) {
   Tensor* input = operands[0];
   if (is_quantized(input->type)) throw Error("view: block-quantized tensors cannot be viewed element-wise");

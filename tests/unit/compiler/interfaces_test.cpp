@@ -67,10 +67,22 @@ TEST(CompilerInterfaces, LayoutFollowsTheFirstOperandAndStopsAtOpsThatCannotInfe
   EXPECT_EQ(add.getLayoutStr(), "NHWC");
   ASSERT_TRUE(add.getDevInfo());
   EXPECT_EQ(add.getDevInfo()->getMemLayout(), LayoutMode::NCx);
-  // The second reshape's source has no layout yet: it cannot follow.
-  ReshapeOp second;
-  p.module->walk([&](ReshapeOp op) { second = op; });
-  EXPECT_TRUE(mlir::failed(cast<ShapeInferenceOpInterface>(second.getOperation()).inferLayout()));
+  // A reshape regroups elements: the layout does not carry over.
+  auto reshape = p.first<ReshapeOp>();
+  EXPECT_TRUE(mlir::failed(cast<ShapeInferenceOpInterface>(reshape.getOperation()).inferLayout()));
+}
+
+TEST(CompilerInterfaces, TransposePermutesTheLayoutLetters) {
+  Parsed p(R"mlir(
+func.func @t(%x: tensor<3x4x5x6xf32>) -> tensor<3x5x6x4xf32> {
+  %0 = tx8be.relu %x {layout_str = "NCHW"} : (tensor<3x4x5x6xf32>) -> tensor<3x4x5x6xf32>
+  %1 = tx8be.transpose %0 {perm = [:i64 0, 2, 3, 1]} : (tensor<3x4x5x6xf32>) -> tensor<3x5x6x4xf32>
+  return %1 : tensor<3x5x6x4xf32>
+}
+)mlir");
+  auto transpose = p.first<TransposeOp>();
+  ASSERT_TRUE(mlir::succeeded(cast<ShapeInferenceOpInterface>(transpose.getOperation()).inferLayout()));
+  EXPECT_EQ(transpose.getLayoutStr(), "NHWC");
 }
 
 TEST(CompilerInterfaces, ElementwiseShardingFollowsTheOutputExceptOnRepeatedDimensions) {
