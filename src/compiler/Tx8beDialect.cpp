@@ -77,7 +77,8 @@ LogicalResult DevAttr::verify(function_ref<InFlightDiagnostic()> emitError, uint
   }
   // -1 is "not placed yet".
   if (imm_addr < -1) return emitError() << "imm_addr must be an address or -1, got " << imm_addr;
-  if (mem_addr && multi_buf_en && int64_t(mem_addr.size()) != 0 && int64_t(mem_addr.size()) != multi_buf_num) {
+  // Once placed, a multi-buffered tensor has one address per buffer.
+  if (mem_addr && multi_buf_en && !mem_addr.empty() && int64_t(mem_addr.size()) != multi_buf_num) {
     return emitError() << "mem_addr holds " << mem_addr.size() << " addresses for " << multi_buf_num << " buffers";
   }
   return success();

@@ -96,15 +96,15 @@ bool is_one_of(StringRef name, std::initializer_list<StringRef> names) {
 }
 
 // Ops whose every output element depends only on the operand elements at the same index (the
-// right-hand side of a binary op repeated).
+// right-hand side of a binary op repeated); convert only when it keeps the shape.
 bool is_elementwise(Operation* op) {
+  if (mnemonic(op) == "convert") {
+    return op->getOperand(0).getType().cast<ShapedType>().getShape() ==
+           op->getResult(0).getType().cast<ShapedType>().getShape();
+  }
   return is_one_of(mnemonic(op), {"add", "sub", "mul", "div", "scale", "relu", "gelu", "gelu_erf", "silu",
                                   "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "rsqrt", "channel_norm",
-                                  "load_var", "store_var", "convert"}) &&
-         // convert keeps the index only when the shapes agree.
-         (mnemonic(op) != "convert" || op->getOperand(0).getType() == op->getResult(0).getType() ||
-          op->getOperand(0).getType().cast<ShapedType>().getShape() ==
-              op->getResult(0).getType().cast<ShapedType>().getShape());
+                                  "load_var", "store_var"});
 }
 
 // Ops that read a whole innermost row for each output row (the innermost dimension cannot be
@@ -121,7 +121,19 @@ std::string layout_of(Operation* op) {
 
 }  // namespace
 
+// The middle end's layout names: unknown, the packed large-model layouts, and the CNN feature
+// and weight orders.
+bool is_layout_name(StringRef layout) {
+  return is_one_of(layout, {"Unknown", "Tensor", "NTensor", "NCHW", "NHWC", "CHWN", "NC", "OIHW", "HWOI", "OHWI",
+                            "HWIO", "IOHW"});
+}
+
 LogicalResult verifyThroughCore(Operation* op) {
+  if (auto layout = op->getAttrOfType<StringAttr>("layout_str"); layout && !is_layout_name(layout.getValue())) {
+    return op->emitOpError() << "layout_str \"" << layout.getValue()
+                             << "\" is not a layout (Unknown, Tensor, NTensor, NCHW, NHWC, CHWN, NC, OIHW, HWOI, "
+                                "OHWI, HWIO, IOHW)";
+  }
   Context context(ContextOptions{.no_alloc = true});
   std::string error;
   Tensor* node = core_node_of_types(op, context, error);
@@ -280,8 +292,11 @@ uint64_t estimateClockCycles(Operation* op) {
   // Ops without a core node move their result's bytes.
   RankedTensorType out = result_type(op);
   if (!out) return 0;
-  Tensor* result = core_tensor(context, out);
-  return estimate_cycles(*result, EngineKind::Dma);
+  try {
+    return estimate_cycles(*core_tensor(context, out), EngineKind::Dma);
+  } catch (const Error&) {
+    return 0;  // a type the verifier rejects
+  }
 }
 
 uint32_t estimateImmSpSize(Operation* op) {

@@ -186,6 +186,24 @@ Tensor* TransposeOp::buildCoreNode(Context& ctx, Operands operands) {
   return tg::permute(ctx, operands[0], axes[0], axes[1], axes[2], axes[3]);
 }
 
+LogicalResult ReshapeOp::inferLayout() { return failure(); }
+LogicalResult ViewOp::inferLayout() { return failure(); }
+
+// NCHW through perm [0, 2, 3, 1] is NHWC: output dimension j takes the letter of input dimension
+// perm[j]. Tensor / NTensor (no letters per dimension) pass through.
+LogicalResult TransposeOp::inferLayout() {
+  Operation* source = getInput().getDefiningOp();
+  auto layout = source ? source->getAttrOfType<StringAttr>("layout_str") : StringAttr{};
+  if (!layout || layout.getValue() == "Unknown") return failure();
+  std::string permuted = layout.str();
+  const ArrayRef<int64_t> perm = getPerm();
+  if (permuted.size() == perm.size() && permuted != "Tensor" && permuted != "NTensor") {
+    for (size_t j = 0; j < perm.size(); ++j) permuted[j] = layout.getValue()[size_t(perm[j])];
+  }
+  (*this)->setAttr("layout_str", StringAttr::get(getContext(), permuted));
+  return success();
+}
+
 Tensor* ViewOp::buildCoreNode(Context& ctx, Operands operands) {
   Tensor* input = operands[0];
   if (is_quantized(input->type)) throw Error("view: block-quantized tensors cannot be viewed element-wise");
@@ -398,14 +416,13 @@ LogicalResult StoreVarOp::compute(ComputeParam& param) { return compute_identity
 
 namespace {
 
-void build_region_op(OpBuilder& builder, OperationState& state, TypeRange result_types, ValueRange inputs) {
+void build_region_op(OperationState& state, TypeRange result_types, ValueRange inputs) {
   state.addOperands(inputs);
   state.addTypes(result_types);
   Region* body = state.addRegion();
   Block* block = new Block();
   body->push_back(block);
   for (Value input : inputs) block->addArgument(input.getType(), input.getLoc());
-  (void)builder;
 }
 
 LogicalResult verify_region_op(Operation* op) {
@@ -430,8 +447,8 @@ LogicalResult verify_region_op(Operation* op) {
 
 }  // namespace
 
-void GroupOp::build(OpBuilder& builder, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
-  build_region_op(builder, state, resultTypes, inputs);
+void GroupOp::build(OpBuilder&, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
+  build_region_op(state, resultTypes, inputs);
 }
 YieldOp GroupOp::getYield() { return cast<YieldOp>(getBodyBlock().getTerminator()); }
 LogicalResult GroupOp::verify() {
@@ -445,8 +462,8 @@ LogicalResult GroupOp::verify() {
   return verify_region_op(*this);
 }
 
-void SubgraphOp::build(OpBuilder& builder, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
-  build_region_op(builder, state, resultTypes, inputs);
+void SubgraphOp::build(OpBuilder&, OperationState& state, TypeRange resultTypes, ValueRange inputs) {
+  build_region_op(state, resultTypes, inputs);
 }
 YieldOp SubgraphOp::getYield() { return cast<YieldOp>(getBodyBlock().getTerminator()); }
 LogicalResult SubgraphOp::verify() { return verify_region_op(*this); }

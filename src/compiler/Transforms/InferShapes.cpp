@@ -10,23 +10,30 @@ namespace tg::compiler::tx8be {
 
 namespace {
 
+// Ops in order, so that each sees its operands' new types; a group's or subgraph's body takes
+// its arguments' types from the op's operands and gives the op its yield's types.
+mlir::LogicalResult infer_block(mlir::Block& block, DynamicShapeParam& shapes) {
+  for (mlir::Operation& op : block) {
+    if (llvm::isa<GroupOp, SubgraphOp>(op)) {
+      mlir::Block& body = op.getRegion(0).front();
+      for (auto [argument, operand] : llvm::zip(body.getArguments(), op.getOperands())) argument.setType(operand.getType());
+      if (mlir::failed(infer_block(body, shapes))) return mlir::failure();
+      for (auto [result, yielded] : llvm::zip(op.getResults(), body.getTerminator()->getOperands())) {
+        result.setType(yielded.getType());
+      }
+    } else if (auto inferable = llvm::dyn_cast<ShapeInferenceOpInterface>(op)) {
+      if (mlir::failed(inferable.inferShapes(shapes))) return mlir::failure();
+    }
+  }
+  return mlir::success();
+}
+
 struct InferShapesPass : public InferShapesBase<InferShapesPass> {
   void runOnOperation() override {
     mlir::func::FuncOp function = getOperation();
     DynamicShapeParam shapes;
-    const mlir::WalkResult walked = function.walk([&](ShapeInferenceOpInterface op) {
-      return mlir::failed(op.inferShapes(shapes)) ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
-    });
-    if (walked.wasInterrupted()) return signalPassFailure();
-    // Region ops and the function take their result types from what they yield / return.
-    function.walk([](mlir::Operation* op) {
-      if (auto group = llvm::dyn_cast<GroupOp>(op)) {
-        for (auto [result, yielded] : llvm::zip(group.getResults(), group.getYield().getOperands())) result.setType(yielded.getType());
-      } else if (auto subgraph = llvm::dyn_cast<SubgraphOp>(op)) {
-        for (auto [result, yielded] : llvm::zip(subgraph.getResults(), subgraph.getYield().getOperands())) result.setType(yielded.getType());
-      }
-    });
-    mlir::Operation* terminator = function.getBody().back().getTerminator();
+    if (mlir::failed(infer_block(function.getBody().front(), shapes))) return signalPassFailure();
+    mlir::Operation* terminator = function.getBody().front().getTerminator();
     function.setType(mlir::FunctionType::get(&getContext(), function.getArgumentTypes(), terminator->getOperandTypes()));
   }
 };

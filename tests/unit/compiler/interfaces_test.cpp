@@ -67,10 +67,22 @@ TEST(CompilerInterfaces, LayoutFollowsTheFirstOperandAndStopsAtOpsThatCannotInfe
   EXPECT_EQ(add.getLayoutStr(), "NHWC");
   ASSERT_TRUE(add.getDevInfo());
   EXPECT_EQ(add.getDevInfo()->getMemLayout(), LayoutMode::NCx);
-  // The second reshape's source has no layout yet: it cannot follow.
-  ReshapeOp second;
-  p.module->walk([&](ReshapeOp op) { second = op; });
-  EXPECT_TRUE(mlir::failed(cast<ShapeInferenceOpInterface>(second.getOperation()).inferLayout()));
+  // A reshape regroups elements: the layout does not carry over.
+  auto reshape = p.first<ReshapeOp>();
+  EXPECT_TRUE(mlir::failed(cast<ShapeInferenceOpInterface>(reshape.getOperation()).inferLayout()));
+}
+
+TEST(CompilerInterfaces, TransposePermutesTheLayoutLetters) {
+  Parsed p(R"mlir(
+func.func @t(%x: tensor<3x4x5x6xf32>) -> tensor<3x5x6x4xf32> {
+  %0 = tx8be.relu %x {layout_str = "NCHW"} : (tensor<3x4x5x6xf32>) -> tensor<3x4x5x6xf32>
+  %1 = tx8be.transpose %0 {perm = [:i64 0, 2, 3, 1]} : (tensor<3x4x5x6xf32>) -> tensor<3x5x6x4xf32>
+  return %1 : tensor<3x5x6x4xf32>
+}
+)mlir");
+  auto transpose = p.first<TransposeOp>();
+  ASSERT_TRUE(mlir::succeeded(cast<ShapeInferenceOpInterface>(transpose.getOperation()).inferLayout()));
+  EXPECT_EQ(transpose.getLayoutStr(), "NHWC");
 }
 
 TEST(CompilerInterfaces, ElementwiseShardingFollowsTheOutputExceptOnRepeatedDimensions) {
@@ -124,13 +136,18 @@ func.func @mm(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x512xf3
 TEST(CompilerInterfaces, InferShapesFollowsAChangedArgument) {
   Parsed p(R"mlir(
 func.func @f(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
-  %0 = tx8be.silu %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %0 = tx8be.group(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32> {
+  ^bb0(%a: tensor<2x8xf32>):
+    %s = tx8be.silu %a : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    tx8be.yield %s : tensor<2x8xf32>
+  }
   %1 = tx8be.matmul %w, %0 : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
 )mlir");
   auto function = p.first<mlir::func::FuncOp>();
-  // A rewrite gave the input three rows: the ops' types are stale until the pass runs.
+  // A rewrite gave the input three rows: the types of the group, its body and the matmul after
+  // it are stale until the pass runs.
   auto wider = mlir::RankedTensorType::get({3, 8}, mlir::Float32Type::get(&p.context));
   function.getArgument(0).setType(wider);
   function.setType(mlir::FunctionType::get(&p.context, {wider, function.getArgument(1).getType()},

@@ -12,6 +12,8 @@
 
 #include "common/expect_error.h"
 #include "common/tensor_utils.h"
+#include "compiler_case.h"
+#include "random_graph.h"
 #include "tilegraph/compiler/graph_import.h"
 #include "tilegraph/compiler/interpreter.h"
 #include "tilegraph/compiler/registration.h"
@@ -27,37 +29,13 @@ namespace {
 
 using test::Rng;
 
-struct Fixture {
-  mlir::MLIRContext context;
-  Fixture() {
-    mlir::DialectRegistry registry;
-    register_dialects(registry);
-    context.appendDialectRegistry(registry);
-  }
-};
-
-// Interprets the import of the graph of `outputs` (built in an allocating context, inputs and
-// weights filled) and compares with the reference, to within `tolerance` (nmse).
+// Interprets the import of the graph of `outputs` and compares with the reference, to within
+// `tolerance` (nmse).
 void expect_matches_reference(const std::vector<Tensor*>& outputs, double tolerance = 0.0,
                               const ImportOptions& options = {}) {
-  Fixture f;
-  Graph graph = Graph::build(outputs);
-  // Views made before their source had memory point into it now.
-  for (Tensor* t : graph.nodes()) {
-    if (t->view_src && !t->data) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
-  }
-  ImportedGraph imported = import_graph(f.context, graph, options);
-  std::vector<HostTensor> inputs;
-  for (const Tensor* t : imported.arguments) inputs.push_back(HostTensor::from_tensor(*t));
-  const std::vector<HostTensor> got = interpret(*imported.module, inputs, imported.constants);
-  reference::compute_graph(graph);
-  ASSERT_EQ(got.size(), imported.results.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    const std::vector<float> ref = HostTensor::from_tensor(*imported.results[i]).to_f32();
-    const std::vector<float> out = got[i].to_f32();
-    ASSERT_EQ(out.size(), ref.size());
-    EXPECT_LE(test::nmse(out, ref), tolerance) << "result " << i << ": " << test::describe_difference(out, ref);
-  }
+  test::CompilerContext c;
+  const test::CompilerCase cc = test::make_compiler_case(c.context, outputs, options);
+  test::expect_close(interpret(*cc.imported.module, cc.inputs, cc.imported.constants), cc.reference, tolerance);
 }
 
 Tensor* weight(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne) {
@@ -143,6 +121,15 @@ TEST(CompilerInterpreter, RowOpsViewsAndPermutesMatchTheReference) {
   expect_matches_reference(outs);
 }
 
+TEST(CompilerInterpreter, RandomGraphsMatchTheReference) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    Context ctx;
+    const std::vector<Tensor*> outputs = test::random_graph(ctx, seed);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_matches_reference(outputs);
+  }
+}
+
 TEST(CompilerInterpreter, LargeAndQuantizedWeightsStayOutsideTheIr) {
   Context ctx;
   Rng rng(11);
@@ -152,7 +139,7 @@ TEST(CompilerInterpreter, LargeAndQuantizedWeightsStayOutsideTheIr) {
   Tensor* out = add(ctx, mul_mat(ctx, q, x), mul_mat(ctx, big, x));
   ImportOptions options;
   options.inline_limit_bytes = 1024;
-  Fixture f;
+  test::CompilerContext f;
   ImportedGraph imported = import_graph(f.context, Graph::build(out), options);
   EXPECT_EQ(imported.constants.size(), 2u);
   expect_matches_reference({out}, 0.0, options);
@@ -164,7 +151,7 @@ TEST(CompilerInterpreter, RefusesMissingOrChangedExternalData) {
   Tensor* x = input(ctx, rng, DType::F32, {32, 1});
   Tensor* w = weight(ctx, rng, DType::Q8_0, {32, 4});
   w->set_name("w");
-  Fixture f;
+  test::CompilerContext f;
   ImportedGraph imported = import_graph(f.context, Graph::build(mul_mat(ctx, w, x)));
   const std::vector<HostTensor> inputs = {HostTensor::from_tensor(*x)};
   test::expect_error([&] { interpret(*imported.module, inputs); }, "no data for 'w'");
@@ -212,7 +199,7 @@ TEST(CompilerImport, PrintedModuleParsesBack) {
   Rng rng(1);
   Tensor* x = input(ctx, rng, DType::F32, {32, 2});
   Tensor* out = silu(ctx, mul_mat(ctx, weight(ctx, rng, DType::Q8_0, {32, 8}), x));
-  Fixture f;
+  test::CompilerContext f;
   ImportedGraph imported = import_graph(f.context, Graph::build(out));
   std::string text;
   llvm::raw_string_ostream stream(text);

@@ -72,3 +72,11 @@ func.func @bad_dev_attr(%a: tensor<2xf32>) -> tensor<2xf32> {
 func.func @bad_quant(%a: tensor<32x!tx8be.q<"q9_9">>) {
   return
 }
+
+// -----
+
+func.func @bad_layout(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{layout_str "NCWH" is not a layout}}
+  %0 = tx8be.relu %a {layout_str = "NCWH"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

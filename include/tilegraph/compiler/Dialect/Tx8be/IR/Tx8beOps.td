@@ -234,19 +234,24 @@ def Tx8be_ArgMaxOp : Tx8be_ComputeOp<"argmax"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Tx8be_ReshapeOp : Tx8be_ComputeOp<"reshape"> {
+// Reshape and view regroup elements: no layout of their input carries over (layout-transmit
+// stops at them); transpose permutes its input's layout letters.
+def Tx8be_ReshapeOp : Tx8be_ComputeOp<"reshape", [
+    DeclareOpInterfaceMethods<Tx8be_ShapeInferenceOpInterface, ["inferLayout"]>]> {
   let summary = "the same elements in row-major order under another shape";
   let opArgs = (ins Tx8be_Tensor:$input);
   let results = (outs Tx8be_Tensor:$output);
 }
 
-def Tx8be_TransposeOp : Tx8be_ComputeOp<"transpose"> {
+def Tx8be_TransposeOp : Tx8be_ComputeOp<"transpose", [
+    DeclareOpInterfaceMethods<Tx8be_ShapeInferenceOpInterface, ["inferLayout"]>]> {
   let summary = "permutes dimensions: output dim i is input dim perm[i]";
   let opArgs = (ins Tx8be_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Tx8be_Tensor:$output);
 }
 
-def Tx8be_ViewOp : Tx8be_ComputeOp<"view"> {
+def Tx8be_ViewOp : Tx8be_ComputeOp<"view", [
+    DeclareOpInterfaceMethods<Tx8be_ShapeInferenceOpInterface, ["inferLayout"]>]> {
   let summary = "a strided window of the input's row-major elements, as a new tensor";
   let description = [{
     output[i] = flat(input)[offset + sum_d i[d] * strides[d]], strides in elements per output
