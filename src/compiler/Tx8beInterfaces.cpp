@@ -129,10 +129,19 @@ bool is_layout_name(StringRef layout) {
 }
 
 LogicalResult verifyThroughCore(Operation* op) {
-  if (auto layout = op->getAttrOfType<StringAttr>("layout_str"); layout && !is_layout_name(layout.getValue())) {
-    return op->emitOpError() << "layout_str \"" << layout.getValue()
-                             << "\" is not a layout (Unknown, Tensor, NTensor, NCHW, NHWC, CHWN, NC, OIHW, HWOI, "
-                                "OHWI, HWIO, IOHW)";
+  if (auto layout = op->getAttrOfType<StringAttr>("layout_str")) {
+    // One layout, or one per operand and then the result ("NCHW-OIHW-NCHW").
+    SmallVector<StringRef, 6> parts;
+    layout.getValue().split(parts, '-');
+    if (!llvm::all_of(parts, is_layout_name)) {
+      return op->emitOpError() << "layout_str \"" << layout.getValue()
+                               << "\" is not a layout (Unknown, Tensor, NTensor, NCHW, NHWC, CHWN, NC, OIHW, HWOI, "
+                                  "OHWI, HWIO, IOHW, or one per operand and the result joined by '-')";
+    }
+    if (parts.size() != 1 && parts.size() != op->getNumOperands() + 1) {
+      return op->emitOpError() << "layout_str \"" << layout.getValue() << "\" has " << parts.size()
+                               << " layouts for " << op->getNumOperands() << " operands and a result";
+    }
   }
   Context context(ContextOptions{.no_alloc = true});
   std::string error;

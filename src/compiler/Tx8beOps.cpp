@@ -193,12 +193,15 @@ LogicalResult ViewOp::inferLayout() { return failure(); }
 // perm[j]. Tensor / NTensor (no letters per dimension) pass through.
 LogicalResult TransposeOp::inferLayout() {
   Operation* source = getInput().getDefiningOp();
-  auto layout = source ? source->getAttrOfType<StringAttr>("layout_str") : StringAttr{};
-  if (!layout || layout.getValue() == "Unknown") return failure();
-  std::string permuted = layout.str();
+  auto layout_str = source ? source->getAttrOfType<StringAttr>("layout_str") : StringAttr{};
+  // The source's result layout (the last of a per-operand string).
+  const std::string layout =
+      layout_str ? layout_component(layout_str.getValue(), source->getNumOperands(), source->getNumOperands()) : "";
+  if (layout.empty() || layout == "Unknown") return failure();
+  std::string permuted = layout;
   const ArrayRef<int64_t> perm = getPerm();
   if (permuted.size() == perm.size() && permuted != "Tensor" && permuted != "NTensor") {
-    for (size_t j = 0; j < perm.size(); ++j) permuted[j] = layout.getValue()[size_t(perm[j])];
+    for (size_t j = 0; j < perm.size(); ++j) permuted[j] = layout[size_t(perm[j])];
   }
   (*this)->setAttr("layout_str", StringAttr::get(getContext(), permuted));
   return success();

@@ -18,12 +18,14 @@ constexpr int32_t kGroupTagInDdr = 2;
 
 bool bit(uint64_t mask, unsigned index) { return index < 64 && (mask >> index & 1); }
 
-// Copies the device attributes of the value's producer (its layout) to a load or store of it.
+// Gives a load or store the layout of the value's producer: its result layout and dev_info.
 void copy_layout(mlir::Operation* from, mlir::Operation* to) {
   if (!from) return;
-  for (const char* name : {"layout_str", "dev_info"}) {
-    if (mlir::Attribute attr = from->getAttr(name)) to->setAttr(name, attr);
+  if (auto layout = from->getAttrOfType<mlir::StringAttr>("layout_str")) {
+    const std::string result = layout_component(layout.getValue(), from->getNumOperands(), from->getNumOperands());
+    if (!result.empty()) to->setAttr("layout_str", mlir::StringAttr::get(to->getContext(), result));
   }
+  if (mlir::Attribute dev = from->getAttr("dev_info")) to->setAttr("dev_info", dev);
 }
 
 // Inserts the loads and stores of `group`; returns whether there were any.

@@ -80,3 +80,11 @@ func.func @bad_layout(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = tx8be.relu %a {layout_str = "NCWH"} : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @layout_per_operand_count(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{layout_str "Tensor-Tensor-Tensor" has 3 layouts for 1 operands and a result}}
+  %0 = tx8be.relu %a {layout_str = "Tensor-Tensor-Tensor"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

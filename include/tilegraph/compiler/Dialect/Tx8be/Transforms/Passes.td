@@ -67,8 +67,8 @@ def LayoutAlignToNpu : Pass<"layout-align-to-npu", "::mlir::func::FuncOp"> {
     op's result is aligned (Cx/NCx) when queryOpAttr().alignMode is npu_align, compact when it is
     compact, and follows its first operand when it is any. Where a use needs the other form, a
     tx8be.channel_norm converting the value (Tensor->Cx or Cx->Tensor, NTensor<->NCx for a batch)
-    is inserted before the user, one per use. Every op's dev_info.mem_layout is set from its
-    result's form and layout_str.
+    is inserted before the user, one per use. Every op's dev_info.mem_layout records its
+    result's form (NCx / NTensor when dim 0 of a tensor of rank 2 or more is a batch).
   }];
   let constructor = "::tg::compiler::tx8be::createLayoutAlignToNpuPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
@@ -120,7 +120,7 @@ def GroupPattern : Pass<"group-pattern", "::mlir::func::FuncOp"> {
     alternatives and `<op> *` repeats the op 1 to 5 times. All are compiled into a trie; from
     each op the automaton follows chains of users, and the longest chain that ends a pattern
     wins (the higher priority on a tie). Matches are taken longest first, each op in at most one
-    group, and a chain becomes a tx8be.group with its vector constants inside.
+    group, and a chain becomes a tx8be.group with the constants only it uses inside.
   }];
   let constructor = "::tg::compiler::tx8be::createGroupPatternPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
