@@ -2,6 +2,7 @@
 // longest match wins, each op joins one group, constants only a group uses move inside.
 // RUN: tilegraph-opt --group-pattern --split-input-file %s | FileCheck %s
 // RUN: tilegraph-opt --pass-pipeline='func.func(group-pattern{pattern-file=%S/Inputs/extra-group-patterns.txt})' --split-input-file %s | FileCheck %s --check-prefix=FILE
+// RUN: tilegraph-opt --pass-pipeline='func.func(group-pattern{no-builtin=true pattern-file=%S/Inputs/extra-group-patterns.txt})' --split-input-file %s | FileCheck %s --check-prefix=ONLYFILE
 // RUN: not tilegraph-opt --pass-pipeline='func.func(group-pattern{pattern-file=%S/Inputs/bad-group-patterns.txt})' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not tilegraph-opt --pass-pipeline='func.func(group-pattern{pattern-file=%S/Inputs/missing.txt})' %s 2>&1 | FileCheck %s --check-prefix=MISSING
 // BAD: bad-group-patterns.txt:2: 'frobnicate' is not a tx8be op
@@ -64,6 +65,13 @@ func.func @gemm(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<1x4xf32>) -
 // FILE-NEXT: tx8be.exp
 // FILE-NEXT: tx8be.tanh
 // FILE-NEXT: tx8be.yield
+// Only the file's patterns: the adds stay ungrouped.
+// ONLYFILE-LABEL: func.func @wildcard
+// ONLYFILE-NEXT: tx8be.add
+// ONLYFILE-NEXT: tx8be.add
+// ONLYFILE-NEXT: tx8be.group
+// ONLYFILE-NEXT: ^bb0(
+// ONLYFILE-NEXT: tx8be.exp
 // CHECK-LABEL: func.func @wildcard
 // CHECK: tx8be.group
 // CHECK-NEXT: ^bb0(
