@@ -63,7 +63,8 @@ def LayoutTransmit : Pass<"layout-transmit", "::mlir::func::FuncOp"> {
 def LayoutAlignToNpu : Pass<"layout-align-to-npu", "::mlir::func::FuncOp"> {
   let summary = "Inserts channel_norm where neighbours disagree on alignment; sets dev_info";
   let description = [{
-    Function arguments and results are compact (Tensor/NTensor). Walking the ops in order, an
+    Runs on the function body before grouping (ops inside groups are left alone). Function
+    arguments and results are compact (Tensor/NTensor). Walking the ops in order, an
     op's result is aligned (Cx/NCx) when queryOpAttr().alignMode is npu_align, compact when it is
     compact, and follows its first operand when it is any. Where a use needs the other form, a
     tx8be.channel_norm converting the value (Tensor->Cx or Cx->Tensor, NTensor<->NCx for a batch)
