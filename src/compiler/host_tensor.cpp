@@ -30,16 +30,6 @@ HostTensor HostTensor::zeros(DType type, std::vector<int64_t> shape) {
   return t;
 }
 
-HostTensor HostTensor::copy_of(DType type, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
-  HostTensor t = zeros(type, std::move(shape));
-  if (bytes.size() != t.nbytes()) {
-    throw Error("host tensor: " + std::to_string(bytes.size()) + " bytes given for " + t.describe() + " (" +
-                std::to_string(t.nbytes()) + " bytes)");
-  }
-  if (!bytes.empty()) std::memcpy(t.owned_.get(), bytes.data(), bytes.size());
-  return t;
-}
-
 HostTensor HostTensor::borrow(DType type, std::vector<int64_t> shape, const void* data) {
   HostTensor t(type, std::move(shape));
   (void)dense_bytes(type, t.shape_);  // validates the shape

@@ -1,6 +1,7 @@
 // `tilegraph compile`: imports a llama step's graph (the graph `tilegraph run` computes for a
 // prefill or a decode step) into the TX8 compiler's tx8be dialect and prints the module
-// (docs/compiler.md). Built only with the compiler (TG_BUILD_COMPILER).
+// (docs/compiler.md). Built only with the compiler (TG_BUILD_COMPILER), into tilegraph-compile,
+// which `tilegraph compile` runs.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>

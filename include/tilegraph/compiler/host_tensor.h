@@ -21,8 +21,6 @@ class HostTensor {
   // Zero-filled. Shapes have 0 to 4 dimensions; for a block-quantized type the innermost is
   // whole blocks. Throws tg::Error otherwise.
   static HostTensor zeros(DType type, std::vector<int64_t> shape);
-  // A copy of `bytes` (exactly nbytes of the shape).
-  static HostTensor copy_of(DType type, std::vector<int64_t> shape, std::span<const std::byte> bytes);
   // Borrows `data`, which must outlive the tensor and every copy of it; read-only.
   static HostTensor borrow(DType type, std::vector<int64_t> shape, const void* data);
   // A contiguous copy of a core tensor (any strides) with `rank` dimensions: the reversed ne[]
