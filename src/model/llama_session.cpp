@@ -69,28 +69,42 @@ std::span<const float> LlamaSession::eval(std::span<const int32_t> tokens, bool 
   return logits_;
 }
 
+LlamaStep build_llama_step(Context& ctx, const LlamaModel& model, const BlockConfig& block,
+                           std::span<const KvCache> caches, int64_t n_tokens, int64_t n_kv, bool all_logits) {
+  const LlamaConfig& c = model.config();
+  if (int64_t(caches.size()) != c.n_layer) {
+    throw Error("llama step: " + std::to_string(caches.size()) + " KV caches for " + std::to_string(c.n_layer) +
+                " layers");
+  }
+  LlamaStep step;
+  step.inputs = make_step_inputs(ctx, block, n_tokens, n_kv);
+  step.ids = ctx.new_tensor(DType::I32, {n_tokens});
+  step.ids->set_name("token_ids");
+  step.ids->flags |= kFlagInput;
+  Tensor* x = get_rows(ctx, model.token_embd(), step.ids);
+  StepInputs layer_in = step.inputs;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    layer_in.x = x;
+    x = build_block(ctx, block, model.layers()[size_t(l)], caches[size_t(l)], layer_in, n_kv);
+  }
+  if (!all_logits && n_tokens > 1) x = view_2d(ctx, x, c.n_embd, 1, x->nb[1], size_t(n_tokens - 1) * x->nb[1]);
+  x = mul(ctx, rms_norm(ctx, x, c.rms_eps), model.output_norm());
+  step.logits = mul_mat(ctx, model.output(), x);  // [n_vocab, n_tokens or 1]
+  step.logits->set_name("logits");
+  return step;
+}
+
 void LlamaSession::build_step(int64_t n_tokens, int64_t n_kv, bool all_logits) {
-  const LlamaConfig& c = model_.config();
   step_.reset();  // its tensors point into the allocator's buffer, which is about to be re-planned
   auto s = std::make_unique<StepGraph>();
   Context& ctx = s->ctx;
   s->n_tokens = n_tokens;
   s->n_kv = n_kv;
   s->all_logits = all_logits;
-  s->inputs = make_step_inputs(ctx, block_, n_tokens, n_kv);
-  s->ids = ctx.new_tensor(DType::I32, {n_tokens});
-  s->ids->set_name("token_ids");
-  s->ids->flags |= kFlagInput;
-  Tensor* x = get_rows(ctx, model_.token_embd(), s->ids);
-  StepInputs layer_in = s->inputs;
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    layer_in.x = x;
-    x = build_block(ctx, block_, model_.layers()[size_t(l)], caches_[size_t(l)], layer_in, n_kv);
-  }
-  if (!all_logits && n_tokens > 1) x = view_2d(ctx, x, c.n_embd, 1, x->nb[1], size_t(n_tokens - 1) * x->nb[1]);
-  x = mul(ctx, rms_norm(ctx, x, c.rms_eps), model_.output_norm());
-  s->logits = mul_mat(ctx, model_.output(), x);  // [n_vocab, n_tokens or 1]
-  s->logits->set_name("logits");
+  const LlamaStep step = build_llama_step(ctx, model_, block_, caches_, n_tokens, n_kv, all_logits);
+  s->inputs = step.inputs;
+  s->ids = step.ids;
+  s->logits = step.logits;
   s->graph = Graph::build(s->logits);
   allocator_.allocate(s->graph, backend_);
   step_ = std::move(s);

@@ -8,9 +8,9 @@
 #include "host_kernels.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/evg/arch/simd.h"
+#include "tilegraph/evg/fusion/functional.h"
 #include "tilegraph/evg/host/block_mmad.h"
 #include "tilegraph/evg/host/block_scheduler.h"
-#include "tilegraph/evg/fusion/functional.h"
 #include "tilegraph/evg/kernel/matmul_visitor.h"
 #include "tilegraph/evg/kernel/store_epilogue.h"
 
@@ -28,7 +28,8 @@ constexpr int kLanes = 4;
 #endif
 using V = evg::simd::Vec<float, kLanes>;
 
-using StoreGemm = evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue, evg::host::BlockScheduler>;
+using StoreGemm =
+    evg::kernel::MatmulVisitor<evg::host::BlockMmad, evg::kernel::StoreEpilogue, evg::host::BlockScheduler>;
 
 void gemm(const evg::MatrixOperand& a, const evg::MatrixOperand& b, int64_t m, int64_t n, int64_t k, float* d,
           int64_t ldd) {

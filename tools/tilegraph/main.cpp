@@ -13,5 +13,6 @@ int main(int argc, char** argv) {
   tg::cli::add_gguf_gen_command(app);
   tg::cli::add_perplexity_command(app);
   tg::cli::add_sim_command(app);
+  tg::cli::add_compile_command(app);
   return tg::cli::run_cli(app, argc, argv, "tilegraph");
 }

@@ -25,6 +25,20 @@ namespace tg::model {
 
 inline constexpr int64_t kKvPadding = 32;
 
+// One step's graph: the inputs the caller fills (token ids, positions, cache rows, mask) and
+// the logits it computes.
+struct LlamaStep {
+  StepInputs inputs;
+  Tensor* ids = nullptr;     // i32 [n_tokens]
+  Tensor* logits = nullptr;  // f32 [n_vocab, n_tokens], or [n_vocab, 1] for the last token only
+};
+// Builds in `ctx` the graph of a step of `n_tokens` tokens attending over the first n_kv rows of
+// `caches` (one per layer): token embedding (GET_ROWS), the blocks, the final RMSNorm and the
+// output head, for every token with `all_logits`, else for the last one. The session builds its
+// steps with it; the TX8 compiler imports the same graphs.
+LlamaStep build_llama_step(Context& ctx, const LlamaModel& model, const BlockConfig& block,
+                           std::span<const KvCache> caches, int64_t n_tokens, int64_t n_kv, bool all_logits);
+
 struct GenerationResult {
   std::vector<int32_t> tokens;  // the generated ids (the prompt not included)
   int64_t prefill_tokens = 0;

@@ -1,0 +1,38 @@
+#pragma once
+// The tx8be passes (Passes.td) and their registration with the pass registry (tilegraph-opt's
+// flags and --pass-pipeline names).
+#include <memory>
+
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassManager.h>
+
+#include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/ConstContainer.h"
+
+namespace tg::compiler::tx8be {
+
+std::unique_ptr<mlir::Pass> createInferShapesPass();
+std::unique_ptr<mlir::Pass> createLayoutInitPass();
+std::unique_ptr<mlir::Pass> createLayoutTransmitPass();
+std::unique_ptr<mlir::Pass> createLayoutAlignToNpuPass();
+std::unique_ptr<mlir::Pass> createLayoutAlignOptPass();
+std::unique_ptr<mlir::Pass> createMoveConstantPass();
+// The same, handing the container it builds to `container` (which must outlive the pass).
+std::unique_ptr<mlir::Pass> createMoveConstantPass(ConstContainer* container);
+std::unique_ptr<mlir::Pass> createConstNormPass();
+std::unique_ptr<mlir::Pass> createGroupPatternPass();
+std::unique_ptr<mlir::Pass> createGroupOptimizationPass();
+std::unique_ptr<mlir::Pass> createGroupLdStPass();
+std::unique_ptr<mlir::Pass> createGroupMappingPass();
+
+// The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
+// in order, on a module.
+void buildFrontendPipeline(mlir::OpPassManager& pm);
+// Registers --tx8-frontend with the pass registry.
+void registerFrontendPipeline();
+
+#define GEN_PASS_REGISTRATION
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
+
+}  // namespace tg::compiler::tx8be
