@@ -11,8 +11,8 @@
 #include <mlir/Parser/Parser.h>
 #include <mlir/Pass/PassManager.h>
 
+#include "Transforms/GroupPatternTrie.h"
 #include "common/tensor_utils.h"
-#include "compiler/Transforms/GroupPatternTrie.h"
 #include "compiler_case.h"
 #include "random_graph.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
