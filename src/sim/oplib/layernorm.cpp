@@ -16,11 +16,7 @@ uint64_t op_layernorm(Tile& tile, const NormParam& param, const Tsr& in, const T
   cycles += detail::transpose_f32(tile, x.a, x.t, x.r, x.d);
   cycles += detail::reduce_columns(tile, cgra::ReduceOp::Mean, x.t, x.stat0, x.d, x.r);
   cycles += detail::apply_columns(tile, ArithOp::Sub, x.t, x.stat0, x.d, x.r);
-  cycles += execute(tile, cgra::ArithVV{ArithOp::Mul, Format::FP32, x.t, x.t, x.a, n});  // squares, over x
-  cycles += detail::reduce_columns(tile, cgra::ReduceOp::Mean, x.a, x.stat1, x.d, x.r);
-  cycles += execute(tile, cgra::ArithVS{ArithOp::Add, Format::FP32, x.stat1, param.epsilon, x.stat1, x.r});
-  cycles += execute(tile, cgra::UnaryV{cgra::UnaryOp::Rsqrt, Format::FP32, x.stat1, x.stat1, x.r});
-  cycles += detail::apply_columns(tile, ArithOp::Mul, x.t, x.stat1, x.d, x.r);
+  cycles += detail::divide_by_root_mean_square(tile, x, param.epsilon, x.stat1);
   return cycles + detail::finish_rows(tile, x, gamma, beta, out);
 }
 

@@ -63,6 +63,16 @@ Rows check_rows(const char* op, const Tsr& in, const Tsr* gamma, const Tsr* beta
   return rows;
 }
 
+uint64_t divide_by_root_mean_square(Tile& tile, const Rows& x, float epsilon, uint64_t stat) {
+  using cgra::ArithOp;
+  const int64_t n = x.r * x.d;
+  uint64_t cycles = execute(tile, cgra::ArithVV{ArithOp::Mul, Format::FP32, x.t, x.t, x.a, n});  // squares, over x
+  cycles += reduce_columns(tile, cgra::ReduceOp::Mean, x.a, stat, x.d, x.r);
+  cycles += execute(tile, cgra::ArithVS{ArithOp::Add, Format::FP32, stat, epsilon, stat, x.r});
+  cycles += execute(tile, cgra::UnaryV{cgra::UnaryOp::Rsqrt, Format::FP32, stat, stat, x.r});
+  return cycles + apply_columns(tile, ArithOp::Mul, x.t, stat, x.d, x.r);
+}
+
 uint64_t finish_rows(Tile& tile, const Rows& x, const Tsr* gamma, const Tsr* beta, const Tsr& out) {
   const int64_t n = x.r * x.d;
   uint64_t cycles = transpose_f32(tile, x.t, x.a, x.d, x.r);

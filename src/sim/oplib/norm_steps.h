@@ -14,6 +14,9 @@ struct Rows {
 };
 
 Rows check_rows(const char* op, const Tsr& in, const Tsr* gamma, const Tsr* beta, const Tsr& imm, const Tsr& out);
+// xT (centred for layernorm, as is for rmsnorm) divided per row by sqrt(mean(xT^2) + epsilon);
+// the squares go to x.a, the per-row statistic to `stat`.
+uint64_t divide_by_root_mean_square(Tile& tile, const Rows& x, float epsilon, uint64_t stat);
 // From xT (normalised, transposed) to out: transpose back, gamma, beta, narrow.
 uint64_t finish_rows(Tile& tile, const Rows& x, const Tsr* gamma, const Tsr* beta, const Tsr& out);
 

@@ -7,18 +7,13 @@ namespace tg::sim::oplib {
 
 uint64_t op_rmsnorm(Tile& tile, const NormParam& param, const Tsr& in, const Tsr* gamma, const Tsr& imm,
                     const Tsr& out) {
-  using cgra::ArithOp;
   const detail::Rows x = detail::check_rows("op_rmsnorm", in, gamma, nullptr, imm, out);
   const int64_t n = x.r * x.d;
   if (n == 0) return 0;
   detail::after_transfers(tile);
   uint64_t cycles = detail::widen(tile, in.format, in.addr, x.a, n);
   cycles += detail::transpose_f32(tile, x.a, x.t, x.r, x.d);
-  cycles += execute(tile, cgra::ArithVV{ArithOp::Mul, Format::FP32, x.t, x.t, x.a, n});  // squares, over x
-  cycles += detail::reduce_columns(tile, cgra::ReduceOp::Mean, x.a, x.stat0, x.d, x.r);
-  cycles += execute(tile, cgra::ArithVS{ArithOp::Add, Format::FP32, x.stat0, param.epsilon, x.stat0, x.r});
-  cycles += execute(tile, cgra::UnaryV{cgra::UnaryOp::Rsqrt, Format::FP32, x.stat0, x.stat0, x.r});
-  cycles += detail::apply_columns(tile, ArithOp::Mul, x.t, x.stat0, x.d, x.r);
+  cycles += detail::divide_by_root_mean_square(tile, x, param.epsilon, x.stat0);
   return cycles + detail::finish_rows(tile, x, gamma, nullptr, out);
 }
 
