@@ -38,28 +38,14 @@ void expect_matches_reference(const std::vector<Tensor*>& outputs, double tolera
   test::expect_close(interpret(*cc.imported.module, cc.inputs, cc.imported.constants), cc.reference, tolerance);
 }
 
-Tensor* weight(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne) {
-  Tensor* t = ctx.new_tensor(type, ne);
-  test::fill_uniform(*t, rng);
-  t->flags |= kFlagParam;
-  return t;
-}
-
-Tensor* input(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo = -1, float hi = 1) {
-  Tensor* t = ctx.new_tensor(type, ne);
-  test::fill_uniform(*t, rng, lo, hi);
-  t->flags |= kFlagInput;
-  return t;
-}
-
 TEST(CompilerInterpreter, MlpWithEveryActivationMatchesTheReference) {
   // Sizes around the NPU's channel alignment (32, 64, 128), a prime, and one.
   for (int64_t n : {1, 7, 31, 64, 129}) {
     Context ctx;
     Rng rng{unsigned(n)};
-    Tensor* x = input(ctx, rng, DType::F32, {n, 3});
-    Tensor* w1 = weight(ctx, rng, DType::F16, {n, 32});
-    Tensor* b1 = weight(ctx, rng, DType::F32, {32});
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {n, 3});
+    Tensor* w1 = test::random_weight(ctx, rng, DType::F16, {n, 32});
+    Tensor* b1 = test::random_weight(ctx, rng, DType::F32, {32});
     Tensor* h = add(ctx, mul_mat(ctx, w1, x), b1);
     std::vector<Tensor*> outs;
     for (int op = 0; op < kUnaryOpCount; ++op) {
@@ -78,17 +64,17 @@ TEST(CompilerInterpreter, ConvBatchnormReluPoolMatchesTheReference) {
   for (int64_t channels : {3, 32, 64}) {
     Context ctx;
     Rng rng(unsigned(channels) + 7);
-    Tensor* image = input(ctx, rng, DType::F32, {9, 7, channels, 2});
-    Tensor* kernel = weight(ctx, rng, DType::F32, {3, 3, channels, 16});
+    Tensor* image = test::random_input(ctx, rng, DType::F32, {9, 7, channels, 2});
+    Tensor* kernel = test::random_weight(ctx, rng, DType::F32, {3, 3, channels, 16});
     Conv2dParams conv;
     conv.s0 = 2;
     conv.p0 = conv.p1 = 1;
     Tensor* y = conv_2d(ctx, kernel, image, conv);
-    Tensor* mean = weight(ctx, rng, DType::F32, {16});
+    Tensor* mean = test::random_weight(ctx, rng, DType::F32, {16});
     Tensor* var = ctx.new_tensor(DType::F32, {16});
     test::fill_uniform(*var, rng, 0.5f, 2.0f);
     var->flags |= kFlagParam;
-    Tensor* gamma = weight(ctx, rng, DType::F32, {16});
+    Tensor* gamma = test::random_weight(ctx, rng, DType::F32, {16});
     y = relu(ctx, batch_norm(ctx, y, mean, var, gamma, nullptr, 1e-5f));
     Pool2dParams pool;
     Tensor* pooled = pool_2d(ctx, y, pool);
@@ -102,8 +88,8 @@ TEST(CompilerInterpreter, ConvBatchnormReluPoolMatchesTheReference) {
 TEST(CompilerInterpreter, RowOpsViewsAndPermutesMatchTheReference) {
   Context ctx;
   Rng rng(3);
-  Tensor* x = input(ctx, rng, DType::F32, {16, 5, 3});
-  Tensor* mask = input(ctx, rng, DType::F32, {16, 5});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {16, 5, 3});
+  Tensor* mask = test::random_input(ctx, rng, DType::F32, {16, 5});
   std::vector<Tensor*> outs = {
       rms_norm(ctx, x, 1e-5f),
       norm(ctx, x, 1e-5f),
@@ -114,9 +100,10 @@ TEST(CompilerInterpreter, RowOpsViewsAndPermutesMatchTheReference) {
       cont(ctx, view_2d(ctx, x, 4, 6, x->nb[1], 2 * x->nb[0])),
       sum_rows(ctx, x),
       argmax(ctx, reshape(ctx, x, {16, 15})),
-      swiglu(ctx, x, input(ctx, rng, DType::F32, {16, 5, 3})),
+      swiglu(ctx, x, test::random_input(ctx, rng, DType::F32, {16, 5, 3})),
       glu(ctx, x, GluOp::GEGLU, true),
-      get_rows(ctx, weight(ctx, rng, DType::F16, {16, 10}), input(ctx, rng, DType::I32, {4}, 0, 10)),
+      get_rows(ctx, test::random_weight(ctx, rng, DType::F16, {16, 10}),
+               test::random_input(ctx, rng, DType::I32, {4}, 0, 10)),
   };
   expect_matches_reference(outs);
 }
@@ -133,9 +120,9 @@ TEST(CompilerInterpreter, RandomGraphsMatchTheReference) {
 TEST(CompilerInterpreter, LargeAndQuantizedWeightsStayOutsideTheIr) {
   Context ctx;
   Rng rng(11);
-  Tensor* x = input(ctx, rng, DType::F32, {64, 2});
-  Tensor* q = weight(ctx, rng, DType::Q8_0, {64, 48});
-  Tensor* big = weight(ctx, rng, DType::F32, {64, 48});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {64, 2});
+  Tensor* q = test::random_weight(ctx, rng, DType::Q8_0, {64, 48});
+  Tensor* big = test::random_weight(ctx, rng, DType::F32, {64, 48});
   Tensor* out = add(ctx, mul_mat(ctx, q, x), mul_mat(ctx, big, x));
   ImportOptions options;
   options.inline_limit_bytes = 1024;
@@ -148,8 +135,8 @@ TEST(CompilerInterpreter, LargeAndQuantizedWeightsStayOutsideTheIr) {
 TEST(CompilerInterpreter, RefusesMissingOrChangedExternalData) {
   Context ctx;
   Rng rng(5);
-  Tensor* x = input(ctx, rng, DType::F32, {32, 1});
-  Tensor* w = weight(ctx, rng, DType::Q8_0, {32, 4});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {32, 1});
+  Tensor* w = test::random_weight(ctx, rng, DType::Q8_0, {32, 4});
   w->set_name("w");
   test::CompilerContext f;
   ImportedGraph imported = import_graph(f.context, Graph::build(mul_mat(ctx, w, x)));
@@ -197,8 +184,8 @@ TEST(CompilerInterpreter, LlamaPrefillStepGivesTheReferenceLogits) {
 TEST(CompilerImport, PrintedModuleParsesBack) {
   Context ctx;
   Rng rng(1);
-  Tensor* x = input(ctx, rng, DType::F32, {32, 2});
-  Tensor* out = silu(ctx, mul_mat(ctx, weight(ctx, rng, DType::Q8_0, {32, 8}), x));
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {32, 2});
+  Tensor* out = silu(ctx, mul_mat(ctx, test::random_weight(ctx, rng, DType::Q8_0, {32, 8}), x));
   test::CompilerContext f;
   ImportedGraph imported = import_graph(f.context, Graph::build(out));
   std::string text;

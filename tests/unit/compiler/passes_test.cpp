@@ -88,28 +88,15 @@ std::map<std::string, int> expect_frontend_preserves(const std::vector<Tensor*>&
   return counts;
 }
 
-Tensor* weight(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo = -1, float hi = 1) {
-  Tensor* t = ctx.new_tensor(type, ne);
-  test::fill_uniform(*t, rng, lo, hi);
-  t->flags |= kFlagParam;
-  return t;
-}
-
-Tensor* input(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne) {
-  Tensor* t = ctx.new_tensor(type, ne);
-  test::fill_uniform(*t, rng);
-  t->flags |= kFlagInput;
-  return t;
-}
-
 TEST(CompilerPasses, MlpsKeepTheirResults) {
   for (int64_t n : {1, 7, 32, 33, 64, 128}) {
     Context ctx;
     Rng rng(unsigned(n) + 100);
-    Tensor* x = input(ctx, rng, DType::F32, {n, 3});
-    Tensor* h =
-        silu(ctx, add(ctx, mul_mat(ctx, weight(ctx, rng, DType::F16, {n, 31}), x), weight(ctx, rng, DType::F32, {31})));
-    Tensor* y = add(ctx, mul_mat(ctx, weight(ctx, rng, DType::F32, {31, n}), h), weight(ctx, rng, DType::F32, {n}));
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {n, 3});
+    Tensor* h = silu(ctx, add(ctx, mul_mat(ctx, test::random_weight(ctx, rng, DType::F16, {n, 31}), x),
+                              test::random_weight(ctx, rng, DType::F32, {31})));
+    Tensor* y = add(ctx, mul_mat(ctx, test::random_weight(ctx, rng, DType::F32, {31, n}), h),
+                    test::random_weight(ctx, rng, DType::F32, {n}));
     SCOPED_TRACE("n = " + std::to_string(n));
     const auto counts = expect_frontend_preserves({rms_norm(ctx, y, 1e-5f)});
     // The matmul -> add -> silu chain is one pattern group; every weight became a load_const.
@@ -125,13 +112,14 @@ TEST(CompilerPasses, ConvBatchnormReluChainsKeepTheirResults) {
   for (const Case c : {Case{3, 32, 1}, Case{32, 31, 2}, Case{33, 64, 1}, Case{64, 128, 1}}) {
     Context ctx;
     Rng rng(unsigned(c.in * 7 + c.out));
-    Tensor* image = input(ctx, rng, DType::F32, {6, 5, c.in, c.batch});
+    Tensor* image = test::random_input(ctx, rng, DType::F32, {6, 5, c.in, c.batch});
     Conv2dParams conv;
     conv.p0 = conv.p1 = 1;
-    Tensor* y = conv_2d(ctx, weight(ctx, rng, DType::F32, {3, 3, c.in, c.out}), image, conv);
-    Tensor* var = weight(ctx, rng, DType::F32, {c.out}, 0.5f, 2.0f);
-    y = relu(ctx, batch_norm(ctx, y, weight(ctx, rng, DType::F32, {c.out}), var, weight(ctx, rng, DType::F32, {c.out}),
-                             weight(ctx, rng, DType::F32, {c.out}), 1e-5f));
+    Tensor* y = conv_2d(ctx, test::random_weight(ctx, rng, DType::F32, {3, 3, c.in, c.out}), image, conv);
+    Tensor* var = test::random_weight(ctx, rng, DType::F32, {c.out}, 0.5f, 2.0f);
+    y = relu(ctx, batch_norm(ctx, y, test::random_weight(ctx, rng, DType::F32, {c.out}), var,
+                             test::random_weight(ctx, rng, DType::F32, {c.out}),
+                             test::random_weight(ctx, rng, DType::F32, {c.out}), 1e-5f));
     Tensor* pooled = pool_2d(ctx, y, Pool2dParams{});
     SCOPED_TRACE("C " + std::to_string(c.in) + " -> " + std::to_string(c.out) + ", N " + std::to_string(c.batch));
     const auto counts = expect_frontend_preserves({pooled, rms_norm(ctx, pooled, 1e-5f)});

@@ -19,18 +19,10 @@ class Builder {
   size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
   bool coin() { return pick(2) == 0; }
 
-  Tensor* input(std::initializer_list<int64_t> ne) {
-    Tensor* t = ctx_.new_tensor(DType::F32, ne);
-    fill_uniform(*t, rng_);
-    t->flags |= kFlagInput;
-    return t;
-  }
+  Tensor* input(std::initializer_list<int64_t> ne) { return random_input(ctx_, rng_, DType::F32, ne); }
 
   Tensor* weight(DType type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f) {
-    Tensor* t = ctx_.new_tensor(type, ne);
-    fill_uniform(*t, rng_, lo, hi);
-    t->flags |= kFlagParam;
-    return t;
+    return random_weight(ctx_, rng_, type, ne, lo, hi);
   }
 
   // One random op on `a` (and sometimes another value of the pool).
@@ -81,6 +73,20 @@ class Builder {
 };
 
 }  // namespace
+
+Tensor* random_input(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  Tensor* t = ctx.new_tensor(type, ne);
+  fill_uniform(*t, rng, lo, hi);
+  t->flags |= kFlagInput;
+  return t;
+}
+
+Tensor* random_weight(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  Tensor* t = ctx.new_tensor(type, ne);
+  fill_uniform(*t, rng, lo, hi);
+  t->flags |= kFlagParam;
+  return t;
+}
 
 std::vector<Tensor*> random_graph(Context& ctx, uint32_t seed, const RandomGraphOptions& options) {
   Builder b(ctx, seed);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/tensor_utils.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/tensor.h"
 
@@ -15,6 +16,13 @@ struct RandomGraphOptions {
   int min_ops = 3;
   int max_ops = 12;
 };
+
+// A graph input (kFlagInput) or weight (kFlagParam) of `type` and shape `ne`, filled uniformly in
+// [lo, hi).
+Tensor* random_input(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo = -1.0f,
+                     float hi = 1.0f);
+Tensor* random_weight(Context& ctx, Rng& rng, DType type, std::initializer_list<int64_t> ne, float lo = -1.0f,
+                      float hi = 1.0f);
 
 // The outputs of a random graph built in `ctx` (an allocating context); the same seed gives the
 // same graph.
