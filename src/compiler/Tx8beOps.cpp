@@ -472,6 +472,35 @@ LogicalResult GroupOp::verify() {
   if (int32_t(getSpStageNum()) < 1) {
     return emitOpError() << "sp_stage_num must be at least 1, got " << int32_t(getSpStageNum());
   }
+  if (auto sharding = getShardingAttr()) {
+    for (int32_t parts : sharding.asArrayRef()) {
+      if (parts < 1) return emitOpError() << "sharding parts must be at least 1, got " << parts;
+    }
+  }
+  if (auto slice = getSliceAttr()) {
+    if (auto sharding = getShardingAttr(); sharding && sharding.size() != slice.size()) {
+      return emitOpError() << "slice has " << slice.size() << " dimensions but sharding has " << sharding.size();
+    }
+    for (int64_t extent : slice.asArrayRef()) {
+      if (extent < 1) return emitOpError() << "slice extents must be at least 1, got " << extent;
+    }
+  }
+  if (auto steps = getStepsAttr(); steps && steps.getInt() < 1) {
+    return emitOpError() << "steps must be at least 1, got " << steps.getInt();
+  }
+  if (auto pipeline = getPipelineAttr()) {
+    const int64_t ops = int64_t(getBodyBlock().getOperations().size());
+    for (auto cycleAttr : pipeline.getAsRange<DenseI64ArrayAttr>()) {
+      ArrayRef<int64_t> cycle = cycleAttr.asArrayRef();
+      if (cycle.size() % 2 != 0) return emitOpError() << "a pipeline cycle holds (op index, step) pairs";
+      for (size_t i = 0; i < cycle.size(); i += 2) {
+        if (cycle[i] < 0 || cycle[i] >= ops || cycle[i + 1] < 0) {
+          return emitOpError() << "pipeline item (" << cycle[i] << ", " << cycle[i + 1]
+                               << ") names no op of the body or a negative step";
+        }
+      }
+    }
+  }
   return verify_region_op(*this);
 }
 

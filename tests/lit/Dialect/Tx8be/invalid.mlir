@@ -88,3 +88,25 @@ func.func @layout_per_operand_count(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = tx8be.relu %a {layout_str = "Tensor-Tensor-Tensor"} : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @plan_slice_rank(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{slice has 1 dimensions but sharding has 2}}
+  %0 = tx8be.group(%a) {sharding = [:i32 2, 2], slice = [:i64 4]} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>):
+    tx8be.yield %x : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @plan_pipeline_item(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{pipeline item (7, 0) names no op of the body or a negative step}}
+  %0 = tx8be.group(%a) {pipeline = [[:i64 0, 0], [:i64 7, 0]]} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>):
+    tx8be.yield %x : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}

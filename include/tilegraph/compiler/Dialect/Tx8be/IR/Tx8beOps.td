@@ -404,6 +404,10 @@ def Tx8be_GroupOp : Tx8be_RegionOp<"group"> {
     only N/H/T). `group_id` numbers groups (-1: not yet), `template_id` names a group whose
     schedule this one reuses (< 0: none), `need_barrier` synchronizes the tiles after it,
     `dev_region` is the rectangle of tiles it runs on, `spm_alloc_size` its SPM bytes.
+    The plan the back-end passes choose (GroupPlan.h): `sharding` (parts per dimension of the
+    primary result over the tiles), `slice` (its per-step shape on one tile), `steps` (per
+    tile), `pipeline` (per pipeline cycle, the (op index, step) pairs issued together),
+    `spm_lower_bound` (the most bytes live at once) and `estimated_cycles`.
   }];
   let arguments = (ins Variadic<Tx8be_Tensor>:$inputs,
                    DefaultValuedAttr<BoolAttr, "false">:$pipeline_parallel,
@@ -413,7 +417,13 @@ def Tx8be_GroupOp : Tx8be_RegionOp<"group"> {
                    OptionalAttr<I32Attr>:$group_tag,
                    DefaultValuedAttr<BoolAttr, "true">:$need_barrier,
                    DefaultValuedAttr<I32Attr, "-1">:$group_id,
-                   DefaultValuedAttr<I32Attr, "-1">:$template_id);
+                   DefaultValuedAttr<I32Attr, "-1">:$template_id,
+                   OptionalAttr<DenseI32ArrayAttr>:$sharding,
+                   OptionalAttr<DenseI64ArrayAttr>:$slice,
+                   OptionalAttr<I64Attr>:$steps,
+                   OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr, "pipeline cycles">>:$pipeline,
+                   OptionalAttr<I64Attr>:$spm_lower_bound,
+                   OptionalAttr<I64Attr>:$estimated_cycles);
 }
 
 def Tx8be_SubgraphOp : Tx8be_RegionOp<"subgraph"> {

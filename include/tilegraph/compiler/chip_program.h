@@ -1,0 +1,85 @@
+#pragma once
+// A core graph compiled for the TX8 chip: the whole compiler (import, the front-end and back-end
+// pass pipelines, code generation, the JIT) behind one call, and the program it produces. This is
+// what the tx8 backend calls and caches (capture = compile); it needs no MLIR header.
+//
+//   CompileOptions options;                    // the chip, the group patterns, progress
+//   auto program = compile_graph(graph, options);
+//   DdrBinding where = ...;                    // the graph's tensors' places in the chip's DDR
+//   program->run(chip, where);                 // issues every tile's instructions to `chip`
+//
+// The program refers to the graph's tensors by position (ImportedGraph::arguments / results,
+// constants by key), never by pointer, so a step graph rebuilt with the same structure runs the
+// same program with a new binding.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tilegraph/core/graph.h"
+#include "tilegraph/sim/chip.h"
+#include "tilegraph/sim/chip_config.h"
+
+namespace tg::compiler {
+
+struct CompileProgress {
+  std::string_view stage;  // "import", "front end", "group-cost", "codegen", "jit"
+  size_t done = 0;         // units of the stage finished (groups, kernels)
+  size_t total = 0;
+};
+
+struct CompileOptions {
+  sim::ChipConfig chip;
+  std::string group_patterns_file;                       // extra group-pattern file ("": the built-in set only)
+  std::function<void(const CompileProgress&)> progress;  // may be empty
+};
+
+// Per compiled group, what `tilegraph compile --report` prints.
+struct GroupReport {
+  int group_id = 0;
+  std::string ops;                // "matmul+add+silu"
+  std::vector<int32_t> sharding;  // parts per dim of the group's result over tiles
+  std::vector<int64_t> slice;     // per-step shape of the result on one tile
+  int64_t steps = 0;              // steps per tile
+  uint64_t spm_peak = 0;          // bytes of SPM the allocation uses
+  uint64_t spm_lower_bound = 0;   // the most bytes live at one time
+  uint64_t estimated_cycles = 0;  // the search's cost model
+  uint64_t simulated_cycles = 0;  // measured on the C-model (0 until run)
+};
+
+struct CompileReport {
+  std::vector<GroupReport> groups;
+  double compile_seconds = 0;
+  uint64_t jit_compiles = 0;  // kernels the JIT built (not found in its caches)
+};
+
+// Where a program's tensors live in the chip's DDR when it runs.
+struct DdrBinding {
+  std::vector<uint64_t> arguments;  // one per graph argument (non-weight leaf), in import order
+  std::vector<uint64_t> results;    // one per result; a state result may be its argument's address
+  // The address of a weight already in DDR, by its constant key (its GGUF tensor name); returns
+  // sim::kNoAddress for weights the program must place itself.
+  std::function<uint64_t(std::string_view key)> constant;
+  uint64_t scratch = 0;  // ChipProgram::scratch_bytes() of DDR the program may use for itself
+};
+
+class ChipProgram {
+ public:
+  virtual ~ChipProgram() = default;
+  // DDR bytes the program needs for intermediates and the weights it places itself.
+  virtual uint64_t scratch_bytes() const = 0;
+  // Issues every tile's instructions to `chip` (in an order that is correct sequentially, the
+  // waits and barriers stated) and returns the schedule's report of this run alone.
+  virtual sim::ChipReport run(sim::Chip& chip, const DdrBinding& binding) = 0;
+  virtual const CompileReport& report() const = 0;
+  virtual size_t host_bytes() const = 0;  // host memory held (the graph cache's byte bound)
+};
+
+// Throws tg::Error naming the node or group for what the chip cannot run; a backend asks
+// `chip_supports` per node first and compiles only runs of supported nodes.
+std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOptions& options);
+bool chip_supports(const Tensor& node, std::string* why = nullptr);
+
+}  // namespace tg::compiler
