@@ -82,6 +82,9 @@ class ChipProgram {
   virtual ~ChipProgram() = default;
   // DDR bytes the program needs for intermediates and the weights it places itself.
   virtual uint64_t scratch_bytes() const = 0;
+  // Bytes of each argument and of each result, in DdrBinding order.
+  virtual const std::vector<uint64_t>& argument_bytes() const = 0;
+  virtual const std::vector<uint64_t>& result_bytes() const = 0;
   // Issues every tile's instructions to `chip` (in an order that is correct sequentially, the
   // waits and barriers stated) and returns the schedule's report of this run alone.
   virtual sim::ChipReport run(sim::Chip& chip, const DdrBinding& binding) = 0;
