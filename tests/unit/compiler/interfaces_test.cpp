@@ -85,7 +85,7 @@ func.func @t(%x: tensor<3x4x5x6xf32>) -> tensor<3x5x6x4xf32> {
   EXPECT_EQ(transpose.getLayoutStr(), "NHWC");
 }
 
-TEST(CompilerInterfaces, ElementwiseShardingFollowsTheOutputExceptOnRepeatedDimensions) {
+TEST(CompilerInterfaces, ShardingFollowsTheOutputExceptOnRepeatedDimensions) {
   Parsed p(kCnn);
   auto add = p.first<AddOp>();
   ShardingSplitParam out{{2, 4, 1, 1}, {1, 1, 5, 1}};
@@ -94,11 +94,12 @@ TEST(CompilerInterfaces, ElementwiseShardingFollowsTheOutputExceptOnRepeatedDime
   EXPECT_EQ(split[0].outSharding, (std::vector<int32_t>{2, 4, 1, 1}));
   EXPECT_EQ(split[1].outSharding, (std::vector<int32_t>{1, 4, 1, 1}));  // batch 1: repeated
   EXPECT_EQ(split[1].outSplit, (std::vector<int32_t>{1, 1, 5, 1}));
-  // The batchnorm is not elementwise: its operands are loaded whole.
+  // The batchnorm's per-channel vectors follow the channel axis only.
   auto bn = p.first<BatchNormInferenceOp>();
   const std::vector<ShardingSplitParam> bn_split = cast<ShardingInterface>(bn.getOperation()).tileShardingSplit(out);
   ASSERT_EQ(bn_split.size(), 5u);
-  EXPECT_TRUE(bn_split[0].outSharding.empty());
+  EXPECT_EQ(bn_split[0].outSharding, (std::vector<int32_t>{2, 4, 1, 1}));
+  EXPECT_EQ(bn_split[1].outSharding, (std::vector<int32_t>{4}));
   const std::vector<WindowParam> window =
       cast<ShardingInterface>(add.getOperation()).backWindow(WindowParam{{1, 0, 2, 0}, {1, 16, 3, 4}});
   ASSERT_EQ(window.size(), 2u);
