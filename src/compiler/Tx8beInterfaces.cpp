@@ -8,12 +8,14 @@
 
 #include "core_bridge.h"
 #include "cost_model.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/compiler/constant_data.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/reference.h"
+#include "tilegraph/sim/chip_config.h"
 
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8beInterfaces.cpp.inc"
 
@@ -212,26 +214,20 @@ EngineKind engine_kind(Operation* op) {
 
 }  // namespace
 
-uint64_t estimateClockCycles(Operation* op) {
-  Context context(ContextOptions{.no_alloc = true});
-  std::string error;
-  Tensor* node = core_node_of_types(op, context, error);
-  if (node) return estimate_cycles(*node, engine_kind(op));
-  // Ops without a core node move their result's bytes.
-  RankedTensorType out = result_type(op);
-  if (!out) return 0;
+uint64_t opClockCycles(Operation* op) {
   try {
-    return estimate_cycles(*core_tensor(context, out), EngineKind::Dma);
+    return queryOpCost(op, sim::ChipConfig{}).cycles;
   } catch (const Error&) {
-    return 0;  // a type the verifier rejects
+    return 0;  // an op without one ranked result, or a type the verifier rejects
   }
 }
 
-uint32_t estimateImmSpSize(Operation* op) {
-  Context context(ContextOptions{.no_alloc = true});
-  std::string error;
-  Tensor* node = core_node_of_types(op, context, error);
-  return node ? estimate_scratch_bytes(*node) : 0;
+uint32_t opImmSpSize(Operation* op) {
+  try {
+    return uint32_t(std::min<uint64_t>(queryOpCost(op, sim::ChipConfig{}).immBytes, UINT32_MAX));
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 OpAttr defaultOpAttr(Operation* op) {

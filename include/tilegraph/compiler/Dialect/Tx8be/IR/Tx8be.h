@@ -49,8 +49,9 @@ std::vector<ShardingSplitParam> defaultTileShardingSplit(mlir::Operation* op, Sh
 std::vector<SliceParam> defaultTemporalSliceShape(mlir::Operation* op, SliceParam& param);
 std::vector<WindowParam> defaultBackWindow(mlir::Operation* op, const WindowParam& param);
 std::string defaultOpCode(mlir::Operation* op, const OpCodeParam& param);
-uint64_t estimateClockCycles(mlir::Operation* op);
-uint32_t estimateImmSpSize(mlir::Operation* op);
+// The OpCost.h query of the whole output on the default chip (0 for an op it cannot cost).
+uint64_t opClockCycles(mlir::Operation* op);
+uint32_t opImmSpSize(mlir::Operation* op);
 OpAttr defaultOpAttr(mlir::Operation* op);
 mlir::LogicalResult computeThroughCore(mlir::Operation* op, ComputeParam& param);
 mlir::LogicalResult verifyThroughCore(mlir::Operation* op);
