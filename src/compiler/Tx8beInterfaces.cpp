@@ -65,6 +65,21 @@ std::string type_string(Type type) {
 
 }  // namespace tg::compiler
 
+namespace tg::compiler::tx8be {
+
+Operation* producer_across_regions(Value value) {
+  while (auto argument = value.dyn_cast<BlockArgument>()) {
+    Operation* owner = argument.getOwner()->getParentOp();
+    if (!isa_and_nonnull<GroupOp, SubgraphOp>(owner) || argument.getArgNumber() >= owner->getNumOperands()) {
+      return nullptr;
+    }
+    value = owner->getOperand(argument.getArgNumber());
+  }
+  return value.getDefiningOp();
+}
+
+}  // namespace tg::compiler::tx8be
+
 namespace tg::compiler::tx8be::detail {
 
 namespace {
@@ -178,7 +193,7 @@ bool transmitsLayout(Operation* op) {
 
 LogicalResult inferLayoutFromFirstOperand(Operation* op) {
   if (!transmitsLayout(op)) return failure();
-  Operation* source = op->getOperand(0).getDefiningOp();
+  Operation* source = producer_across_regions(op->getOperand(0));
   // The source's result layout (the last component of a per-operand string).
   const std::string layout =
       source ? layout_component(layout_of(source), source->getNumOperands(), source->getNumOperands()) : "";

@@ -37,6 +37,11 @@ std::optional<DType> core_dtype(mlir::Type type);
 // `operands`), or of the result with index == operands; "" when the string has another count.
 std::string layout_component(llvm::StringRef layout, unsigned index, unsigned operands);
 
+// Where a value comes from across region boundaries: the op defining it or, for an argument of
+// a group's or subgraph's body, the op defining the region op's matching operand (null for a
+// function argument).
+mlir::Operation* producer_across_regions(mlir::Value value);
+
 // The interfaces' default implementations (Tx8beInterfaces.td); each works from the op's core
 // node where it needs one.
 namespace detail {
