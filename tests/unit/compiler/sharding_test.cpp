@@ -725,6 +725,13 @@ TEST(CompilerSharding, BadQueriesAreRefused) {
   EXPECT_TRUE(relu.op().backWindow(WindowParam{{3, 0}, {2, 8}}).empty());  // past the end
   SliceParam zero{{0, 8}};
   EXPECT_TRUE(relu.op().temporalSliceShape(zero).empty());
+  // An empty tensor has no window to cut.
+  OneOp empty(OpCase{"add", "", {{DType::F32, {0, 8}}, {DType::F32, {1, 8}}}, DType::F32, {0, 8}});
+  EXPECT_TRUE(empty.op().backWindow(WindowParam{{0, 0}, {1, 8}}).empty());
+  SliceParam empty_step{{0, 8}};
+  EXPECT_TRUE(empty.op().temporalSliceShape(empty_step).empty());
+  ShardingSplitParam whole{{1, 2}, {}};
+  EXPECT_EQ(empty.op().tileShardingSplit(whole).size(), 2u);
 }
 
 }  // namespace
