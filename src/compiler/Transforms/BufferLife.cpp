@@ -8,7 +8,7 @@
 #include <llvm/ADT/DenseMap.h>
 
 #include "SwPipeline.h"
-#include "tilegraph/core/dtype.h"
+#include "WindowBytes.h"
 
 namespace tg::compiler::tx8be {
 
@@ -84,26 +84,20 @@ void extend(std::map<int64_t, LiveInterval>& perStep, int64_t step, int64_t cycl
   }
 }
 
-uint64_t elements(llvm::ArrayRef<int64_t> shape) {
-  uint64_t count = 1;
-  for (int64_t extent : shape) count *= uint64_t(std::max<int64_t>(extent, 0));
-  return count;
-}
-
-}  // namespace
-
+// The bytes of `value`'s per-step window on one tile: its slice in `split`, the whole tensor when
+// the split does not name it.
 uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   auto type = value.getType().dyn_cast<mlir::RankedTensorType>();
   if (!type) return 0;
-  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   for (const ValueSlicing& slicing : split.values) {
-    if (slicing.value == value && slicing.slice.size() == shape.size()) shape = slicing.slice;
+    if (slicing.value == value && int64_t(slicing.slice.size()) == type.getRank()) {
+      return window_bytes(type, slicing.slice);
+    }
   }
-  const std::optional<DType> dtype = core_dtype(type.getElementType());
-  if (!dtype) return 0;
-  if (shape.empty()) return row_size(*dtype, 1);
-  return uint64_t(row_size(*dtype, shape.back())) * elements(llvm::ArrayRef<int64_t>(shape).drop_back());
+  return window_bytes(type, type.getShape());
 }
+
+}  // namespace
 
 std::vector<LiveInterval> mergeLifetimes(std::vector<LiveInterval> intervals) {
   std::sort(intervals.begin(), intervals.end(),

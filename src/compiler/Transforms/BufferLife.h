@@ -42,8 +42,4 @@ std::vector<LiveInterval> mergeLifetimes(std::vector<LiveInterval> intervals);
 // Whether two merged interval lists share a cycle.
 bool lifetimesOverlap(const std::vector<LiveInterval>& a, const std::vector<LiveInterval>& b);
 
-// The bytes of `value`'s per-step window on one tile (its ValueSlicing's slice in `split`, the
-// whole tensor when the split does not name it), before alignment.
-uint64_t windowBytes(mlir::Value value, const DataSplit& split);
-
 }  // namespace tg::compiler::tx8be

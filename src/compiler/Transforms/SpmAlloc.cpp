@@ -106,13 +106,19 @@ PlanStatus allocateSpm(GroupOp group, const DataSplit& split, const Pipeline& pi
   spm = SpmPlan{};
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferLife& buffer = buffers[i];
-    spm.buffers.push_back(SpmBuffer{.value = buffer.value,
-                                    .scratchOf = buffer.scratchOf,
-                                    .bytes = buffer.bytes,
-                                    .copies = buffer.copies,
-                                    .firstCycle = buffer.intervals.front().first,
-                                    .lastCycle = buffer.intervals.back().last,
-                                    .offset = offsets[i]});
+    const SpmBuffer placed{.scratchOf = buffer.scratchOf,
+                           .bytes = buffer.bytes,
+                           .copies = buffer.copies,
+                           .firstCycle = buffer.intervals.front().first,
+                           .lastCycle = buffer.intervals.back().last,
+                           .offset = offsets[i]};
+    if (buffer.scratchOf) spm.buffers.push_back(placed);
+    // Every value of an in-place chain is listed, at the chain's offset: each op's dev_info
+    // names the buffer it writes.
+    for (mlir::Value member : buffer.members) {
+      spm.buffers.push_back(placed);
+      spm.buffers.back().value = member;
+    }
   }
   spm.peak = peak;
   spm.lowerBound = liveBytesBound(buffers);

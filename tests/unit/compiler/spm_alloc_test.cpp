@@ -7,6 +7,7 @@
 // within 5% of the most bytes live in one cycle. The ratio of every group is printed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -129,16 +130,34 @@ void expectValidPlans(mlir::ModuleOp module, const std::string& name, std::vecto
       SpmPlan spm;
       const PlanStatus status = allocateSpm(group, split, pipeline, chip, spm);
       const std::vector<BufferLife> lives = bufferLives(group, split, pipeline);
-      ASSERT_EQ(lives.size(), spm.buffers.size());
+      // The placed buffer of each life: its root value's (every value of an in-place chain is
+      // listed at the chain's offset) or its op's scratch.
+      std::vector<const SpmBuffer*> placed;
+      size_t listed = 0;
+      for (const BufferLife& life : lives) {
+        listed += life.scratchOf ? 1 : life.members.size();
+        auto it = std::find_if(spm.buffers.begin(), spm.buffers.end(), [&](const SpmBuffer& b) {
+          return life.scratchOf ? !b.value && b.scratchOf == life.scratchOf : b.value == life.value;
+        });
+        ASSERT_NE(it, spm.buffers.end());
+        for (mlir::Value member : life.members) {
+          auto entry = std::find_if(spm.buffers.begin(), spm.buffers.end(),
+                                    [&](const SpmBuffer& b) { return b.value == member; });
+          ASSERT_NE(entry, spm.buffers.end());
+          EXPECT_EQ(entry->offset, it->offset);
+        }
+        placed.push_back(&*it);
+      }
+      EXPECT_EQ(listed, spm.buffers.size());
       for (size_t i = 0; i < lives.size(); ++i) {
-        const SpmBuffer& a = spm.buffers[i];
+        const SpmBuffer& a = *placed[i];
         EXPECT_EQ(a.offset % kSpmAlign, 0u);
         EXPECT_EQ(a.bytes % kSpmAlign, 0u);
         EXPECT_GT(a.bytes, 0u);
         EXPECT_LE(a.offset + a.bytes * a.copies, spm.peak);
         for (size_t j = i + 1; j < lives.size(); ++j) {
           if (!lifetimesOverlap(lives[i].intervals, lives[j].intervals)) continue;
-          const SpmBuffer& b = spm.buffers[j];
+          const SpmBuffer& b = *placed[j];
           EXPECT_TRUE(a.offset + a.bytes * a.copies <= b.offset || b.offset + b.bytes * b.copies <= a.offset)
               << "buffers " << i << " and " << j << " are live together in the same bytes";
         }
@@ -292,9 +311,13 @@ TEST(SwPipeline, LoadsOfTheNextStepAndStoresOfThePreviousOverlapTheCompute) {
   ASSERT_EQ(allocateSpm(group, split, pipeline, sim::ChipConfig{}, spm), PlanStatus::Ok);
   // The weight once for all steps; the load's buffer, extended in place by add and relu, with one
   // copy per step in flight (loaded, computed, stored: three).
-  ASSERT_EQ(spm.buffers.size(), 2u);
+  // Listed per value: the load, the add and the relu at one offset, then the weight.
+  ASSERT_EQ(spm.buffers.size(), 4u);
   const SpmBuffer& x = spm.buffers[0];
-  const SpmBuffer& w = spm.buffers[1];
+  const SpmBuffer& w = spm.buffers[3];
+  EXPECT_EQ(spm.buffers[1].offset, x.offset);
+  EXPECT_EQ(spm.buffers[2].offset, x.offset);
+  EXPECT_TRUE(mlir::isa<ReluOp>(spm.buffers[2].value.getDefiningOp()));
   EXPECT_EQ(w.copies, 1);
   EXPECT_EQ(w.bytes, 256u);
   EXPECT_EQ(w.firstCycle, 0);
