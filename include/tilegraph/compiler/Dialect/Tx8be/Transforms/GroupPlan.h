@@ -68,7 +68,9 @@ struct Pipeline {
   std::vector<std::vector<PipelineItem>> cycles;
 };
 
-// SA: one SPM buffer (a value's, or an op's scratch) with its lifetime in pipeline cycles.
+// SA: one SPM buffer (a value's, or an op's scratch) with its lifetime in pipeline cycles. The
+// values of an in-place chain (OpAttr::memInplace) share one buffer: each is listed, with the
+// same offset, copies and lifetime. bytes is one copy rounded up to 256 (SPM alignment).
 struct SpmBuffer {
   mlir::Value value;  // null for scratch
   mlir::Operation* scratchOf = nullptr;
