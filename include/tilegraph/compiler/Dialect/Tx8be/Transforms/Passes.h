@@ -26,6 +26,7 @@ std::unique_ptr<mlir::Pass> createGroupOptimizationPass();
 std::unique_ptr<mlir::Pass> createGroupLdStPass();
 std::unique_ptr<mlir::Pass> createGroupMappingPass();
 std::unique_ptr<mlir::Pass> createDataSplitPass();
+std::unique_ptr<mlir::Pass> createEstimatePass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
 // in order, on a module.

@@ -187,4 +187,22 @@ def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
   ];
 }
 
+def Estimate : Pass<"estimate", "::mlir::ModuleOp"> {
+  let summary = "Estimates the cycles of every group's plan (estimated_cycles)";
+  let description = [{
+    Reads each group's plan (it needs a pipeline: run sw-pipeline first) and writes
+    `estimated_cycles`: per pipeline cycle the most any engine is busy with that cycle's items
+    on tile 0 (loads and stores by their DDR bursts over the DMA's bandwidth or the tile's share
+    of the DDR's, ops by their OpLib cycles scaled to the step's window), summed over the cycles
+    (src/compiler/Transforms/Estimate.cpp states the formula). Groups working in DDR
+    (group_tag 2) are left alone.
+  }];
+  let constructor = "::tg::compiler::tx8be::createEstimatePass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+  ];
+}
+
 #endif  // TILEGRAPH_COMPILER_TX8BE_PASSES_TD
