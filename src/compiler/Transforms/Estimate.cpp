@@ -63,11 +63,11 @@ uint64_t ddr_bytes(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> window, 
 
 struct ItemCost {
   const sim::ChipConfig& chip;
-  uint64_t dmaShare;  // each tile's share of the DDR bandwidth, bytes per cycle (at least 1)
+  double dmaShare;  // each tile's share of the DDR bandwidth, bytes per cycle
 
   uint64_t transfer(const sim::DmaConfig& dma, mlir::Value value, llvm::ArrayRef<int64_t> window) const {
     auto type = value.getType().cast<mlir::RankedTensorType>();
-    const double bandwidth = std::min<double>(dma.bytes_per_cycle, double(dmaShare));
+    const double bandwidth = std::min(dma.bytes_per_cycle, dmaShare);
     return uint64_t(dma.latency_cycles) +
            uint64_t(std::ceil(double(ddr_bytes(type, window, chip.ddr.burst_bytes)) / bandwidth));
   }
@@ -92,7 +92,7 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
   const llvm::ArrayRef<int64_t> shape = primaryValue(group).getType().cast<mlir::ShapedType>().getShape();
   int64_t tiles = 1;
   for (int32_t parts : split.sharding) tiles *= parts;
-  const ItemCost cost{chip, std::max<uint64_t>(1, uint64_t(chip.ddr.bytes_per_cycle / double(tiles)))};
+  const ItemCost cost{chip, chip.ddr.bytes_per_cycle / double(tiles)};
 
   // Tile 0's windows of every value, per step (computed once per step the pipeline names).
   llvm::DenseMap<int64_t, llvm::DenseMap<mlir::Value, WindowParam>> windows_of_step;

@@ -4,12 +4,12 @@
 // RUN: tilegraph-opt --estimate --split-input-file %s | FileCheck %s
 
 // Four tiles, two steps of 8 x 96 f32 (3072 contiguous bytes, 48 bursts) each: a tile's share
-// of the DDR is 204.8 / 4 = 51 B/cycle, below the DMA's 64, so a load or a store takes
-// 256 + ceil(3072 / 51) = 317 cycles. The relu of a step (its whole-op 448 OpLib cycles scaled
-// by 768 / 6144 elements: 56) hides under the load or store beside it; the four pipeline cycles
-// are each 317: 1268.
+// of the DDR is 204.8 / 4 = 51.2 B/cycle, below the DMA's 64, so a load or a store takes
+// 256 + 3072 / 51.2 = 316 cycles. The relu of a step (its whole-op 448 OpLib cycles scaled by
+// 768 / 6144 elements: 56) hides under the load or store beside it; the four pipeline cycles are
+// each 316: 1264.
 // CHECK-LABEL: func.func @four_tiles
-// CHECK: tx8be.group{{.*}}estimated_cycles = 1268 : i64
+// CHECK: tx8be.group{{.*}}estimated_cycles = 1264 : i64
 func.func @four_tiles(%x: tensor<64x96xf32>) -> tensor<64x96xf32> {
   %0 = tx8be.group(%x) {group_tag = 0 : i32, sharding = [:i32 4, 1], slice = [:i64 8, 96], steps = 2 : i64,
                         pipeline = [[:i64 0, 0], [:i64 1, 0, 0, 1], [:i64 2, 0, 1, 1], [:i64 2, 1]]} : (tensor<64x96xf32>) -> tensor<64x96xf32> {
