@@ -222,14 +222,16 @@ int32_t group_tiles(GroupOp group, const sim::ChipConfig& chip) {
   return chip.tile_count();
 }
 
-}  // namespace
-
+// Whether a value of the body sits in SPM: every op result except a store's (in DDR) and a
+// constant the consumer reads in DDR (bypass_codegen).
 bool heldInSpm(mlir::Value value) {
   mlir::Operation* op = value.getDefiningOp();
   if (!op || mlir::isa<StoreVarOp>(op)) return false;
   if (auto load = mlir::dyn_cast<LoadConstOp>(op); load && load.getBypassCodegen().value_or(false)) return false;
   return true;
 }
+
+}  // namespace
 
 uint64_t spmBytesNeeded(const DataSplit& split, const sim::ChipConfig& chip) {
   uint64_t bytes = 0;
