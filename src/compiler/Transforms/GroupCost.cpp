@@ -4,7 +4,7 @@
 //   2. the template memo: a group whose GroupKey (GroupCost.h) an earlier group of this run had
 //      takes that group's plan, rebound to its own ops, and `template_id` = that group's id (the
 //      32 identical layers of a llama model are searched once);
-//   3. the slice space: the candidates of ShardingCandidates.h for the primary result over the
+//   3. the slice space (SliceSpace): the candidates of ShardingCandidates.h for the primary result over the
 //      group's tiles (its dev_region, else the chip's mesh), each run through the stages
 //      dataSplit -> buildPipeline -> allocateSpm -> estimateCycles; a candidate an op refuses or
 //      whose buffers fit no slice is skipped;
@@ -75,6 +75,39 @@ GroupPlan rebind(const GroupPlan& plan, GroupOp from, GroupOp to) {
   return out;
 }
 
+// The TX8 toolchain's SliceSpace: one group's search, its candidates (the ShardingLevel) and
+// what the stages made of them so far.
+struct SliceSpace {
+  GroupOp group;
+  const sim::ChipConfig& chip;
+  std::vector<std::vector<int32_t>> shardings;
+  std::optional<GroupPlan> best;  // the cheapest candidate that fits, the first of equal ones
+  uint64_t leastNeeded = std::numeric_limits<uint64_t>::max();  // SPM bytes, over the candidates that did not fit
+
+  SliceSpace(GroupOp g, const sim::ChipConfig& c) : group(g), chip(c) {
+    auto type = primaryValue(group).getType().cast<mlir::RankedTensorType>();
+    const uint64_t element = std::max<uint64_t>(1, window_bytes(type, {1}));
+    shardings = shardingCandidates(type.getShape(), group_tiles(group, chip), element, chip.ddr.burst_bytes);
+  }
+
+  // One candidate through dataSplit -> buildPipeline -> allocateSpm -> estimateCycles.
+  void tryCandidate(llvm::ArrayRef<int32_t> sharding) {
+    GroupPlan plan;
+    plan.status = dataSplit(group, sharding, chip, plan.split);
+    if (plan.status == PlanStatus::SpmAllocFailed)
+      leastNeeded = std::min(leastNeeded, spmBytesNeeded(plan.split, chip));
+    if (plan.status != PlanStatus::Ok) return;
+    plan.pipeline = buildPipeline(group, plan.split);
+    plan.status = allocateSpm(group, plan.split, plan.pipeline, chip, plan.spm);
+    if (plan.status != PlanStatus::Ok) {
+      leastNeeded = std::min(leastNeeded, plan.spm.peak);
+      return;
+    }
+    plan.estimatedCycles = estimateCycles(group, plan, chip);
+    if (!best || plan.estimatedCycles < best->estimatedCycles) best = std::move(plan);
+  }
+};
+
 struct GroupCostPass : public GroupCostBase<GroupCostPass> {
   explicit GroupCostPass(GroupCostCounts* counts = nullptr) : counts_out(counts) {}
   GroupCostCounts* counts_out;
@@ -127,37 +160,20 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
   }
 
   std::optional<GroupPlan> search(GroupOp group) {
-    const mlir::Value primary = primaryValue(group);
-    auto type = primary.getType().cast<mlir::RankedTensorType>();
-    const uint64_t element = std::max<uint64_t>(1, window_bytes(type, {1}));
-    std::optional<GroupPlan> best;
-    uint64_t least_needed = std::numeric_limits<uint64_t>::max();
-    for (const std::vector<int32_t>& sharding :
-         shardingCandidates(type.getShape(), group_tiles(group, chip), element, chip.ddr.burst_bytes)) {
+    SliceSpace space(group, chip);
+    for (const std::vector<int32_t>& sharding : space.shardings) {
       ++counts.candidates;
-      GroupPlan plan;
-      plan.status = dataSplit(group, sharding, chip, plan.split);
-      if (plan.status == PlanStatus::SpmAllocFailed)
-        least_needed = std::min(least_needed, spmBytesNeeded(plan.split, chip));
-      if (plan.status != PlanStatus::Ok) continue;
-      plan.pipeline = buildPipeline(group, plan.split);
-      plan.status = allocateSpm(group, plan.split, plan.pipeline, chip, plan.spm);
-      if (plan.status != PlanStatus::Ok) {
-        least_needed = std::min(least_needed, plan.spm.peak);
-        continue;
-      }
-      plan.estimatedCycles = estimateCycles(group, plan, chip);
-      if (!best || plan.estimatedCycles < best->estimatedCycles) best = std::move(plan);
+      space.tryCandidate(sharding);
     }
-    if (!best) {
+    if (!space.best) {
       mlir::InFlightDiagnostic error = group.emitOpError() << "(group " << int32_t(group.getGroupId())
                                                            << ") fits no sharding candidate in the tile's SPM of "
                                                            << chip.spm_bytes << " bytes";
-      if (least_needed != std::numeric_limits<uint64_t>::max()) {
-        error << ": the smallest needs " << least_needed << " bytes";
+      if (space.leastNeeded != std::numeric_limits<uint64_t>::max()) {
+        error << ": the smallest needs " << space.leastNeeded << " bytes";
       }
     }
-    return best;
+    return std::move(space.best);
   }
 };
 
