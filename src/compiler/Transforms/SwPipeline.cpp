@@ -12,13 +12,23 @@
 
 #include "SwPipeline.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
 namespace tg::compiler::tx8be {
+
+#define GEN_PASS_CLASSES
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
+
+constexpr int32_t kGroupTagInDdr = 2;
+
+bool worksInDdr(GroupOp group) {
+  auto tag = group.getGroupTagAttr();
+  return tag && tag.getInt() == kGroupTagInDdr;
+}
 
 PipelineEngine pipelineEngine(mlir::Operation* op) {
   if (mlir::isa<LoadVarOp, LoadConstOp>(op)) return PipelineEngine::Load;
   if (mlir::isa<StoreVarOp>(op)) return PipelineEngine::Store;
-  if (mlir::isa<ChannelNormOp, TransposeOp>(op)) return PipelineEngine::TDMA;
   if (auto lib = mlir::dyn_cast<OpLibInterface>(op)) {
     switch (lib.queryOpAttr().engine) {
       case Engine::NE: return PipelineEngine::NE;
@@ -157,5 +167,28 @@ Pipeline buildPipeline(GroupOp group, const DataSplit& split) {
   }
   return pipeline;
 }
+
+namespace {
+
+struct SwPipelinePass : public SwPipelineBase<SwPipelinePass> {
+  void runOnOperation() override {
+    const mlir::WalkResult walked = getOperation().walk([&](GroupOp group) {
+      if (worksInDdr(group)) return mlir::WalkResult::advance();
+      mlir::FailureOr<GroupPlan> plan = readPlan(group);
+      if (mlir::failed(plan)) return mlir::WalkResult::interrupt();
+      plan->pipeline = buildPipeline(group, plan->split);
+      // A placement and an estimate belong to the pipeline they were made for.
+      plan->spm = SpmPlan{};
+      plan->estimatedCycles = 0;
+      writePlan(group, *plan);
+      return mlir::WalkResult::advance();
+    });
+    if (walked.wasInterrupted()) signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createSwPipelinePass() { return std::make_unique<SwPipelinePass>(); }
 
 }  // namespace tg::compiler::tx8be
