@@ -25,6 +25,7 @@ std::unique_ptr<mlir::Pass> createGroupPatternPass();
 std::unique_ptr<mlir::Pass> createGroupOptimizationPass();
 std::unique_ptr<mlir::Pass> createGroupLdStPass();
 std::unique_ptr<mlir::Pass> createGroupMappingPass();
+std::unique_ptr<mlir::Pass> createDataSplitPass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
 // in order, on a module.

@@ -234,4 +234,24 @@ def OptDdr : Pass<"opt-ddr", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
 }
 
+def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
+  let summary = "Cuts every group over its tiles and into per-step slices that fit the SPM";
+  let description = [{
+    Runs the data split (GroupPlan.h's dataSplit) on every group and writes it as the group's
+    plan (sharding, slice, steps; each op's tile_parallel.shape_spatial_sharding and
+    dev_info.temporal_mem_slice). The cut is the group's `sharding` attribute if it has one,
+    else the best-ordered candidate of the search (all the group's tiles over the outer
+    dimensions first) that every op of the body accepts. The slice is the largest whose buffers
+    fit the SPM, halving the outermost dimension that can be walked in steps first. A group that
+    works in DDR (group_tag 2) is left whole: one tile, one step. A given cut an op refuses, or a
+    group that fits at no slice, is an error.
+  }];
+  let constructor = "::tg::compiler::tx8be::createDataSplitPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+  ];
+}
+
 #endif  // TILEGRAPH_COMPILER_TX8BE_PASSES_TD
