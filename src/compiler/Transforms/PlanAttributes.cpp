@@ -4,9 +4,9 @@
 //   - a buffer's lifetime (firstCycle / lastCycle) is the allocator's working data: readPlan
 //     leaves it 0;
 //   - a buffer's bytes are not stored: readPlan takes the distance between its copies when it
-//     has several, else the bytes of its value's slice (WindowBytes.h);
-//   - a pipeline item's engine is not stored: the op's source_type gives Load (0) and Store (2),
-//     its queryOpAttr().engine the rest (NE, CT, DMA as TDMA).
+//     has several, else the bytes of its value's slice (WindowBytes.h) rounded up to the SPM
+//     alignment, as the allocation sizes buffers;
+//   - a pipeline item's engine is not stored: it is the op's (pipelineEngine, SwPipeline.h).
 // A part of the plan not computed yet (no pipeline cycles, no SPM buffers, an estimate of 0) is
 // not written, and an attribute it would replace is removed, so a plan's attributes always
 // describe one plan. A value whose window is the same every step carries the unit attribute
@@ -16,6 +16,8 @@
 #include <llvm/ADT/DenseMap.h>
 #include <mlir/IR/Builders.h>
 
+#include "BufferLife.h"
+#include "SwPipeline.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 
@@ -34,23 +36,6 @@ int32_t source_type_of(PipelineEngine engine) {
   if (engine == PipelineEngine::Load) return kSourceLoad;
   if (engine == PipelineEngine::Store) return kSourceStore;
   return kSourceCompute;
-}
-
-// The stage of an op no pipeline cycle names: by what it is.
-int32_t source_type_of(mlir::Operation* op) {
-  if (mlir::isa<LoadVarOp, LoadConstOp>(op)) return kSourceLoad;
-  if (mlir::isa<StoreVarOp>(op)) return kSourceStore;
-  return kSourceCompute;
-}
-
-PipelineEngine engine_of(mlir::Operation* op, int32_t source_type) {
-  if (source_type == kSourceLoad) return PipelineEngine::Load;
-  if (source_type == kSourceStore) return PipelineEngine::Store;
-  auto lib = mlir::dyn_cast<OpLibInterface>(op);
-  const Engine engine = lib ? lib.queryOpAttr().engine : Engine::CT;
-  if (engine == Engine::NE) return PipelineEngine::NE;
-  if (engine == Engine::DMA) return PipelineEngine::TDMA;
-  return PipelineEngine::CT;
 }
 
 // The body's ops that define a value (every op but the terminator), in order.
@@ -152,7 +137,7 @@ void writePlan(GroupOp group, const GroupPlan& plan) {
       imm_addr = int64_t(scratch->offset);
     }
     auto stage = staged.find(op);
-    const int32_t source_type = stage != staged.end() ? stage->second : source_type_of(op);
+    const int32_t source_type = stage != staged.end() ? stage->second : source_type_of(pipelineEngine(op));
     op->setAttr("dev_info", DevAttr::get(context, imm_size, dev.getMemLayout(), copies > 1, copies,
                                          dev.getOutShapeBufIdx(), slice, source_type, imm_addr, addresses));
   }
@@ -195,8 +180,9 @@ mlir::FailureOr<GroupPlan> readPlan(GroupOp group) {
       buffer.value = op->getResult(0);
       buffer.copies = int32_t(addresses.size());
       buffer.offset = uint64_t(addresses[0]);
+      const uint64_t slice_bytes = window_bytes(type, plan.split.values.back().slice);
       buffer.bytes = addresses.size() > 1 ? uint64_t(addresses[1] - addresses[0])
-                                          : window_bytes(type, plan.split.values.back().slice);
+                                          : (slice_bytes + kSpmAlign - 1) / kSpmAlign * kSpmAlign;
       plan.spm.buffers.push_back(buffer);
     }
     if (dev.getImmAddr() >= 0) {
@@ -217,8 +203,7 @@ mlir::FailureOr<GroupPlan> readPlan(GroupOp group) {
           return group.emitOpError() << "pipeline item names op " << pairs[i] << ", the terminator";
         }
         mlir::Operation* op = ops[size_t(pairs[i])];
-        auto dev = op->getAttrOfType<DevAttr>("dev_info");
-        cycle.push_back({op, pairs[i + 1], engine_of(op, dev ? dev.getSourceType() : source_type_of(op))});
+        cycle.push_back({op, pairs[i + 1], pipelineEngine(op)});
       }
       plan.pipeline.cycles.push_back(std::move(cycle));
     }

@@ -78,7 +78,7 @@ GroupPlan sample_plan(GroupOp group) {
   }
   plan.spm.buffers.push_back({ops[0]->getResult(0), nullptr, 16 * 96 * 4, 2, 0, 1, 0});
   plan.spm.buffers.push_back({ops[1]->getResult(0), nullptr, 16 * 96 * 2, 1, 0, 5, 12288});
-  plan.spm.buffers.push_back({ops[2]->getResult(0), nullptr, 16 * 4, 1, 0, 5, 15360});
+  plan.spm.buffers.push_back({ops[2]->getResult(0), nullptr, 256, 1, 0, 5, 15360});
   plan.spm.buffers.push_back({nullptr, ops[3], 4096, 1, 1, 1, 15424});
   plan.spm.buffers.push_back({ops[6]->getResult(0), nullptr, 16 * 16 * 4, 2, 2, 5, 19520});
   plan.spm.peak = 19520 + 2 * 1024;

@@ -26,6 +26,17 @@ std::unique_ptr<mlir::Pass> createGroupOptimizationPass();
 std::unique_ptr<mlir::Pass> createGroupLdStPass();
 std::unique_ptr<mlir::Pass> createGroupMappingPass();
 std::unique_ptr<mlir::Pass> createDataSplitPass();
+std::unique_ptr<mlir::Pass> createEstimatePass();
+std::unique_ptr<mlir::Pass> createGroupCostPass();
+// What a group-cost run did. The pass also counts it in MLIR pass statistics
+// (--mlir-pass-statistics), which count only where LLVM's statistics are enabled (not in
+// Debian's release LLVM); the same, handed to `counts` (which must outlive the pass).
+struct GroupCostCounts {
+  int64_t searched = 0;    // groups whose candidates were searched
+  int64_t reused = 0;      // groups that took an earlier group's plan (template_id)
+  int64_t candidates = 0;  // candidates run through the stages
+};
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts);
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
 // in order, on a module.

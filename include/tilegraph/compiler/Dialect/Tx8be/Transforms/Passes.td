@@ -254,4 +254,47 @@ def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
   ];
 }
 
+def Estimate : Pass<"estimate", "::mlir::ModuleOp"> {
+  let summary = "Estimates the cycles of every group's plan (estimated_cycles)";
+  let description = [{
+    Reads each group's plan (it needs a pipeline: run sw-pipeline first) and writes
+    `estimated_cycles`: per pipeline cycle the most any engine is busy with that cycle's items
+    on tile 0 (loads and stores by their DDR bursts over the DMA's bandwidth or the tile's share
+    of the DDR's, ops by their OpLib cycles scaled to the step's window), summed over the cycles
+    (src/compiler/Transforms/Estimate.cpp states the formula). Groups working in DDR
+    (group_tag 2) are left alone.
+  }];
+  let constructor = "::tg::compiler::tx8be::createEstimatePass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+  ];
+}
+
+def GroupCost : Pass<"group-cost", "::mlir::ModuleOp"> {
+  let summary = "Searches every group's sharding candidates for the plan of least estimated cycles";
+  let description = [{
+    The TX8 toolchain's GroupCostPass. For each group that loads or stores (group_tag 2 groups
+    are left alone): every cut of its primary result over its tiles (and over fewer tiles), each
+    run through the data split, the software pipeline, the SPM allocation and the estimate; the
+    candidate of fewest estimated cycles among those that fit the SPM is written as the group's
+    plan. A group with the same structure (GroupKey: op names, connections, types, layouts,
+    attributes but ids, addresses and constant data, tag and tile count) as one planned earlier
+    in the same run reuses its plan and names it in `template_id`. A group no candidate fits is
+    an error naming the SPM the smallest would need.
+  }];
+  let constructor = "::tg::compiler::tx8be::createGroupCostPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+  ];
+  let statistics = [
+    Statistic<"searched", "searched", "Groups whose candidates were searched">,
+    Statistic<"reused", "reused", "Groups that took an earlier group's plan (GroupKey)">,
+    Statistic<"candidates", "candidates", "Sharding candidates tried">
+  ];
+}
+
 #endif  // TILEGRAPH_COMPILER_TX8BE_PASSES_TD

@@ -1,0 +1,222 @@
+// The group-cost pass (the TX8 toolchain's GroupCostPass): for every group, the plan of least
+// estimated cycles over its sharding candidates. For a group:
+//   1. bail out when it works in DDR (group_tag 2): nothing of it sits in SPM;
+//   2. the template memo: a group whose GroupKey (GroupCost.h) an earlier group of this run had
+//      takes that group's plan, rebound to its own ops, and `template_id` = that group's id (the
+//      32 identical layers of a llama model are searched once);
+//   3. the slice space: the candidates of ShardingCandidates.h for the primary result over the
+//      group's tiles (its dev_region, else the chip's mesh), each run through the stages
+//      dataSplit -> buildPipeline -> allocateSpm -> estimateCycles; a candidate an op refuses or
+//      whose buffers fit no slice is skipped;
+//   4. the cheapest (the first of equal ones, in the candidates' order) is written (writePlan);
+//      when none fits, an error names the group and the least SPM a candidate would need.
+#include <limits>
+#include <map>
+#include <optional>
+
+#include <llvm/Support/raw_ostream.h>
+#include <mlir/Pass/Pass.h>
+
+#include "DataSplit.h"
+#include "GroupCost.h"
+#include "ShardingCandidates.h"
+#include "WindowBytes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/sim/chip_config.h"
+
+namespace tg::compiler::tx8be {
+
+#define GEN_PASS_CLASSES
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
+
+namespace {
+
+constexpr int32_t kGroupTagInDdr = 2;
+
+// Attributes that name or place rather than describe: left out of the key.
+bool keyed(llvm::StringRef name) {
+  static constexpr llvm::StringLiteral kUnkeyed[] = {"group_id", "template_id", "const_map_id", "tile_parallel",
+                                                     "tx8be.step_invariant"};
+  return !llvm::is_contained(kUnkeyed, name);
+}
+
+std::vector<mlir::Operation*> body_ops(GroupOp group) {
+  std::vector<mlir::Operation*> ops;
+  for (mlir::Operation& op : group.getBodyBlock()) ops.push_back(&op);
+  return ops;
+}
+
+int32_t group_tiles(GroupOp group, const sim::ChipConfig& chip) {
+  if (auto region = group.getDevRegionAttr()) return region.getWidth() * region.getHeight();
+  return chip.tile_count();
+}
+
+// `plan`, made for `from`, over the ops of `to` (the same body: the same GroupKey).
+GroupPlan rebind(const GroupPlan& plan, GroupOp from, GroupOp to) {
+  const std::vector<mlir::Operation*> a = body_ops(from), b = body_ops(to);
+  llvm::DenseMap<mlir::Operation*, mlir::Operation*> op_map;
+  llvm::DenseMap<mlir::Value, mlir::Value> value_map;
+  for (size_t i = 0; i < a.size(); ++i) {
+    op_map[a[i]] = b[i];
+    for (unsigned r = 0; r < a[i]->getNumResults(); ++r) value_map[a[i]->getResult(r)] = b[i]->getResult(r);
+  }
+  GroupPlan out = plan;
+  for (ValueSlicing& v : out.split.values) v.value = value_map.lookup(v.value);
+  for (std::vector<PipelineItem>& cycle : out.pipeline.cycles) {
+    for (PipelineItem& item : cycle) item.op = op_map.lookup(item.op);
+  }
+  for (SpmBuffer& buffer : out.spm.buffers) {
+    if (buffer.value) buffer.value = value_map.lookup(buffer.value);
+    if (buffer.scratchOf) buffer.scratchOf = op_map.lookup(buffer.scratchOf);
+  }
+  return out;
+}
+
+struct GroupCostPass : public GroupCostBase<GroupCostPass> {
+  explicit GroupCostPass(GroupCostCounts* counts = nullptr) : counts_out(counts) {}
+  GroupCostCounts* counts_out;
+  GroupCostCounts counts;
+  struct Template {
+    GroupOp group;
+    GroupPlan plan;
+  };
+  std::map<std::string, Template> templates;  // the memo, for one run of the pass
+  sim::ChipConfig chip;
+
+  void runOnOperation() override {
+    chip = sim::ChipConfig{};
+    if (!chipConfig.empty()) {
+      try {
+        chip = sim::load_chip_config(chipConfig);
+      } catch (const Error& e) {
+        getOperation().emitError() << "group-cost: " << e.what();
+        return signalPassFailure();
+      }
+    }
+    templates.clear();
+    counts = {};
+    getOperation().walk([&](GroupOp group) {
+      if (mlir::failed(plan_group(group))) signalPassFailure();
+    });
+    templates.clear();
+    searched = uint64_t(counts.searched);
+    reused = uint64_t(counts.reused);
+    candidates = uint64_t(counts.candidates);
+    if (counts_out) *counts_out = counts;
+  }
+
+  mlir::LogicalResult plan_group(GroupOp group) {
+    if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return mlir::success();
+    const std::string key = groupKey(group);
+    if (auto found = templates.find(key); found != templates.end()) {
+      writePlan(group, rebind(found->second.plan, found->second.group, group));
+      group.setTemplateIdAttr(
+          mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 32), int32_t(found->second.group.getGroupId())));
+      ++counts.reused;
+      return mlir::success();
+    }
+    std::optional<GroupPlan> best = search(group);
+    if (!best) return mlir::failure();
+    writePlan(group, *best);
+    templates.emplace(key, Template{group, std::move(*best)});
+    ++counts.searched;
+    return mlir::success();
+  }
+
+  std::optional<GroupPlan> search(GroupOp group) {
+    const mlir::Value primary = primaryValue(group);
+    auto type = primary.getType().cast<mlir::RankedTensorType>();
+    const uint64_t element = std::max<uint64_t>(1, window_bytes(type, {1}));
+    std::optional<GroupPlan> best;
+    uint64_t least_needed = std::numeric_limits<uint64_t>::max();
+    for (const std::vector<int32_t>& sharding :
+         shardingCandidates(type.getShape(), group_tiles(group, chip), element, chip.ddr.burst_bytes)) {
+      ++counts.candidates;
+      GroupPlan plan;
+      plan.status = dataSplit(group, sharding, chip, plan.split);
+      if (plan.status == PlanStatus::SpmAllocFailed) least_needed = std::min(least_needed, spmBytesNeeded(plan.split));
+      if (plan.status != PlanStatus::Ok) continue;
+      plan.pipeline = buildPipeline(group, plan.split);
+      plan.status = allocateSpm(group, plan.split, plan.pipeline, chip, plan.spm);
+      if (plan.status != PlanStatus::Ok) {
+        least_needed = std::min(least_needed, plan.spm.peak);
+        continue;
+      }
+      plan.estimatedCycles = estimateCycles(group, plan, chip);
+      if (!best || plan.estimatedCycles < best->estimatedCycles) best = std::move(plan);
+    }
+    if (!best) {
+      mlir::InFlightDiagnostic error = group.emitOpError() << "(group " << int32_t(group.getGroupId())
+                                                           << ") fits no sharding candidate in the tile's SPM of "
+                                                           << chip.spm_bytes << " bytes";
+      if (least_needed != std::numeric_limits<uint64_t>::max()) {
+        error << ": the smallest needs " << least_needed << " bytes";
+      }
+    }
+    return best;
+  }
+};
+
+}  // namespace
+
+std::string groupKey(GroupOp group) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << "tag " << group.getGroupTag().value_or(0) << " tiles ";
+  if (auto region = group.getDevRegionAttr()) {
+    os << region.getWidth() << "x" << region.getHeight();
+  } else {
+    os << "mesh";
+  }
+  os << "\n";
+  const std::vector<mlir::Operation*> ops = body_ops(group);
+  llvm::DenseMap<mlir::Operation*, size_t> index_of;
+  for (size_t i = 0; i < ops.size(); ++i) index_of[ops[i]] = i;
+  for (mlir::BlockArgument argument : group.getBodyBlock().getArguments()) os << argument.getType() << " ";
+  os << "\n";
+  for (mlir::Operation* op : ops) {
+    os << op->getName() << "(";
+    for (mlir::Value operand : op->getOperands()) {
+      if (auto argument = operand.dyn_cast<mlir::BlockArgument>()) {
+        os << "arg" << argument.getArgNumber();
+      } else {
+        os << "op" << index_of.lookup(operand.getDefiningOp()) << "."
+           << operand.cast<mlir::OpResult>().getResultNumber();
+      }
+      os << ":" << operand.getType() << ",";
+    }
+    os << ") -> (";
+    for (mlir::Type type : op->getResultTypes()) os << type << ",";
+    os << ") {";
+    for (mlir::NamedAttribute attribute : op->getAttrs()) {
+      const llvm::StringRef name = attribute.getName().getValue();
+      if (!keyed(name)) continue;
+      os << name << "=";
+      if (name == "value") {
+        // Constant data: its type, not its values or its key.
+        if (auto elements = attribute.getValue().dyn_cast<mlir::ElementsAttr>()) {
+          os << elements.getType();
+        } else if (auto external = attribute.getValue().dyn_cast<ExternalDataAttr>()) {
+          os << "external " << external.getBytes();
+        }
+      } else if (auto dev = attribute.getValue().dyn_cast<DevAttr>()) {
+        os << stringifyLayoutMode(dev.getMemLayout());
+      } else {
+        os << attribute.getValue();
+      }
+      os << ",";
+    }
+    os << "}\n";
+  }
+  return key;
+}
+
+std::unique_ptr<mlir::Pass> createGroupCostPass() { return std::make_unique<GroupCostPass>(); }
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts) {
+  return std::make_unique<GroupCostPass>(counts);
+}
+
+}  // namespace tg::compiler::tx8be
