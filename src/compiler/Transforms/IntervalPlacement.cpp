@@ -15,33 +15,60 @@ int64_t liveTime(const PlacedBuffer& buffer) {
   return time;
 }
 
-Placement placeInOrder(const std::vector<PlacedBuffer>& buffers, const std::vector<size_t>& order) {
-  Placement placement{.offsets = std::vector<uint64_t>(buffers.size(), 0)};
-  std::vector<size_t> placed;
-  for (size_t index : order) {
-    const PlacedBuffer& buffer = buffers[index];
-    std::vector<std::pair<uint64_t, uint64_t>> taken;  // [begin, end) of the placed buffers it meets
-    for (size_t other : placed) {
-      if (lifetimesOverlap(buffer.intervals, buffers[other].intervals)) {
-        taken.push_back({placement.offsets[other], placement.offsets[other] + buffers[other].bytes});
-      }
-    }
-    std::sort(taken.begin(), taken.end());
-    uint64_t cursor = 0, best = 0, bestGap = UINT64_MAX;
-    bool fits = false;
-    for (const auto& [begin, end] : taken) {
-      if (begin > cursor && begin - cursor >= buffer.bytes && begin - cursor < bestGap) {
-        best = cursor;
-        bestGap = begin - cursor;
-        fits = true;
-      }
-      cursor = std::max(cursor, end);
-    }
-    placement.offsets[index] = fits ? best : cursor;
-    placement.peak = std::max(placement.peak, placement.offsets[index] + buffer.bytes);
-    placed.push_back(index);
+// The offset for buffer `index` among the others already at `offsets` (placed[i] says which are):
+// the smallest gap between the ones it meets that holds it (lowest first when `lowest`), or on
+// top of them.
+uint64_t fitOffset(const std::vector<PlacedBuffer>& buffers, const std::vector<uint64_t>& offsets,
+                   const std::vector<bool>& placed, size_t index, bool lowest) {
+  const PlacedBuffer& buffer = buffers[index];
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // [begin, end) of the placed buffers it meets
+  for (size_t other = 0; other < buffers.size(); ++other) {
+    if (other == index || !placed[other] || !lifetimesOverlap(buffer.intervals, buffers[other].intervals)) continue;
+    taken.push_back({offsets[other], offsets[other] + buffers[other].bytes});
   }
-  return placement;
+  std::sort(taken.begin(), taken.end());
+  uint64_t cursor = 0, best = 0, bestGap = UINT64_MAX;
+  bool fits = false;
+  for (const auto& [begin, end] : taken) {
+    if (begin > cursor && begin - cursor >= buffer.bytes && begin - cursor < bestGap) {
+      best = cursor;
+      bestGap = lowest ? 0 : begin - cursor;
+      fits = true;
+    }
+    cursor = std::max(cursor, end);
+  }
+  return fits ? best : cursor;
+}
+
+uint64_t peakOf(const std::vector<PlacedBuffer>& buffers, const std::vector<uint64_t>& offsets) {
+  uint64_t peak = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) peak = std::max(peak, offsets[i] + buffers[i].bytes);
+  return peak;
+}
+
+// Best fit in `order`, then compaction: the buffers highest up move to the lowest gap that holds
+// them while any does (a placement made early may leave room that later ones freed).
+Placement placeInOrder(const std::vector<PlacedBuffer>& buffers, const std::vector<size_t>& order) {
+  std::vector<uint64_t> offsets(buffers.size(), 0);
+  std::vector<bool> placed(buffers.size(), false);
+  for (size_t index : order) {
+    offsets[index] = fitOffset(buffers, offsets, placed, index, false);
+    placed[index] = true;
+  }
+  for (bool moved = true; moved;) {
+    moved = false;
+    std::vector<size_t> highest(order);
+    std::sort(highest.begin(), highest.end(),
+              [&](size_t a, size_t b) { return offsets[a] + buffers[a].bytes > offsets[b] + buffers[b].bytes; });
+    for (size_t index : highest) {
+      const uint64_t lower = fitOffset(buffers, offsets, placed, index, true);
+      if (lower < offsets[index]) {
+        offsets[index] = lower;
+        moved = true;
+      }
+    }
+  }
+  return Placement{.offsets = offsets, .peak = peakOf(buffers, offsets)};
 }
 
 }  // namespace

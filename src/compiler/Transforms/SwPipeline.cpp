@@ -170,16 +170,33 @@ Pipeline buildPipeline(GroupOp group, const DataSplit& split) {
 
 namespace {
 
+bool samePipeline(const Pipeline& a, const Pipeline& b) {
+  if (a.cycles.size() != b.cycles.size()) return false;
+  for (size_t cycle = 0; cycle < a.cycles.size(); ++cycle) {
+    const auto& x = a.cycles[cycle];
+    const auto& y = b.cycles[cycle];
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].op != y[i].op || x[i].step != y[i].step) return false;
+    }
+  }
+  return true;
+}
+
 struct SwPipelinePass : public SwPipelineBase<SwPipelinePass> {
   void runOnOperation() override {
     const mlir::WalkResult walked = getOperation().walk([&](GroupOp group) {
       if (worksInDdr(group)) return mlir::WalkResult::advance();
       mlir::FailureOr<GroupPlan> plan = readPlan(group);
       if (mlir::failed(plan)) return mlir::WalkResult::interrupt();
-      plan->pipeline = buildPipeline(group, plan->split);
-      // A placement and an estimate belong to the pipeline they were made for.
-      plan->spm = SpmPlan{};
-      plan->estimatedCycles = 0;
+      Pipeline pipeline = buildPipeline(group, plan->split);
+      // A placement and an estimate belong to the pipeline they were made for (group-cost's
+      // survive when the pipeline is the one it built).
+      if (!samePipeline(pipeline, plan->pipeline)) {
+        plan->pipeline = std::move(pipeline);
+        plan->spm = SpmPlan{};
+        plan->estimatedCycles = 0;
+      }
       writePlan(group, *plan);
       return mlir::WalkResult::advance();
     });

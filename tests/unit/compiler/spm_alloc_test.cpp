@@ -20,6 +20,7 @@
 #include "compiler_case.h"
 #include "random_graph.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
+#include "tilegraph/compiler/interpreter.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/model/llama_config.h"
 #include "tilegraph/model/transformer_block.h"
@@ -190,6 +191,17 @@ void runRegressionCase(const std::string& name, const std::vector<Tensor*>& outp
     ASSERT_TRUE(mlir::succeeded(plan));
     expectValidPlan(group, plan->split, groupName(group) + "/data-split", ratios);
   });
+  // The whole back end (the search's plans): every group placed within 5% of its bound, and the
+  // module still computes what it did (the passes only add attributes).
+  ASSERT_EQ(test::run_pipeline(module, "tx8-backend"), "");
+  module.walk([&](GroupOp group) {
+    if (worksInDdr(group)) return;
+    mlir::FailureOr<GroupPlan> plan = readPlan(group);
+    ASSERT_TRUE(mlir::succeeded(plan));
+    expectValidPlan(group, plan->split, groupName(group) + "/group-cost", ratios);
+    EXPECT_EQ(group.getSpmAllocSizeAttr().getInt(), int64_t(plan->spm.peak));
+  });
+  test::expect_close(interpret(module, cc.inputs, cc.imported.constants), cc.reference, 0.0, "after --tx8-backend");
 }
 
 Tensor* llamaBlock(Context& ctx, int64_t tokens) {

@@ -3,7 +3,7 @@
 // RUN: tilegraph-opt --tx8-pipeline %s | FileCheck %s
 // RUN: tilegraph-opt --tx8-pipeline --mlir-print-ir-after-all %s 2>&1 | FileCheck %s --check-prefix=ORDER
 // ORDER: IR Dump After GroupMapping
-// ORDER: IR Dump After DataSplit
+// ORDER: IR Dump After GroupCost
 // ORDER: IR Dump After OptDdr
 
 // CHECK: module attributes {tx8be.const_ddr_offsets = [:i64 {{.*}}], tx8be.scratch_bytes = {{[0-9]+}} : i64

@@ -49,7 +49,7 @@ std::unique_ptr<mlir::Pass> createSpmAllocPass();
 std::unique_ptr<mlir::Pass> createOptBarrierPass();
 std::unique_ptr<mlir::Pass> createOptDdrPass();
 
-// The back-end pipeline (--tx8-backend): data-split, sw-pipeline, spm-alloc, opt-barrier,
+// The back-end pipeline (--tx8-backend): group-cost, sw-pipeline, spm-alloc, opt-barrier,
 // opt-ddr on a module the front end grouped; --tx8-pipeline is the front end and then it.
 void buildBackendPipeline(mlir::OpPassManager& pm);
 // Registers --tx8-backend and --tx8-pipeline with the pass registry.
