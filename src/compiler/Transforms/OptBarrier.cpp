@@ -17,6 +17,7 @@
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Pass/Pass.h>
 
+#include "GraphBlocks.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
 namespace tg::compiler::tx8be {
@@ -76,8 +77,7 @@ void placeBarriers(mlir::Block& block) {
 
 struct OptBarrierPass : public OptBarrierBase<OptBarrierPass> {
   void runOnOperation() override {
-    placeBarriers(getOperation().getBody().front());
-    getOperation().walk([&](SubgraphOp subgraph) { placeBarriers(subgraph.getBodyBlock()); });
+    for (mlir::Block* block : graph_blocks(getOperation())) placeBarriers(*block);
   }
 };
 

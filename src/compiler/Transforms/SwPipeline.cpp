@@ -5,7 +5,6 @@
 // of step s + 1 and the store of step s - 1 run beside the compute of step s. Step-invariant ops
 // (the weights' loads) run once, in a prologue retracted into the first steps.
 #include <algorithm>
-#include <map>
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
