@@ -17,10 +17,8 @@
 //                      SliceWindows.h, from ShardingInterface::backWindow) is its slice; a value
 //                      whose window on a tile is the same at every step is step-invariant;
 //   DS_UpdateSliceIR   writePlan, in the data-split pass.
-// An op refuses a cut when its OpAttr says it runs on one tile (parallel = false), when its
-// rules do not give one entry per operand, or when an operand of the result's shape does not
-// follow the result's parts in a dimension (it reads that dimension whole to compute a part of
-// it: a row op's innermost dimension).
+// An op refuses a cut when its OpAttr says it runs on one tile (parallel = false) or when its
+// ShardingInterface gives no entry per operand for it (a row op's cut row).
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -30,6 +28,7 @@
 #include "DataSplit.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
 #include "tilegraph/core/error.h"
@@ -110,11 +109,6 @@ Propagation propagate(GroupOp group, const Cut& primary) {
       const size_t rank = shape_of(operand).size();
       Cut operand_cut{operands[i].outSharding.size() == rank ? operands[i].outSharding : ones(operand),
                       operands[i].outSplit.size() == rank ? operands[i].outSplit : ones(operand)};
-      if (shape_of(operand) == shape_of(op.getResult(0)) && is_cut &&
-          (operand_cut.sharding != cut.sharding || operand_cut.split != cut.split)) {
-        out.refusedBy = &op;
-        return out;
-      }
       merge(out.cuts, operand, operand_cut);
     }
   }
@@ -237,18 +231,18 @@ bool heldInSpm(mlir::Value value) {
   return true;
 }
 
-uint64_t spmBytesNeeded(const DataSplit& split) {
+uint64_t spmBytesNeeded(const DataSplit& split, const sim::ChipConfig& chip) {
   uint64_t bytes = 0;
   for (const ValueSlicing& v : split.values) {
     if (!heldInSpm(v.value)) continue;
     auto type = v.value.getType().cast<mlir::RankedTensorType>();
     bytes += window_bytes(type, v.slice) * (v.stepInvariant ? 1 : 2);
-    if (auto lib = mlir::dyn_cast<OpLibInterface>(v.value.getDefiningOp())) {
-      const uint64_t scratch = lib.getImmSpSize();
-      const int64_t whole = product(type.getShape());
-      if (scratch && whole > 0)
-        bytes +=
-            (scratch * uint64_t(product(llvm::ArrayRef<int64_t>(v.slice))) + uint64_t(whole) - 1) / uint64_t(whole);
+    mlir::Operation* op = v.value.getDefiningOp();
+    try {
+      bytes += queryOpCost(op, v.slice, chip).immBytes;
+    } catch (const Error&) {
+      // A slice the op's cost query does not take: the whole op's scratch, an upper bound.
+      if (auto lib = mlir::dyn_cast<OpLibInterface>(op)) bytes += lib.getImmSpSize();
     }
   }
   return bytes;
@@ -286,9 +280,9 @@ PlanStatus dataSplit(GroupOp group, llvm::ArrayRef<int32_t> sharding, const sim:
     const std::vector<int64_t> per_dim = stepsPerDim(range, split.slice);
     split.steps = product(llvm::ArrayRef<int64_t>(per_dim));
     split.values = trial_values(group, cuts, step_shapes(group, split.slice));
-    if (in_ddr || spmBytesNeeded(split) <= chip.spm_bytes) {
+    if (in_ddr || spmBytesNeeded(split, chip) <= chip.spm_bytes) {
       if (mlir::failed(propagate_windows(group, split))) return PlanStatus::NotSplittable;
-      if (in_ddr || spmBytesNeeded(split) <= chip.spm_bytes) return PlanStatus::Ok;
+      if (in_ddr || spmBytesNeeded(split, chip) <= chip.spm_bytes) return PlanStatus::Ok;
     }
     // Halve the outermost dimension that can be walked in more steps.
     bool halved = false;
@@ -395,7 +389,7 @@ struct DataSplitPass : public DataSplitBase<DataSplitPass> {
     if (plan.status == PlanStatus::NotSplittable) return explain_not_splittable(group, candidates.front(), chip);
     if (plan.status == PlanStatus::SpmAllocFailed) {
       return group.emitOpError() << "does not fit the tile's SPM of " << chip.spm_bytes
-                                 << " bytes at any slice: its buffers need " << spmBytesNeeded(plan.split)
+                                 << " bytes at any slice: its buffers need " << spmBytesNeeded(plan.split, chip)
                                  << " bytes at the smallest";
     }
     writePlan(group, plan);

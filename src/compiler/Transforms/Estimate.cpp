@@ -11,12 +11,13 @@
 //     its window at that step cut into contiguous runs, each rounded up to whole DDR bursts, and
 //     bandwidth = min(the DMA engine's bytes per cycle, the DDR's bytes per cycle / the tiles the
 //     group uses): all of the group's tiles load and store at about the same time and share DDR;
-//   - a computing or moving op (NE, CT, TDMA): OpLibInterface::getOpClockCycle of the whole op
-//     scaled by the elements of its window at that step over the elements of its result, at
-//     least the engine's latency (NE, CGRA or TDMA).
+//   - a computing or moving op (NE, CT, TDMA): the cycles of its window at that step on one tile
+//     from the C-model's op library (queryOpCost, OpCost.h: the op run on the slice), or, for a
+//     window the query does not take, the whole op's getOpClockCycle scaled by the window's
+//     share of the result's elements.
 // A step whose window is empty on tile 0 costs nothing. What the formula leaves out, and the
-// C-model has: NoC traffic, the DDR's sharing with other groups, and an op's fixed costs that do
-// not shrink with its slice beyond the engine latency.
+// C-model has: NoC traffic, the DDR's sharing with other groups, and waits between engines
+// inside a pipeline cycle (an op's inputs are ready when its cycle starts).
 #include <algorithm>
 #include <cmath>
 
@@ -24,6 +25,7 @@
 #include <mlir/Pass/Pass.h>
 
 #include "WindowBytes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
@@ -72,16 +74,16 @@ struct ItemCost {
            uint64_t(std::ceil(double(ddr_bytes(type, window, chip.ddr.burst_bytes)) / bandwidth));
   }
 
-  uint64_t compute(mlir::Operation* op, PipelineEngine engine, llvm::ArrayRef<int64_t> window) const {
-    auto lib = mlir::dyn_cast<OpLibInterface>(op);
-    if (!lib || op->getNumResults() != 1) return 0;
-    const uint64_t whole = lib.getOpClockCycle();
-    const uint64_t total = elements(op->getResult(0).getType().cast<mlir::ShapedType>().getShape());
-    const uint64_t scaled = total ? ceil_div(whole * elements(window), total) : whole;
-    const uint64_t latency = engine == PipelineEngine::NE     ? uint64_t(chip.ne.latency_cycles)
-                             : engine == PipelineEngine::TDMA ? uint64_t(chip.tdma.latency_cycles)
-                                                              : uint64_t(chip.cgra.latency_cycles);
-    return std::max(scaled, latency);
+  uint64_t compute(mlir::Operation* op, llvm::ArrayRef<int64_t> window) const {
+    try {
+      return queryOpCost(op, window, chip).cycles;
+    } catch (const Error&) {
+      // A window the cost query does not take: the whole op's cycles scaled to the window.
+      auto lib = mlir::dyn_cast<OpLibInterface>(op);
+      if (!lib || op->getNumResults() != 1) return 0;
+      const uint64_t total = elements(op->getResult(0).getType().cast<mlir::ShapedType>().getShape());
+      return total ? ceil_div(lib.getOpClockCycle() * elements(window), total) : 0;
+    }
   }
 };
 
@@ -122,7 +124,7 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
       switch (item.engine) {
         case PipelineEngine::Load: cycles = cost.transfer(chip.rdma, result, window); break;
         case PipelineEngine::Store: cycles = cost.transfer(chip.wdma, result, window); break;
-        default: cycles = cost.compute(item.op, item.engine, window); break;
+        default: cycles = cost.compute(item.op, window); break;
       }
       per_engine[size_t(item.engine)] += cycles;
     }

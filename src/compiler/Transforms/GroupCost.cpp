@@ -137,7 +137,8 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
       ++counts.candidates;
       GroupPlan plan;
       plan.status = dataSplit(group, sharding, chip, plan.split);
-      if (plan.status == PlanStatus::SpmAllocFailed) least_needed = std::min(least_needed, spmBytesNeeded(plan.split));
+      if (plan.status == PlanStatus::SpmAllocFailed)
+        least_needed = std::min(least_needed, spmBytesNeeded(plan.split, chip));
       if (plan.status != PlanStatus::Ok) continue;
       plan.pipeline = buildPipeline(group, plan.split);
       plan.status = allocateSpm(group, plan.split, plan.pipeline, chip, plan.spm);

@@ -46,17 +46,17 @@ func.func @too_many_tiles(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
 
 // -----
 
-// A weight the matmul loads whole (its default rule), 4 MiB: with the input it exceeds the TX8's
-// 4 MiB SPM at any slice of the output, and 8 KiB all the more.
-func.func @weight_too_large(%x: tensor<4x1024xf32>, %w: tensor<1024x1024xf32>) -> tensor<4x1024xf32> {
+// A matmul never cuts its reduction: one output element reads a 2 MiB row of each operand,
+// 4 MiB and the result, more than the TX8's 4 MiB SPM at any cut (and 8 KiB all the more).
+func.func @weight_too_large(%x: tensor<1x524288xf32>, %w: tensor<2x524288xf32>) -> tensor<1x2xf32> {
   // expected-error @+1 {{does not fit the tile's SPM}}
-  %0 = tx8be.group(%x, %w) {group_tag = 0 : i32} : (tensor<4x1024xf32>, tensor<1024x1024xf32>) -> tensor<4x1024xf32> {
-  ^bb0(%a: tensor<4x1024xf32>, %k: tensor<1024x1024xf32>):
-    %l = tx8be.load_var %a : (tensor<4x1024xf32>) -> tensor<4x1024xf32>
-    %lk = tx8be.load_var %k : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %m = tx8be.matmul %lk, %l : (tensor<1024x1024xf32>, tensor<4x1024xf32>) -> tensor<4x1024xf32>
-    %o = tx8be.store_var %m : (tensor<4x1024xf32>) -> tensor<4x1024xf32>
-    tx8be.yield %o : tensor<4x1024xf32>
+  %0 = tx8be.group(%x, %w) {group_tag = 0 : i32} : (tensor<1x524288xf32>, tensor<2x524288xf32>) -> tensor<1x2xf32> {
+  ^bb0(%a: tensor<1x524288xf32>, %k: tensor<2x524288xf32>):
+    %l = tx8be.load_var %a : (tensor<1x524288xf32>) -> tensor<1x524288xf32>
+    %lk = tx8be.load_var %k : (tensor<2x524288xf32>) -> tensor<2x524288xf32>
+    %m = tx8be.matmul %lk, %l : (tensor<2x524288xf32>, tensor<1x524288xf32>) -> tensor<1x2xf32>
+    %o = tx8be.store_var %m : (tensor<1x2xf32>) -> tensor<1x2xf32>
+    tx8be.yield %o : tensor<1x2xf32>
   }
-  return %0 : tensor<4x1024xf32>
+  return %0 : tensor<1x2xf32>
 }

@@ -5,8 +5,8 @@
 
 // Four tiles, two steps of 8 x 96 f32 (3072 contiguous bytes, 48 bursts) each: a tile's share
 // of the DDR is 204.8 / 4 = 51.2 B/cycle, below the DMA's 64, so a load or a store takes
-// 256 + 3072 / 51.2 = 316 cycles. The relu of a step (its whole-op 448 OpLib cycles scaled by
-// 768 / 6144 elements: 56) hides under the load or store beside it; the four pipeline cycles are
+// 256 + 3072 / 51.2 = 316 cycles. The relu of a step (the op library's cycles for 8 x 96, far
+// fewer) hides under the load or store beside it; the four pipeline cycles are
 // each 316: 1264.
 // CHECK-LABEL: func.func @four_tiles
 // CHECK: tx8be.group{{.*}}estimated_cycles = 1264 : i64
