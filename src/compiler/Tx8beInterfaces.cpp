@@ -8,12 +8,14 @@
 
 #include "core_bridge.h"
 #include "cost_model.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/compiler/constant_data.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/reference.h"
+#include "tilegraph/sim/chip_config.h"
 
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8beInterfaces.cpp.inc"
 
@@ -62,6 +64,21 @@ std::string type_string(Type type) {
 }
 
 }  // namespace tg::compiler
+
+namespace tg::compiler::tx8be {
+
+Operation* producer_across_regions(Value value) {
+  while (auto argument = value.dyn_cast<BlockArgument>()) {
+    Operation* owner = argument.getOwner()->getParentOp();
+    if (!isa_and_nonnull<GroupOp, SubgraphOp>(owner) || argument.getArgNumber() >= owner->getNumOperands()) {
+      return nullptr;
+    }
+    value = owner->getOperand(argument.getArgNumber());
+  }
+  return value.getDefiningOp();
+}
+
+}  // namespace tg::compiler::tx8be
 
 namespace tg::compiler::tx8be::detail {
 
@@ -176,7 +193,7 @@ bool transmitsLayout(Operation* op) {
 
 LogicalResult inferLayoutFromFirstOperand(Operation* op) {
   if (!transmitsLayout(op)) return failure();
-  Operation* source = op->getOperand(0).getDefiningOp();
+  Operation* source = producer_across_regions(op->getOperand(0));
   // The source's result layout (the last component of a per-operand string).
   const std::string layout =
       source ? layout_component(layout_of(source), source->getNumOperands(), source->getNumOperands()) : "";
@@ -189,87 +206,6 @@ LogicalResult inferLayoutFromFirstOperand(Operation* op) {
     op->setAttr("dev_info", dev);
   }
   return success();
-}
-
-std::vector<ShardingSplitParam> defaultTileShardingSplit(Operation* op, ShardingSplitParam& param) {
-  std::vector<ShardingSplitParam> result;
-  RankedTensorType out = result_type(op);
-  const bool follows = out && (is_elementwise(op) || is_row_op(op));
-  for (Value operand : op->getOperands()) {
-    ShardingSplitParam operand_param;  // empty: loaded whole
-    auto type = operand.getType().dyn_cast<RankedTensorType>();
-    if (follows && type && type.getRank() == out.getRank()) {
-      // A dimension of the operand follows the output's parts where it has the output's size;
-      // a repeated (size 1) dimension is one part.
-      auto follow = [&](const std::vector<int32_t>& parts) {
-        std::vector<int32_t> mine;
-        if (parts.size() != size_t(out.getRank())) return mine;
-        for (int64_t d = 0; d < out.getRank(); ++d)
-          mine.push_back(type.getDimSize(d) == out.getDimSize(d) ? parts[size_t(d)] : 1);
-        return mine;
-      };
-      operand_param.outSharding = follow(param.outSharding);
-      operand_param.outSplit = follow(param.outSplit);
-    }
-    result.push_back(operand_param);
-  }
-  // A row op reads whole rows: a split of the innermost dimension cannot stand.
-  if (is_row_op(op) && out) {
-    for (ShardingSplitParam& p : result) {
-      if (!p.outSharding.empty() && p.outSharding.back() != 1) p.outSharding.clear();
-      if (!p.outSplit.empty() && p.outSplit.back() != 1) p.outSplit.clear();
-    }
-  }
-  return result;
-}
-
-std::vector<SliceParam> defaultTemporalSliceShape(Operation* op, SliceParam& param) {
-  std::vector<SliceParam> result;
-  RankedTensorType out = result_type(op);
-  for (Value operand : op->getOperands()) {
-    auto type = operand.getType().dyn_cast<RankedTensorType>();
-    SliceParam slice;
-    if (!type) {
-      result.push_back(slice);
-      continue;
-    }
-    slice.shape.assign(type.getShape().begin(), type.getShape().end());
-    const bool follows = out && (is_elementwise(op) || is_row_op(op)) && type.getRank() == out.getRank() &&
-                         param.shape.size() == size_t(out.getRank());
-    if (follows) {
-      for (int64_t d = 0; d < out.getRank(); ++d) {
-        if (type.getDimSize(d) == out.getDimSize(d)) slice.shape[size_t(d)] = param.shape[size_t(d)];
-      }
-    }
-    result.push_back(slice);
-  }
-  return result;
-}
-
-std::vector<WindowParam> defaultBackWindow(Operation* op, const WindowParam& param) {
-  std::vector<WindowParam> result;
-  RankedTensorType out = result_type(op);
-  for (Value operand : op->getOperands()) {
-    auto type = operand.getType().dyn_cast<RankedTensorType>();
-    WindowParam window;
-    if (!type) {
-      result.push_back(window);
-      continue;
-    }
-    window.start.assign(size_t(type.getRank()), 0);
-    window.size.assign(type.getShape().begin(), type.getShape().end());
-    const bool follows = out && (is_elementwise(op) || is_row_op(op)) && type.getRank() == out.getRank() &&
-                         param.start.size() == size_t(out.getRank()) && param.size.size() == size_t(out.getRank());
-    if (follows) {
-      for (int64_t d = 0; d < out.getRank(); ++d) {
-        if (type.getDimSize(d) != out.getDimSize(d)) continue;
-        window.start[size_t(d)] = param.start[size_t(d)];
-        window.size[size_t(d)] = param.size[size_t(d)];
-      }
-    }
-    result.push_back(window);
-  }
-  return result;
 }
 
 std::string defaultOpCode(Operation* op, const OpCodeParam& param) {
@@ -293,26 +229,20 @@ EngineKind engine_kind(Operation* op) {
 
 }  // namespace
 
-uint64_t estimateClockCycles(Operation* op) {
-  Context context(ContextOptions{.no_alloc = true});
-  std::string error;
-  Tensor* node = core_node_of_types(op, context, error);
-  if (node) return estimate_cycles(*node, engine_kind(op));
-  // Ops without a core node move their result's bytes.
-  RankedTensorType out = result_type(op);
-  if (!out) return 0;
+uint64_t opClockCycles(Operation* op) {
   try {
-    return estimate_cycles(*core_tensor(context, out), EngineKind::Dma);
+    return queryOpCost(op, sim::ChipConfig{}).cycles;
   } catch (const Error&) {
-    return 0;  // a type the verifier rejects
+    return 0;  // an op without one ranked result, or a type the verifier rejects
   }
 }
 
-uint32_t estimateImmSpSize(Operation* op) {
-  Context context(ContextOptions{.no_alloc = true});
-  std::string error;
-  Tensor* node = core_node_of_types(op, context, error);
-  return node ? estimate_scratch_bytes(*node) : 0;
+uint32_t opImmSpSize(Operation* op) {
+  try {
+    return uint32_t(std::min<uint64_t>(queryOpCost(op, sim::ChipConfig{}).immBytes, UINT32_MAX));
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 OpAttr defaultOpAttr(Operation* op) {

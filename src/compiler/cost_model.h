@@ -1,7 +1,7 @@
 #pragma once
-// Clock cycles and scratch space of an op on one TX8 tile, estimated from its core node until
-// the C-model's op library can be asked (part 2 of the compiler replaces this file). The one
-// place these numbers come from:
+// Clock cycles and scratch space of an op on one TX8 tile, estimated from its core node, for the
+// ops and slices the C-model's op library has no cost for (OpCost.h asks the library first). The
+// one place these numbers come from:
 //   cycles = max(flops / engine throughput, operand and result bytes / SPM bandwidth) + issue,
 //   engine throughput: the matrix engine (NE) 1024 flop/cycle, the vector engine (CT) 64
 //   flop/cycle, DMA-only ops 0 flops; SPM bandwidth 128 bytes/cycle; issue 64 cycles per op.

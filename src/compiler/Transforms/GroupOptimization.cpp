@@ -2,6 +2,7 @@
 // their own, so that every op reaches the sharding search inside a group.
 #include <mlir/Pass/Pass.h>
 
+#include "GraphBlocks.h"
 #include "GroupBuilder.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
@@ -15,8 +16,10 @@ namespace {
 struct GroupOptimizationPass : public GroupOptimizationBase<GroupOptimizationPass> {
   void runOnOperation() override {
     llvm::SmallVector<mlir::Operation*> singles;
-    for (mlir::Operation& op : getOperation().getBody().front()) {
-      if (is_groupable(&op)) singles.push_back(&op);
+    for (mlir::Block* block : graph_blocks(getOperation())) {
+      for (mlir::Operation& op : *block) {
+        if (is_groupable(&op)) singles.push_back(&op);
+      }
     }
     // A single op's group sits where the op was: the order stays topological.
     for (mlir::Operation* op : singles) create_group({op});

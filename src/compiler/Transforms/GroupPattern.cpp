@@ -7,6 +7,7 @@
 #include <mlir/Pass/Pass.h>
 #include <mlir/Transforms/TopologicalSortUtils.h>
 
+#include "GraphBlocks.h"
 #include "GroupBuilder.h"
 #include "GroupPatternTrie.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -80,7 +81,12 @@ struct GroupPatternPass : public GroupPatternBase<GroupPatternPass> {
   }
 
   void runOnOperation() override {
-    mlir::Block& block = getOperation().getBody().front();
+    for (mlir::Block* block : graph_blocks(getOperation())) {
+      if (mlir::failed(group_block(*block))) return signalPassFailure();
+    }
+  }
+
+  mlir::LogicalResult group_block(mlir::Block& block) {
     std::vector<Match> matches;
     llvm::SmallVector<mlir::Operation*> path;
     for (mlir::Operation& op : block) {
@@ -100,9 +106,9 @@ struct GroupPatternPass : public GroupPatternBase<GroupPatternPass> {
       grouped = true;
     }
     if (grouped && !mlir::sortTopologically(&block)) {
-      getOperation().emitError("group-pattern: the groups formed a cycle");
-      signalPassFailure();
+      return block.getParentOp()->emitError("group-pattern: the groups formed a cycle");
     }
+    return mlir::success();
   }
 
   std::shared_ptr<PatternTrie> trie_;

@@ -4,6 +4,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/Pass/Pass.h>
 
+#include "GraphBlocks.h"
 #include "LayoutModes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
@@ -46,7 +47,11 @@ struct LayoutAlignToNpuPass : public LayoutAlignToNpuBase<LayoutAlignToNpuPass> 
 
   void runOnOperation() override {
     aligned_.clear();
-    for (mlir::Operation& op : llvm::make_early_inc_range(getOperation().getBody().front())) {
+    for (mlir::Block* block : graph_blocks(getOperation())) run_on_block(*block);
+  }
+
+  void run_on_block(mlir::Block& block) {
+    for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
       if (mlir::isa<ChannelNormOp>(op)) {  // already converting: its result is in its target form
         aligned_[op.getResult(0)] = is_aligned(mem_layout(&op));
         continue;

@@ -28,3 +28,23 @@ func.func @singles(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   }
   return %3 : tensor<2x4xf32>
 }
+
+// A subgraph's ops each get a group inside its body.
+// CHECK-LABEL: func.func @subgraph
+// CHECK: tx8be.subgraph
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.group
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.exp
+// CHECK: tx8be.group
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.neg
+func.func @subgraph(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = tx8be.subgraph(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>):
+    %1 = tx8be.exp %a : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %2 = tx8be.neg %1 : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    tx8be.yield %2 : tensor<2x4xf32>
+  }
+  return %0 : tensor<2x4xf32>
+}

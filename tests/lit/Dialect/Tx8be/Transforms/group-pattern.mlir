@@ -107,3 +107,36 @@ func.func @not_convex(%x: tensor<4xf32>) -> tensor<4xf32> {
   %2 = tx8be.mul %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+// A subgraph's body is grouped as the function's: conv -> relu inside it becomes a group there,
+// the matmul -> add outside one in the function.
+// CHECK-LABEL: func.func @subgraph
+// CHECK: tx8be.group
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.matmul
+// CHECK-NEXT: tx8be.add
+// CHECK: tx8be.subgraph
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.group
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: tx8be.conv2d
+// CHECK-NEXT: tx8be.relu
+// CHECK-NEXT: tx8be.yield
+// CHECK: tx8be.pool2d
+func.func @subgraph(%x: tensor<1x3x6x6xf32>, %k: tensor<8x3x3x3xf32>, %w: tensor<4x8xf32>, %v: tensor<2x8xf32>,
+                    %b: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<1x8x2x2xf32>) {
+  %m = tx8be.matmul %w, %v : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<2x4xf32>
+  %s = tx8be.add %m, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %0 = tx8be.subgraph(%x, %k) : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x2x2xf32> {
+  ^bb0(%a: tensor<1x3x6x6xf32>, %c: tensor<8x3x3x3xf32>):
+    %1 = tx8be.conv2d %a, %c {strides = [:i64 1, 1], pads = [:i64 0, 0], dilations = [:i64 1, 1]}
+         : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tx8be.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tx8be.pool2d %2 {mode = "max", kernel = [:i64 2, 2], strides = [:i64 2, 2], pads = [:i64 0, 0]}
+         : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+    tx8be.yield %3 : tensor<1x8x2x2xf32>
+  }
+  return %s, %0 : tensor<2x4xf32>, tensor<1x8x2x2xf32>
+}

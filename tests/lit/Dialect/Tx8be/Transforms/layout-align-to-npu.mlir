@@ -36,3 +36,20 @@ func.func @mixed(%x: tensor<1x4x2x2xf32>, %c: tensor<4xf32>) -> tensor<1x4x2x2xf
        : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
   return %1 : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// Inside a subgraph: the body's argument is compact, so the conv's input is aligned there.
+// CHECK-LABEL: func.func @subgraph
+// CHECK: tx8be.subgraph
+// CHECK: %[[XA:.*]] = tx8be.channel_norm %{{.*}} {dev_info = #tx8be.dev_attr<{{.*}}mem_layout = Cx
+// CHECK: tx8be.conv2d %[[XA]]
+func.func @subgraph(%x: tensor<1x3x6x6xf32>, %k: tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tx8be.subgraph(%x, %k) : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  ^bb0(%a: tensor<1x3x6x6xf32>, %b: tensor<8x3x3x3xf32>):
+    %1 = tx8be.conv2d %a, %b {strides = [:i64 1, 1], pads = [:i64 0, 0], dilations = [:i64 1, 1]}
+         : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+    tx8be.yield %1 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}

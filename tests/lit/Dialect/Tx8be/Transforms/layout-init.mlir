@@ -43,3 +43,26 @@ func.func @given(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x2xf32> {
   %0 = tx8be.matmul %a, %b {layout_str = "Tensor-Tensor-Tensor"} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
+
+// -----
+
+// Ops inside a subgraph (one chip's program) are laid out as the function's.
+// CHECK-LABEL: func.func @subgraph
+// CHECK: tx8be.subgraph
+// CHECK: tx8be.conv2d {{.*}}layout_str = "NCHW-OIHW-NCHW"
+// CHECK: tx8be.matmul {{.*}}layout_str = "NTensor-Tensor-Tensor"
+// CHECK: tx8be.yield
+// NHWC-LABEL: func.func @subgraph
+// NHWC: tx8be.conv2d {{.*}}layout_str = "NHWC-HWOI-NHWC"
+func.func @subgraph(%x: tensor<1x3x6x6xf32>, %k: tensor<8x3x3x3xf32>, %w: tensor<4x128xf32>) -> tensor<1x4xf32> {
+  %0 = tx8be.subgraph(%x, %k, %w) {subgraph_id = 0 : i32}
+       : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>, tensor<4x128xf32>) -> tensor<1x4xf32> {
+  ^bb0(%a: tensor<1x3x6x6xf32>, %b: tensor<8x3x3x3xf32>, %c: tensor<4x128xf32>):
+    %1 = tx8be.conv2d %a, %b {strides = [:i64 1, 1], pads = [:i64 0, 0], dilations = [:i64 1, 1]}
+         : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tx8be.reshape %1 : (tensor<1x8x4x4xf32>) -> tensor<1x128xf32>
+    %3 = tx8be.matmul %c, %2 : (tensor<4x128xf32>, tensor<1x128xf32>) -> tensor<1x4xf32>
+    tx8be.yield %3 : tensor<1x4xf32>
+  }
+  return %0 : tensor<1x4xf32>
+}

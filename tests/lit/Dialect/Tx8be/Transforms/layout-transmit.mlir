@@ -46,3 +46,32 @@ func.func @broadcast(%x: tensor<1x3x6x6xf32>, %k: tensor<8x3x3x3xf32>, %s: tenso
   %a = tx8be.add %b, %0 : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r, %a : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// Layouts spread inside a subgraph's body and across it: the relu inside takes the layout of
+// the conv outside that defines its input, the silu the conv's inside; the exp after the
+// reshape gets the default.
+// CHECK-LABEL: func.func @subgraph
+// CHECK: tx8be.conv2d {{.*}}layout_str = "NCHW-OIHW-NCHW"
+// CHECK: tx8be.subgraph
+// CHECK: tx8be.relu {{.*}}layout_str = "NCHW"
+// CHECK: tx8be.conv2d {{.*}}layout_str = "NCHW-OIHW-NCHW"
+// CHECK: tx8be.silu {{.*}}layout_str = "NCHW"
+// CHECK: tx8be.reshape {{.*}}layout_str = "Tensor"
+// CHECK: tx8be.exp {{.*}}layout_str = "Tensor"
+func.func @subgraph(%x: tensor<1x3x6x6xf32>, %k: tensor<3x3x1x1xf32>, %k2: tensor<8x3x3x3xf32>) -> tensor<1x128xf32> {
+  %0 = tx8be.conv2d %x, %k {strides = [:i64 1, 1], pads = [:i64 0, 0], dilations = [:i64 1, 1]}
+       : (tensor<1x3x6x6xf32>, tensor<3x3x1x1xf32>) -> tensor<1x3x6x6xf32>
+  %1 = tx8be.subgraph(%0, %k2) : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x128xf32> {
+  ^bb0(%a: tensor<1x3x6x6xf32>, %b: tensor<8x3x3x3xf32>):
+    %r = tx8be.relu %a : (tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32>
+    %c = tx8be.conv2d %r, %b {strides = [:i64 1, 1], pads = [:i64 0, 0], dilations = [:i64 1, 1]}
+         : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+    %s = tx8be.silu %c : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %f = tx8be.reshape %s : (tensor<1x8x4x4xf32>) -> tensor<1x128xf32>
+    %e = tx8be.exp %f : (tensor<1x128xf32>) -> tensor<1x128xf32>
+    tx8be.yield %e : tensor<1x128xf32>
+  }
+  return %1 : tensor<1x128xf32>
+}

@@ -37,6 +37,11 @@ std::optional<DType> core_dtype(mlir::Type type);
 // `operands`), or of the result with index == operands; "" when the string has another count.
 std::string layout_component(llvm::StringRef layout, unsigned index, unsigned operands);
 
+// Where a value comes from across region boundaries: the op defining it or, for an argument of
+// a group's or subgraph's body, the op defining the region op's matching operand (null for a
+// function argument).
+mlir::Operation* producer_across_regions(mlir::Value value);
+
 // The interfaces' default implementations (Tx8beInterfaces.td); each works from the op's core
 // node where it needs one.
 namespace detail {
@@ -49,8 +54,9 @@ std::vector<ShardingSplitParam> defaultTileShardingSplit(mlir::Operation* op, Sh
 std::vector<SliceParam> defaultTemporalSliceShape(mlir::Operation* op, SliceParam& param);
 std::vector<WindowParam> defaultBackWindow(mlir::Operation* op, const WindowParam& param);
 std::string defaultOpCode(mlir::Operation* op, const OpCodeParam& param);
-uint64_t estimateClockCycles(mlir::Operation* op);
-uint32_t estimateImmSpSize(mlir::Operation* op);
+// The OpCost.h query of the whole output on the default chip (0 for an op it cannot cost).
+uint64_t opClockCycles(mlir::Operation* op);
+uint32_t opImmSpSize(mlir::Operation* op);
 OpAttr defaultOpAttr(mlir::Operation* op);
 mlir::LogicalResult computeThroughCore(mlir::Operation* op, ComputeParam& param);
 mlir::LogicalResult verifyThroughCore(mlir::Operation* op);

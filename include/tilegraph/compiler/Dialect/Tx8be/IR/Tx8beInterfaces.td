@@ -41,7 +41,10 @@ def Tx8be_ShardingInterface : OpInterface<"ShardingInterface"> {
     split the temporal one (steps per dimension on one tile). Given the split of the output,
     `tileShardingSplit` gives the split of each operand (an empty vector: that operand cannot
     follow and is loaded whole), `temporalSliceShape` the shape one tile handles per step, and
-    `backWindow` the window of each operand an output window reads.
+    `backWindow` the window of each operand an output window reads. Each returns one entry per
+    operand, or no entry at all when the op refuses the output's split, step or window (a cut
+    row of a row op, a reshape window that is not one range). All three derive from one window
+    rule per op (src/compiler/ShardingRules.cpp).
   }];
   let cppNamespace = "::tg::compiler::tx8be";
   let methods = [
@@ -67,12 +70,12 @@ def Tx8be_OpLibInterface : OpInterface<"OpLibInterface"> {
     InterfaceMethod<"The C statement that runs the op on its tensors.",
       "std::string", "genOpCode", (ins "const ::tg::compiler::tx8be::OpCodeParam &":$param),
       [{}], [{ return detail::defaultOpCode($_op, param); }]>,
-    InterfaceMethod<"Clock cycles of the whole op on one tile (cost_model.h).",
+    InterfaceMethod<"Clock cycles of the whole op on one tile of the default chip (OpCost.h).",
       "uint64_t", "getOpClockCycle", (ins),
-      [{}], [{ return detail::estimateClockCycles($_op); }]>,
-    InterfaceMethod<"Bytes of scratch SPM the op needs besides its operands (cost_model.h).",
+      [{}], [{ return detail::opClockCycles($_op); }]>,
+    InterfaceMethod<"Bytes of scratch SPM the op needs besides its operands (OpCost.h).",
       "uint32_t", "getImmSpSize", (ins),
-      [{}], [{ return detail::estimateImmSpSize($_op); }]>,
+      [{}], [{ return detail::opImmSpSize($_op); }]>,
     InterfaceMethod<"Alignment, layout, engine, in-place and load/store needs of the op.",
       "::tg::compiler::tx8be::OpAttr", "queryOpAttr", (ins),
       [{}], [{ return detail::defaultOpAttr($_op); }]>
