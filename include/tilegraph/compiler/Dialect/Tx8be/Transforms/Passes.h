@@ -2,6 +2,7 @@
 // The tx8be passes (Passes.td) and their registration with the pass registry (tilegraph-opt's
 // flags and --pass-pipeline names).
 #include <memory>
+#include <string>
 
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/Pass/Pass.h>
@@ -37,10 +38,11 @@ struct GroupCostCounts {
   int64_t candidates = 0;  // candidates run through the stages
 };
 std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts);
+std::unique_ptr<mlir::Pass> createCodegenPass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
-// in order, on a module.
-void buildFrontendPipeline(mlir::OpPassManager& pm);
+// in order, on a module; group-pattern also reads `groupPatternFile` when it is not empty.
+void buildFrontendPipeline(mlir::OpPassManager& pm, const std::string& groupPatternFile = "");
 // Registers --tx8-frontend with the pass registry.
 void registerFrontendPipeline();
 

@@ -297,4 +297,25 @@ def GroupCost : Pass<"group-cost", "::mlir::ModuleOp"> {
   ];
 }
 
+def Codegen : Pass<"tx8-codegen", "::mlir::ModuleOp"> {
+  let summary = "Generates each planned group's tile program (C++ over the sim's op library)";
+  let description = [{
+    For each tx8be.group, the C++ translation unit a tile runs, as the TX8 toolchain's
+    generated per-tile main.c: `extern "C" void run(uint32_t tile, void* chip, const void*
+    params)`, params being the DDR addresses of the group's inputs, results and constants. For
+    the tile's part of the plan's sharding, the program walks the pipeline's (op, step) items:
+    loads of each value's window into its SPM buffer copy (dev_info.mem_addr), the oplib's op
+    calls with their scratch (imm_addr), stores of the results, with the engine waits each
+    dependency needs. A group in DDR (group_tag 2) copies on tile 0. The source is attached as
+    the string attribute tx8be.source and, with --codegen-dir, written to DIR/group_<id>.cpp.
+    Fails on a group without a plan or with an op it has no program for.
+  }];
+  let constructor = "::tg::compiler::tx8be::createCodegenPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"codegenDir", "codegen-dir", "std::string", /*default=*/"\"\"",
+           "Also write each program to DIR/group_<id>.cpp">
+  ];
+}
+
 #endif  // TILEGRAPH_COMPILER_TX8BE_PASSES_TD
