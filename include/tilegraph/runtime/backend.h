@@ -64,6 +64,9 @@ struct BackendOptions {
   // Run a mul_mat or row op and the elementwise ops after it as one kernel where the backend can
   // (same bits either way). Off: node by node, to check or debug a fusion.
   bool fuse = true;
+  // A device backend's configuration file, if it has one (the tx8 backend: a chip config JSON;
+  // empty: $TG_TX8_CONFIG, else the default chip).
+  std::string chip_config;
 };
 
 class Backend {
