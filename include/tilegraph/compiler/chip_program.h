@@ -36,15 +36,27 @@ struct CompileOptions {
   std::function<void(const CompileProgress&)> progress;  // may be empty
 };
 
+// One SPM buffer of a group's allocation, for the occupancy chart.
+struct SpmBufferSpan {
+  std::string name;                         // "matmul %12", "scratch of softmax %14"
+  uint64_t offset = 0;                      // of copy 0
+  uint64_t bytes = 0;                       // all copies together
+  int64_t first_cycle = 0, last_cycle = 0;  // pipeline cycles it is live in, inclusive
+};
+
 // Per compiled group, what `tilegraph compile --report` prints.
 struct GroupReport {
   int group_id = 0;
   std::string ops;                // "matmul+add+silu"
+  int template_of = -1;           // the group whose plan this one reuses (-1: searched itself)
+  int32_t tiles = 0;              // tiles it runs on
   std::vector<int32_t> sharding;  // parts per dim of the group's result over tiles
   std::vector<int64_t> slice;     // per-step shape of the result on one tile
   int64_t steps = 0;              // steps per tile
-  uint64_t spm_peak = 0;          // bytes of SPM the allocation uses
-  uint64_t spm_lower_bound = 0;   // the most bytes live at one time
+  int64_t pipeline_cycles = 0;
+  uint64_t spm_peak = 0;         // bytes of SPM the allocation uses
+  uint64_t spm_lower_bound = 0;  // the most bytes live at one time
+  std::vector<SpmBufferSpan> spm_buffers;
   uint64_t estimated_cycles = 0;  // the search's cost model
   uint64_t simulated_cycles = 0;  // measured on the C-model (0 until run)
 };
@@ -70,6 +82,9 @@ class ChipProgram {
   virtual ~ChipProgram() = default;
   // DDR bytes the program needs for intermediates and the weights it places itself.
   virtual uint64_t scratch_bytes() const = 0;
+  // Bytes of each argument and of each result, in DdrBinding order.
+  virtual const std::vector<uint64_t>& argument_bytes() const = 0;
+  virtual const std::vector<uint64_t>& result_bytes() const = 0;
   // Issues every tile's instructions to `chip` (in an order that is correct sequentially, the
   // waits and barriers stated) and returns the schedule's report of this run alone.
   virtual sim::ChipReport run(sim::Chip& chip, const DdrBinding& binding) = 0;
