@@ -265,6 +265,16 @@ ChipReport Chip::report() {
   return state_->report;
 }
 
+uint64_t Chip::mark() const { return state_->nodes.size(); }
+
+ChipReport Chip::report_window(uint64_t from, uint64_t to) {
+  state_->schedule();
+  const uint64_t n = state_->nodes.size();
+  to = std::min(to, n);
+  if (from > to) throw Error("report_window: mark " + std::to_string(from) + " is after " + std::to_string(to));
+  return state_->window_report(int64_t(from), int64_t(to));
+}
+
 const std::vector<TimelineEntry>& Chip::timeline() {
   state_->schedule();
   return state_->timeline;

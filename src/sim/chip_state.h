@@ -65,8 +65,11 @@ struct Chip::State {
   std::vector<int> route(int from_tile, int to_tile) const;
   int link_id(int tile, int direction) const { return 1 + tile * 4 + direction; }
   void schedule();  // fills the fields below from `nodes` when `dirty`
-  // Counts and describes in `report` the orderings no dependency enforces (part of schedule()).
-  void check_hazards();
+  // Counts and describes in `out` the orderings no dependency enforces whose later instruction
+  // is in [first, last) (part of schedule() for all of them, and of report_window).
+  void check_hazards(ChipReport& out, int64_t first, int64_t last) const;
+  // The report of nodes [first, last) on the current schedule.
+  ChipReport window_report(int64_t first, int64_t last) const;
   // Records the orderings the SPM accesses of node `id` (in `accesses`) require.
   void track_accesses(int64_t id);
 

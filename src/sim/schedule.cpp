@@ -176,25 +176,12 @@ void Chip::State::schedule() {
   counters.push_back({now, ddr_moved, noc_moved});
 
   // The report, timeline and op spans.
-  report = ChipReport{};
-  report.tiles.resize(static_cast<size_t>(config.tile_count()));
   timeline.clear();
   op_spans.clear();
   for (const auto& [tile, name] : op_names) op_spans.push_back({tile, name, kInf, 0, 0});
-  double makespan = 0;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& in = nodes[i];
-    makespan = std::max(makespan, end[i]);
     if (in.sync) continue;
-    EngineReport& er = report.tiles[size_t(in.tile)].engines[size_t(in.engine)];
-    er.busy_cycles += uint64_t(std::llround(end[i] - start[i]));
-    er.instructions += 1;
-    er.cost_cycles += in.cost;
-    report.ddr_read_bytes += in.work.ddr_read_bytes;
-    report.ddr_write_bytes += in.work.ddr_write_bytes;
-    report.noc_bytes += in.work.noc_bytes;
-    report.noc_link_bytes += in.work.noc_bytes * in.work.links.size();
-    ++report.instructions;
     timeline.push_back({in.tile, in.engine, in.name, start[i], end[i], in.cost,
                         in.work.ddr_read_bytes + in.work.ddr_write_bytes, in.work.noc_bytes});
     if (in.op >= 0) {
@@ -205,11 +192,34 @@ void Chip::State::schedule() {
     }
   }
   std::erase_if(op_spans, [](const OpSpan& op) { return op.start == kInf; });
-  check_hazards();
-  report.total_cycles = uint64_t(std::ceil(makespan - 1e-9));
-  report.seconds = double(report.total_cycles) / (config.clock_mhz * 1e6);
-  for (size_t t = 0; t < report.tiles.size(); ++t) report.tiles[t].spm_high_water = spms[t].high_water();
+  report = window_report(0, int64_t(n));
   dirty = false;
+}
+
+ChipReport Chip::State::window_report(int64_t first, int64_t last) const {
+  ChipReport out;
+  out.tiles.resize(static_cast<size_t>(config.tile_count()));
+  double begin = first == 0 ? 0 : kInf, makespan = 0;
+  for (int64_t i = first; i < last; ++i) {
+    const Instruction& in = nodes[size_t(i)];
+    makespan = std::max(makespan, end[size_t(i)]);
+    if (in.sync) continue;
+    begin = std::min(begin, start[size_t(i)]);
+    EngineReport& er = out.tiles[size_t(in.tile)].engines[size_t(in.engine)];
+    er.busy_cycles += uint64_t(std::llround(end[size_t(i)] - start[size_t(i)]));
+    er.instructions += 1;
+    er.cost_cycles += in.cost;
+    out.ddr_read_bytes += in.work.ddr_read_bytes;
+    out.ddr_write_bytes += in.work.ddr_write_bytes;
+    out.noc_bytes += in.work.noc_bytes;
+    out.noc_link_bytes += in.work.noc_bytes * in.work.links.size();
+    ++out.instructions;
+  }
+  check_hazards(out, first, last);
+  if (begin < makespan) out.total_cycles = uint64_t(std::ceil(makespan - begin - 1e-9));
+  out.seconds = double(out.total_cycles) / (config.clock_mhz * 1e6);
+  for (size_t t = 0; t < out.tiles.size(); ++t) out.tiles[t].spm_high_water = spms[t].high_water();
+  return out;
 }
 
 // Orderings of SPM accesses nothing in the program enforces. Vector clocks over the dependency
@@ -217,7 +227,7 @@ void Chip::State::schedule() {
 // have finished before node i starts, so `earlier` happens before `later` exactly when later's
 // clock covers earlier. This finds a missing wait even where the schedule happens to run the two
 // in the right order.
-void Chip::State::check_hazards() {
+void Chip::State::check_hazards(ChipReport& out, int64_t first, int64_t last) const {
   const size_t n = nodes.size(), slots = size_t(config.tile_count()) * kEngineCount;
   std::vector<int32_t> clock(n * slots, 0), seq(n, 0), counts(slots, 0);
   auto slot = [&](const Instruction& in) { return size_t(in.tile) * kEngineCount + size_t(in.engine); };
@@ -232,11 +242,12 @@ void Chip::State::check_hazards() {
   constexpr size_t kDescribed = 8;
   static constexpr const char* kKinds[] = {"read-after-write", "write-after-read", "write-after-write"};
   for (const Ordering& o : orderings) {
+    if (o.later < first || o.later >= last) continue;
     const Instruction& e = nodes[size_t(o.earlier)];
     const Instruction& l = nodes[size_t(o.later)];
     if (clock[size_t(o.later) * slots + slot(e)] >= seq[size_t(o.earlier)]) continue;
-    ++report.hazard_count;
-    if (report.hazards.size() >= kDescribed) continue;
+    ++out.hazard_count;
+    if (out.hazards.size() >= kDescribed) continue;
     char range[64];
     std::snprintf(range, sizeof range, "[0x%llx, 0x%llx)", static_cast<unsigned long long>(o.begin),
                   static_cast<unsigned long long>(o.end));
@@ -248,7 +259,7 @@ void Chip::State::check_hazards() {
       text += "; on this schedule it starts at cycle " + std::to_string(uint64_t(start[size_t(o.later)])) +
               ", before that ends at cycle " + std::to_string(uint64_t(end[size_t(o.earlier)]));
     }
-    report.hazards.push_back(std::move(text));
+    out.hazards.push_back(std::move(text));
   }
 }
 

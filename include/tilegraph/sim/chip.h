@@ -134,6 +134,15 @@ class Chip {
 
   // Runs the schedule over everything issued so far (cached until the next issue).
   ChipReport report();
+  // A point in the issue order: the number of instructions, fences and barriers issued so far.
+  uint64_t mark() const;
+  // The report of what was issued between two marks (`to` = kNow: up to now) on the same
+  // schedule as report(): total_cycles from the first of those instructions starting to the last
+  // ending, counts, bytes and busy cycles of those only, the hazards whose later instruction is
+  // one of them; spm_high_water as report() (the SPM's, not the window's). A program run on a
+  // chip that has run others reports itself this way.
+  static constexpr uint64_t kNow = ~uint64_t(0);
+  ChipReport report_window(uint64_t from, uint64_t to = kNow);
   const std::vector<TimelineEntry>& timeline();
   const std::vector<OpSpan>& ops();
   // Cumulative DDR and NoC payload bytes at each time the transfers' rates change, for traces.

@@ -4,10 +4,11 @@
 #include <mlir/Pass/PassRegistry.h>
 
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/core/error.h"
 
 namespace tg::compiler::tx8be {
 
-void buildFrontendPipeline(mlir::OpPassManager& pm) {
+void buildFrontendPipeline(mlir::OpPassManager& pm, const std::string& groupPatternFile) {
   mlir::OpPassManager& layouts = pm.nest<mlir::func::FuncOp>();
   layouts.addPass(createLayoutInitPass());
   layouts.addPass(createLayoutTransmitPass());
@@ -16,7 +17,11 @@ void buildFrontendPipeline(mlir::OpPassManager& pm) {
   pm.addPass(createMoveConstantPass());
   pm.addPass(createConstNormPass());
   mlir::OpPassManager& groups = pm.nest<mlir::func::FuncOp>();
-  groups.addPass(createGroupPatternPass());
+  std::unique_ptr<mlir::Pass> patterns = createGroupPatternPass();
+  if (!groupPatternFile.empty() && mlir::failed(patterns->initializeOptions("pattern-file=" + groupPatternFile))) {
+    throw Error("the group pattern file name '" + groupPatternFile + "' is not a pass option value");
+  }
+  groups.addPass(std::move(patterns));
   groups.addPass(createGroupOptimizationPass());
   groups.addPass(createGroupLdStPass());
   pm.addPass(createGroupMappingPass());
@@ -27,7 +32,7 @@ void registerFrontendPipeline() {
                                    "The TX8 front end: layout-init, layout-transmit, layout-align-to-npu, "
                                    "layout-align-opt, move-constant, const-norm, group-pattern, "
                                    "group-optimization, group-ldst, group-mapping",
-                                   buildFrontendPipeline);
+                                   [](mlir::OpPassManager& pm) { buildFrontendPipeline(pm); });
 }
 
 }  // namespace tg::compiler::tx8be

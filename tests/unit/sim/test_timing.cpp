@@ -45,6 +45,28 @@ TEST(Timing, IndependentEnginesOverlap) {
   EXPECT_EQ(r.ddr_read_bytes, kBytes);
 }
 
+// A second program after a barrier reports itself alone through report_window: its own cycles,
+// instructions and bytes, while report() covers both.
+TEST(Timing, ReportWindowCoversTheInstructionsSinceAMark) {
+  TwoEngines p(true);
+  p.chip.barrier();
+  const uint64_t mark = p.chip.mark();
+  Tile& tile = p.chip.tile(0);
+  const uint64_t load = execute(tile, lsu::LoadConst{0, 0, kBytes});
+  const ChipReport window = p.chip.report_window(mark);
+  EXPECT_EQ(window.total_cycles, load);
+  EXPECT_EQ(window.instructions, 1u);
+  EXPECT_EQ(window.ddr_read_bytes, kBytes);
+  EXPECT_EQ(window.tiles[0].engines[size_t(Engine::CT)].instructions, 0u);
+  const ChipReport all = p.chip.report();
+  EXPECT_EQ(all.total_cycles, p.load + p.add + load);
+  EXPECT_EQ(all.instructions, 3u);
+  // The earlier part alone, and an empty window.
+  EXPECT_EQ(p.chip.report_window(0, mark).total_cycles, p.load + p.add);
+  EXPECT_EQ(p.chip.report_window(p.chip.mark()).total_cycles, 0u);
+  EXPECT_THROW(p.chip.report_window(mark + 5, mark), Error);
+}
+
 TEST(Timing, AWaitSerialises) {
   TwoEngines p(true);
   EXPECT_EQ(p.chip.report().total_cycles, p.load + p.add);

@@ -15,7 +15,8 @@
 //                  dev_info.temporal_mem_slice (its result's largest per-step window),
 //                  dev_info.multi_buf_en / multi_buf_num, dev_info.mem_addr (SPM offset of each
 //                  buffer copy), dev_info.imm_size / imm_addr (scratch), dev_info.source_type
-//                  (pipeline stage: 0 load, 1 compute, 2 store).
+//                  (pipeline stage: 0 load, 1 compute, 2 store), the unit attribute
+//                  tx8be.step_invariant when its result's window is the same every step.
 //
 // Windows: on tile t the primary result's range is t's part of the sharding grid (parts as equal
 // as ceil division makes them, the last one shorter); step s walks that range in `slice`-shaped
@@ -67,7 +68,9 @@ struct Pipeline {
   std::vector<std::vector<PipelineItem>> cycles;
 };
 
-// SA: one SPM buffer (a value's, or an op's scratch) with its lifetime in pipeline cycles.
+// SA: one SPM buffer (a value's, or an op's scratch) with its lifetime in pipeline cycles. The
+// values of an in-place chain (OpAttr::memInplace) share one buffer: each is listed, with the
+// same offset, copies and lifetime. bytes is one copy rounded up to 256 (SPM alignment).
 struct SpmBuffer {
   mlir::Value value;  // null for scratch
   mlir::Operation* scratchOf = nullptr;

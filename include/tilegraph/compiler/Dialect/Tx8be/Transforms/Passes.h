@@ -2,6 +2,7 @@
 // The tx8be passes (Passes.td) and their registration with the pass registry (tilegraph-opt's
 // flags and --pass-pipeline names).
 #include <memory>
+#include <string>
 
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/Pass/Pass.h>
@@ -25,12 +26,25 @@ std::unique_ptr<mlir::Pass> createGroupPatternPass();
 std::unique_ptr<mlir::Pass> createGroupOptimizationPass();
 std::unique_ptr<mlir::Pass> createGroupLdStPass();
 std::unique_ptr<mlir::Pass> createGroupMappingPass();
+std::unique_ptr<mlir::Pass> createDataSplitPass();
+std::unique_ptr<mlir::Pass> createCodegenPass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
-// in order, on a module.
-void buildFrontendPipeline(mlir::OpPassManager& pm);
+// in order, on a module; group-pattern also reads `groupPatternFile` when it is not empty.
+void buildFrontendPipeline(mlir::OpPassManager& pm, const std::string& groupPatternFile = "");
 // Registers --tx8-frontend with the pass registry.
 void registerFrontendPipeline();
+
+std::unique_ptr<mlir::Pass> createSwPipelinePass();
+std::unique_ptr<mlir::Pass> createSpmAllocPass();
+std::unique_ptr<mlir::Pass> createOptBarrierPass();
+std::unique_ptr<mlir::Pass> createOptDdrPass();
+
+// The back-end pipeline (--tx8-backend): sw-pipeline, spm-alloc, opt-barrier, opt-ddr on a
+// module whose groups carry their data split; --tx8-pipeline is the front end and then it.
+void buildBackendPipeline(mlir::OpPassManager& pm);
+// Registers --tx8-backend and --tx8-pipeline with the pass registry.
+void registerBackendPipeline();
 
 #define GEN_PASS_REGISTRATION
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"

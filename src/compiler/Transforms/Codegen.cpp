@@ -1,0 +1,1020 @@
+// tx8-codegen (Passes.td): the tile program of each planned group, C++ over the sim's op library
+// in the shape of the TX8 toolchain's generated per-tile main.c (load -> compute -> store until
+// the tile's range is done), attached to the group as its tx8be.source attribute (and written to
+// --codegen-dir).
+//
+// A program is data for its steps: the window of every value for each (tile, step), computed
+// here from the plan (the primary result's windows, the others' through backWindow), and the
+// pipeline's (op, step) order; the code is one function per op of the body, which a loop over
+// the pipeline calls. Within a pipeline cycle the items are issued by step: the op library's
+// compute ops wait for every transfer the tile issued before them, so a
+// load of step s + 1 issued after the compute of step s still overlaps it on the schedule, while
+// issued before, it would delay it. Stores go last in a cycle for the same reason.
+#include "Codegen.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/Support/FileSystem.h>
+#include <mlir/IR/Builders.h>
+#include <mlir/IR/BuiltinAttributes.h>
+#include <mlir/IR/BuiltinTypes.h>
+#include <mlir/Pass/Pass.h>
+
+#include "TileMesh.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/sim/layout.h"
+#include "tilegraph/sim/oplib/elementwise.h"
+#include "tilegraph/sim/oplib/norm.h"
+#include "tilegraph/sim/oplib/softmax.h"
+
+namespace tg::compiler::tx8be {
+
+#define GEN_PASS_CLASSES
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
+
+namespace {
+
+using Dims = std::array<int64_t, 4>;
+
+constexpr int32_t kGroupTagInDdr = 2;
+
+struct Box {
+  std::vector<int64_t> start, size;
+  bool operator==(const Box& other) const { return start == other.start && size == other.size; }
+};
+
+Box unite(const Box& a, const Box& b) {
+  Box out = a;
+  for (size_t d = 0; d < a.start.size(); ++d) {
+    const int64_t lo = std::min(a.start[d], b.start[d]);
+    const int64_t hi = std::max(a.start[d] + a.size[d], b.start[d] + b.size[d]);
+    out.start[d] = lo;
+    out.size[d] = hi - lo;
+  }
+  return out;
+}
+
+mlir::RankedTensorType tensorType(mlir::Value value) { return value.getType().cast<mlir::RankedTensorType>(); }
+
+Box wholeBox(mlir::Value value) {
+  auto type = tensorType(value);
+  return Box{std::vector<int64_t>(size_t(type.getRank()), 0), std::vector<int64_t>(type.getShape())};
+}
+
+// Shapes outermost first, as N, H, W, C (leading ones for a lower rank).
+Dims dims4(llvm::ArrayRef<int64_t> shape, int64_t fill) {
+  Dims dims{fill, fill, fill, fill};
+  const size_t rank = shape.size();
+  for (size_t i = 0; i < rank && i < 4; ++i) dims[4 - rank + i] = shape[i];
+  return dims;
+}
+
+std::optional<sim::Format> formatOf(mlir::Type type) {
+  mlir::Type element = type.cast<mlir::ShapedType>().getElementType();
+  if (element.isF32()) return sim::Format::FP32;
+  if (element.isF16()) return sim::Format::FP16;
+  if (element.isBF16()) return sim::Format::BF16;
+  if (element.isInteger(32)) return sim::Format::INT32;
+  return std::nullopt;
+}
+
+std::string formatCode(sim::Format format) {
+  switch (format) {
+    case sim::Format::FP32: return "sim::Format::FP32";
+    case sim::Format::FP16: return "sim::Format::FP16";
+    case sim::Format::BF16: return "sim::Format::BF16";
+    case sim::Format::TF32: return "sim::Format::TF32";
+    case sim::Format::INT8: return "sim::Format::INT8";
+    case sim::Format::INT32: return "sim::Format::INT32";
+  }
+  return "";
+}
+
+// Every SPM buffer is dense (Tensor, NTensor for a batch): the ops generated so far (element-wise,
+// row, GEMM) take dense operands, and a DDR tensor is dense.
+sim::MemLayout denseLayout(const Dims& whole) {
+  return whole[0] > 1 ? sim::MemLayout::NTensor : sim::MemLayout::Tensor;
+}
+
+std::string layoutCode(sim::MemLayout layout) {
+  return layout == sim::MemLayout::NTensor ? "sim::MemLayout::NTensor" : "sim::MemLayout::Tensor";
+}
+
+std::string dimsCode(const Dims& dims) {
+  return "{" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + ", " +
+         std::to_string(dims[3]) + "}";
+}
+
+std::string hex(uint64_t value) {
+  std::ostringstream out;
+  out << "0x" << std::hex << value;
+  return out.str();
+}
+
+std::string_view mnemonicOf(mlir::Operation* op) {
+  llvm::StringRef name = op->getName().getStringRef();
+  return std::string_view(name.data(), name.size()).substr(name.find('.') + 1);
+}
+
+const std::map<std::string_view, const char*>& unaryOps() {
+  static const std::map<std::string_view, const char*> ops{
+      {"relu", "Relu"}, {"gelu", "Gelu"}, {"silu", "Silu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},
+      {"exp", "Exp"},   {"neg", "Neg"},   {"abs", "Abs"},   {"sqrt", "Sqrt"},       {"rsqrt", "Rsqrt"}};
+  return ops;
+}
+
+const std::map<std::string_view, const char*>& binaryOps() {
+  static const std::map<std::string_view, const char*> ops{
+      {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}};
+  return ops;
+}
+
+// "[1, 1, 4, 8]", for diagnostics.
+std::string listString(llvm::ArrayRef<int64_t> values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+// Appends `item` to a `separator`-separated list.
+void join(std::string& list, const char* separator, const std::string& item) {
+  if (!list.empty()) list += separator;
+  list += item;
+}
+
+bool isFloat(sim::Format format) { return format != sim::Format::INT32 && format != sim::Format::INT8; }
+
+// The DDR-to-DDR moves of a group that works in DDR (group_tag 2).
+bool isMove(std::string_view name) {
+  return name == "reshape" || name == "view" || name == "transpose" || name == "concat";
+}
+
+}  // namespace
+
+bool codegenSupports(mlir::Operation* op, std::string* why) {
+  auto fail = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  const std::string_view name = mnemonicOf(op);
+  llvm::SmallVector<mlir::Value> values(op->getOperands());
+  values.append(op->result_begin(), op->result_end());
+  for (mlir::Value value : values) {
+    if (!value.getType().isa<mlir::RankedTensorType>()) return fail("an operand is not a ranked tensor");
+    if (tensorType(value).getRank() > 4) return fail("a value has more than four dimensions");
+    if (!formatOf(value.getType())) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << tensorType(value).getElementType();
+      return fail("element type " + os.str() + " has no sim format (f32, f16, bf16, i32)");
+    }
+  }
+  if (name == "load_var" || name == "store_var" || name == "load_const" || isMove(name)) return true;
+  const sim::Format out = *formatOf(op->getResult(0).getType());
+  if (unaryOps().count(name) || name == "scale" || name == "rmsnorm" || name == "layernorm") {
+    if (!isFloat(out)) return fail(std::string(name) + " needs a float type");
+    if (*formatOf(op->getOperand(0).getType()) != out) return fail("input and result types differ");
+    return true;
+  }
+  if (binaryOps().count(name)) {
+    auto lhs = tensorType(op->getOperand(0)), rhs = tensorType(op->getOperand(1));
+    if (!isFloat(out) || lhs.getElementType() != rhs.getElementType() ||
+        lhs.getElementType() != tensorType(op->getResult(0)).getElementType()) {
+      return fail("operands of different float types (the CGRA's VV takes one format)");
+    }
+    if (rhs.getShape() != lhs.getShape()) {
+      const Dims r = dims4(rhs.getShape(), 1), l = dims4(lhs.getShape(), 1);
+      if (!(r[0] == 1 && r[1] == 1 && r[2] == 1 && r[3] == l[3])) {
+        return fail("the rhs repeats other than as one row (the oplib broadcasts one row of C values)");
+      }
+    }
+    return true;
+  }
+  if (name == "softmax") {
+    if (auto bias = op->getAttrOfType<mlir::FloatAttr>("max_bias"); bias && bias.getValueAsDouble() != 0) {
+      return fail("ALiBi (max_bias > 0) is not in the oplib's softmax");
+    }
+    if (op->getNumOperands() > 1) {
+      auto mask = tensorType(op->getOperand(1)), in = tensorType(op->getOperand(0));
+      if (!mask.getElementType().isF32()) return fail("the mask is not f32 (the oplib's softmax adds an f32 mask)");
+      const Dims m = dims4(mask.getShape(), 1), x = dims4(in.getShape(), 1);
+      if (mask.getShape() != in.getShape() && !(m[0] == 1 && m[1] == 1 && m[2] == 1 && m[3] == x[3])) {
+        return fail("the mask is neither the input's shape nor one row");
+      }
+    }
+    return isFloat(out) ? true : fail("softmax needs a float type");
+  }
+  if (name == "matmul") {
+    const sim::Format lhs = *formatOf(op->getOperand(0).getType()), rhs = *formatOf(op->getOperand(1).getType());
+    if (!isFloat(lhs) || !isFloat(rhs) || out != sim::Format::FP32) return fail("matmul of non-float types");
+    if (lhs != rhs && rhs != sim::Format::FP32) return fail("the activations are neither f32 nor the weights' type");
+    return true;
+  }
+  if (name == "glu") {
+    if (op->getNumOperands() < 2) return fail("glu without a separate gate (the halves of one row are not generated)");
+    return true;
+  }
+  return fail("tx8-codegen has no program for tx8be." + std::string(name));
+}
+
+uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize) {
+  const std::string_view name = mnemonicOf(op);
+  const sim::Shape4 out = sim::oplib::shape_of(outSize);
+  const sim::Format format = *formatOf(op->getResult(0).getType());
+  if (name == "scale")
+    return sim::oplib::scale_imm_bytes(format, denseLayout(dims4(tensorType(op->getResult(0)).getShape(), 1)), out);
+  if (name == "rmsnorm" || name == "layernorm") return sim::oplib::norm_imm_bytes(out);
+  if (name == "softmax") return sim::oplib::softmax_imm_bytes(out);
+  if (name == "matmul") {
+    const sim::Format lhs = *formatOf(op->getOperand(0).getType()), rhs = *formatOf(op->getOperand(1).getType());
+    if (lhs == rhs) return 0;
+    // The activations of one batch, rounded to the weights' format.
+    return uint64_t(out.w) * uint64_t(dims4(tensorType(op->getOperand(1)).getShape(), 1)[3]) * sim::format_bytes(lhs);
+  }
+  return 0;
+}
+
+std::vector<LoadConstOp> programConstants(GroupOp group) {
+  std::vector<LoadConstOp> constants;
+  group.getBodyBlock().walk([&](LoadConstOp op) { constants.push_back(op); });
+  return constants;
+}
+
+namespace {
+
+// The windows of one tile (a part of the sharding grid) at each of its steps.
+struct PartWindows {
+  int tile = 0;  // chip tile index
+  std::vector<llvm::DenseMap<mlir::Value, Box>> steps;
+};
+
+struct Plan {
+  std::vector<int32_t> sharding;
+  std::vector<int64_t> slice;
+  int64_t steps = 1;
+  std::vector<std::pair<int64_t, int64_t>> pipeline;  // (op index, step), compute first in a cycle
+  std::vector<size_t> cycleBegin;
+};
+
+// The part `part`'s range of a result of `shape` split by `sharding` (ceil division).
+Box partRange(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> sharding, int64_t part) {
+  Box range{std::vector<int64_t>(shape.size()), std::vector<int64_t>(shape.size())};
+  for (size_t d = shape.size(); d-- > 0;) {
+    const int64_t parts = sharding[d], coord = part % parts;
+    part /= parts;
+    const int64_t chunk = (shape[d] + parts - 1) / parts;
+    const int64_t lo = std::min(shape[d], coord * chunk), hi = std::min(shape[d], lo + chunk);
+    range.start[d] = lo;
+    range.size[d] = hi - lo;
+  }
+  return range;
+}
+
+// The steps walking `range` in `slice`-shaped windows, the innermost dimension fastest.
+std::vector<Box> stepWindows(const Box& range, llvm::ArrayRef<int64_t> slice) {
+  std::vector<Box> windows;
+  const size_t rank = range.start.size();
+  for (int64_t size : range.size) {
+    if (size <= 0) return windows;
+  }
+  std::vector<int64_t> index(rank, 0);
+  while (true) {
+    Box w{std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
+    for (size_t d = 0; d < rank; ++d) {
+      w.start[d] = range.start[d] + index[d] * slice[d];
+      w.size[d] = std::min(slice[d], range.start[d] + range.size[d] - w.start[d]);
+    }
+    windows.push_back(w);
+    size_t d = rank;
+    while (d-- > 0) {
+      if ((++index[d]) * slice[d] < range.size[d]) break;
+      index[d] = 0;
+    }
+    if (d == size_t(-1)) return windows;
+  }
+}
+
+// Every value's window for one (tile, step), from the yielded values' windows back through the
+// body (ShardingInterface::backWindow; the bounding box of what the consumers read).
+mlir::LogicalResult backPropagate(GroupOp group, llvm::DenseMap<mlir::Value, Box>& windows) {
+  mlir::Block& body = group.getBodyBlock();
+  for (mlir::Operation& op : llvm::reverse(body.without_terminator())) {
+    if (op.getNumResults() != 1) return op.emitOpError("tx8-codegen: an op with more than one result");
+    auto it = windows.find(op.getResult(0));
+    if (it == windows.end()) continue;
+    const Box out = it->second;
+    std::vector<Box> operands;
+    if (auto sharding = mlir::dyn_cast<ShardingInterface>(&op)) {
+      for (const WindowParam& w : sharding.backWindow(WindowParam{out.start, out.size})) {
+        operands.push_back(Box{w.start, w.size});
+      }
+    }
+    if (operands.size() != op.getNumOperands()) {
+      operands.clear();
+      for (mlir::Value operand : op.getOperands()) operands.push_back(wholeBox(operand));
+    }
+    for (auto [operand, window] : llvm::zip(op.getOperands(), operands)) {
+      if (window.start.size() != size_t(tensorType(operand).getRank())) window = wholeBox(operand);
+      auto [entry, inserted] = windows.try_emplace(operand, window);
+      if (!inserted) entry->second = unite(entry->second, window);
+    }
+  }
+  return mlir::success();
+}
+
+mlir::FailureOr<Plan> readGroupPlan(GroupOp group) {
+  Plan plan;
+  auto sharding = group.getShardingAttr();
+  auto slice = group.getSliceAttr();
+  auto steps = group.getStepsAttr();
+  if (!sharding || !slice || !steps) {
+    return group.emitOpError(
+               "tx8-codegen: the group has no plan (sharding, slice, steps): run the back-end passes first"),
+           mlir::failure();
+  }
+  plan.sharding.assign(sharding.asArrayRef().begin(), sharding.asArrayRef().end());
+  plan.slice.assign(slice.asArrayRef().begin(), slice.asArrayRef().end());
+  plan.steps = steps.getInt();
+  mlir::Block& body = group.getBodyBlock();
+  std::vector<mlir::Operation*> ops;
+  for (mlir::Operation& op : body.without_terminator()) ops.push_back(&op);
+  // The issue order within a cycle: stores last, the rest by step (a load of step s + 1 after the
+  // compute of step s), else in the plan's order.
+  auto addCycle = [&](std::vector<std::pair<int64_t, int64_t>> items) {
+    auto key = [&](const std::pair<int64_t, int64_t>& item) {
+      return std::pair{mlir::isa<StoreVarOp>(ops[size_t(item.first)]) ? 1 : 0, item.second};
+    };
+    std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    plan.cycleBegin.push_back(plan.pipeline.size());
+    plan.pipeline.insert(plan.pipeline.end(), items.begin(), items.end());
+  };
+  if (auto pipeline = group.getPipelineAttr()) {
+    for (mlir::Attribute cycle : pipeline) {
+      llvm::ArrayRef<int64_t> pairs = cycle.cast<mlir::DenseI64ArrayAttr>().asArrayRef();
+      std::vector<std::pair<int64_t, int64_t>> items;
+      for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+        if (pairs[i] < 0 || pairs[i] >= int64_t(ops.size()) || pairs[i + 1] < 0 || pairs[i + 1] >= plan.steps) {
+          return group.emitOpError("tx8-codegen: pipeline item (op ")
+                     << pairs[i] << ", step " << pairs[i + 1] << ") is outside the body's " << ops.size() << " ops and "
+                     << plan.steps << " steps",
+                 mlir::failure();
+        }
+        items.emplace_back(pairs[i], pairs[i + 1]);
+      }
+      addCycle(items);
+    }
+  } else {
+    for (int64_t s = 0; s < plan.steps; ++s) {
+      for (size_t i = 0; i < ops.size(); ++i) addCycle({{int64_t(i), s}});
+    }
+  }
+  plan.cycleBegin.push_back(plan.pipeline.size());
+  return plan;
+}
+
+// The chip tiles of the group's region, row by row.
+mlir::FailureOr<std::vector<int>> regionTiles(GroupOp group) {
+  auto mesh = tile_mesh(group->getParentOfType<mlir::ModuleOp>());
+  if (mlir::failed(mesh)) return mlir::failure();
+  std::vector<int> tiles;
+  if (auto region = group.getDevRegionAttr()) {
+    for (int32_t y = region.getY(); y < region.getY() + region.getHeight(); ++y) {
+      for (int32_t x = region.getX(); x < region.getX() + region.getWidth(); ++x) tiles.push_back(y * mesh->dx + x);
+    }
+  } else {
+    tiles.push_back(0);
+  }
+  return tiles;
+}
+
+// One value of the body as the program sees it.
+struct ValueInfo {
+  int id = 0;
+  sim::Format format = sim::Format::FP32;
+  Dims whole{1, 1, 1, 1};
+  sim::MemLayout layout = sim::MemLayout::Tensor;
+  int slot = -1;                // parameter index: a value in DDR
+  std::vector<uint64_t> addrs;  // SPM copies
+  uint64_t bytes = 0;           // one copy
+};
+
+class ProgramWriter {
+ public:
+  ProgramWriter(GroupOp group, Plan plan) : group_(group), plan_(std::move(plan)) {}
+
+  mlir::FailureOr<std::string> write() {
+    mlir::Block& body = group_.getBodyBlock();
+    for (mlir::Operation& op : body.without_terminator()) {
+      std::string why;
+      if (!codegenSupports(&op, &why)) return op.emitOpError("tx8-codegen: ") << why, mlir::failure();
+      ops_.push_back(&op);
+    }
+    if (mlir::failed(numberValues())) return mlir::failure();
+    if (group_.getGroupTag().value_or(0) == kGroupTagInDdr) return writeMoves();
+    if (mlir::failed(computeWindows()) || mlir::failed(placeBuffers())) return mlir::failure();
+    return writeSteps();
+  }
+
+ private:
+  mlir::LogicalResult numberValues() {
+    mlir::Block& body = group_.getBodyBlock();
+    int slot = 0;
+    auto add = [&](mlir::Value value) {
+      ValueInfo info;
+      info.id = int(values_.size());
+      info.format = *formatOf(value.getType());
+      info.whole = dims4(tensorType(value).getShape(), 1);
+      info.layout = denseLayout(info.whole);
+      values_[value] = info;
+      order_.push_back(value);
+    };
+    for (mlir::BlockArgument argument : body.getArguments()) {
+      add(argument);
+      values_[argument].slot = slot++;
+    }
+    for (mlir::Operation* op : ops_) add(op->getResult(0));
+    for (mlir::Value result : group_.getYield()->getOperands()) {
+      if (values_.count(result) && values_[result].slot < 0) values_[result].slot = slot;
+      ++slot;
+    }
+    for (LoadConstOp constant : programConstants(group_)) {
+      ValueInfo& info = values_[constant.getOutput()];
+      if (constant.getBypassCodegen().value_or(false)) info.slot = slot;
+      constSlots_[constant] = slot++;
+    }
+    return mlir::success();
+  }
+
+  mlir::LogicalResult computeWindows() {
+    YieldOp yield = group_.getYield();
+    if (yield->getNumOperands() == 0) return group_.emitOpError("tx8-codegen: the group yields nothing");
+    mlir::Value primary = yield->getOperand(0);
+    auto shape = tensorType(primary).getShape();
+    if (plan_.sharding.size() != shape.size() || plan_.slice.size() != shape.size()) {
+      return group_.emitOpError("tx8-codegen: the plan's sharding and slice need one entry per dimension of ")
+             << tensorType(primary);
+    }
+    auto tiles = regionTiles(group_);
+    if (mlir::failed(tiles)) return mlir::failure();
+    int64_t parts = 1;
+    for (int32_t p : plan_.sharding) parts *= p;
+    if (parts > int64_t(tiles->size())) {
+      return group_.emitOpError("tx8-codegen: the sharding has ")
+             << parts << " parts but the region " << tiles->size() << " tiles";
+    }
+    for (int64_t part = 0; part < parts; ++part) {
+      PartWindows pw;
+      pw.tile = (*tiles)[size_t(part)];
+      for (const Box& window : stepWindows(partRange(shape, plan_.sharding, part), plan_.slice)) {
+        llvm::DenseMap<mlir::Value, Box> windows;
+        for (mlir::Value result : yield->getOperands()) {
+          windows[result] = tensorType(result).getShape() == shape ? window : wholeBox(result);
+        }
+        if (mlir::failed(backPropagate(group_, windows))) return mlir::failure();
+        pw.steps.push_back(std::move(windows));
+      }
+      if (part == 0 && int64_t(pw.steps.size()) != plan_.steps) {
+        return group_.emitOpError("tx8-codegen: the plan says ")
+               << plan_.steps << " steps but slice " << listString(plan_.slice) << " walks tile 0's range in "
+               << pw.steps.size();
+      }
+      parts_.push_back(std::move(pw));
+    }
+    return mlir::success();
+  }
+
+  // The window of `value` at (part, step) as N, H, W, C.
+  std::pair<Dims, Dims> window4(size_t part, size_t step, mlir::Value value) const {
+    const Box& box = parts_[part].steps[step].find(value)->second;
+    return {dims4(box.start, 0), dims4(box.size, 1)};
+  }
+
+  bool hasWindow(mlir::Value value) const {
+    for (const PartWindows& pw : parts_) {
+      for (const auto& step : pw.steps) {
+        if (step.count(value)) return true;
+      }
+    }
+    return false;
+  }
+
+  mlir::LogicalResult placeBuffers() {
+    for (mlir::Operation* op : ops_) {
+      mlir::Value result = op->getResult(0);
+      ValueInfo& info = values_[result];
+      if (info.slot >= 0 || mnemonicOf(op) == "store_var") continue;
+      auto dev = op->getAttrOfType<DevAttr>("dev_info");
+      if (!dev || dev.getMemAddr().empty()) {
+        return op->emitOpError("tx8-codegen: no SPM address (dev_info.mem_addr): run the SPM allocation first");
+      }
+      info.addrs.assign(dev.getMemAddr().asArrayRef().begin(), dev.getMemAddr().asArrayRef().end());
+      for (const PartWindows& pw : parts_) {
+        for (size_t s = 0; s < pw.steps.size(); ++s) {
+          if (!pw.steps[s].count(result)) continue;
+          auto [start, size] = window4(size_t(&pw - parts_.data()), s, result);
+          const uint64_t bytes =
+              uint64_t(sim::LayoutGeometry(sim::oplib::shape_of(size), info.format, info.layout).total_bytes());
+          info.bytes = std::max(info.bytes, bytes);
+        }
+      }
+      for (uint64_t addr : info.addrs) {
+        if (addr + info.bytes > spmBytes_) spmBytes_ = addr + info.bytes;
+      }
+    }
+    return mlir::success();
+  }
+
+  uint64_t immBytes(mlir::Operation* op, size_t part, size_t step) const {
+    if (!parts_[part].steps[step].count(op->getResult(0))) return 0;
+    return codegenImmBytes(op, window4(part, step, op->getResult(0)).second);
+  }
+
+  std::string winExpr(mlir::Value value) const {
+    return "w(s, " + std::to_string(values_.find(value)->second.id) + ")";
+  }
+
+  std::string bufExpr(mlir::Value value) const {
+    const ValueInfo& info = values_.find(value)->second;
+    if (info.addrs.size() == 1) return "v" + std::to_string(info.id) + "[0]";
+    return "v" + std::to_string(info.id) + "[invariant(" + std::to_string(info.id) + ") ? 0 : s % " +
+           std::to_string(info.addrs.size()) + "]";
+  }
+
+  std::string tsrExpr(mlir::Value value) const {
+    const ValueInfo& info = values_.find(value)->second;
+    return "tsr(" + formatCode(info.format) + ", " + bufExpr(value) + ".addr, " + layoutCode(info.layout) +
+           ", kWhole[" + std::to_string(info.id) + "], " + winExpr(value) + ")";
+  }
+
+  // Checks that operand `i`'s window equals the result's at every step (element-wise ops), or is
+  // its one row when `row` (a broadcast rhs or mask).
+  mlir::LogicalResult checkFollows(mlir::Operation* op, unsigned i, bool row) const {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        if (!parts_[p].steps[s].count(op->getResult(0))) continue;
+        auto [ostart, osize] = window4(p, s, op->getResult(0));
+        auto [start, size] = window4(p, s, op->getOperand(i));
+        const bool same = start == ostart && size == osize;
+        const bool isRow =
+            row && size[0] == 1 && size[1] == 1 && size[2] == 1 && size[3] == osize[3] && start[3] == ostart[3];
+        if (!same && !isRow) {
+          return op->emitOpError("tx8-codegen: operand ")
+                 << i << "'s window " << listString(size) << " at " << listString(start) << " is not the result's "
+                 << listString(osize) << " at " << listString(ostart) << " (tile part " << p << ", step " << s << ")";
+        }
+      }
+    }
+    return mlir::success();
+  }
+
+  // Row ops: the window holds whole rows.
+  mlir::LogicalResult checkWholeRows(mlir::Operation* op) const {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        if (!parts_[p].steps[s].count(op->getResult(0))) continue;
+        if (window4(p, s, op->getResult(0)).second[3] != values_.find(op->getResult(0))->second.whole[3]) {
+          return op->emitOpError("tx8-codegen: a row op's window must hold whole rows (the innermost dimension)");
+        }
+      }
+    }
+    return mlir::success();
+  }
+
+  // matmul: the operand windows contain the rows the result window reads, K whole.
+  mlir::LogicalResult checkMatmul(mlir::Operation* op) const {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        if (!parts_[p].steps[s].count(op->getResult(0))) continue;
+        auto [os, oz] = window4(p, s, op->getResult(0));
+        auto [ls, lz] = window4(p, s, op->getOperand(0));
+        auto [rs, rz] = window4(p, s, op->getOperand(1));
+        const Dims lw = values_.find(op->getOperand(0))->second.whole,
+                   ow = values_.find(op->getResult(0))->second.whole;
+        auto contains = [](int64_t start, int64_t size, int64_t lo, int64_t n) {
+          return start <= lo && lo + n <= start + size;
+        };
+        bool ok = ls[3] == 0 && lz[3] == lw[3] && rs[3] == 0 && rz[3] == lw[3];
+        ok = ok && contains(rs[2], rz[2], os[2], oz[2]) && contains(ls[2], lz[2], os[3], oz[3]);
+        for (int d = 0; d < 2 && ok; ++d) {
+          const int64_t ratio = ow[size_t(d)] / lw[size_t(d)];
+          ok = contains(rs[size_t(d)], rz[size_t(d)], os[size_t(d)], oz[size_t(d)]) &&
+               contains(ls[size_t(d)], lz[size_t(d)], os[size_t(d)] / ratio,
+                        (os[size_t(d)] + oz[size_t(d)] - 1) / ratio - os[size_t(d)] / ratio + 1);
+        }
+        if (!ok) {
+          return op->emitOpError("tx8-codegen: the operand windows do not contain what the result window ")
+                 << listString(oz) << " at " << listString(os) << " reads, K whole (tile part " << p << ", step " << s
+                 << ")";
+        }
+      }
+    }
+    return mlir::success();
+  }
+
+  // The scratch buffer of `op` (its dev_info.imm_addr), checked against what every step needs.
+  mlir::FailureOr<std::string> immBuffer(mlir::Operation* op) {
+    uint64_t need = 0;
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) need = std::max(need, immBytes(op, p, s));
+    }
+    if (need == 0) return std::string();
+    auto dev = op->getAttrOfType<DevAttr>("dev_info");
+    if (!dev || dev.getImmAddr() < 0 || dev.getImmSize() < need) {
+      return op->emitOpError("tx8-codegen: needs ")
+                 << need << " bytes of scratch (dev_info.imm_size / imm_addr), the plan gives "
+                 << (dev ? int64_t(dev.getImmSize()) : 0) << " at " << (dev ? dev.getImmAddr() : -1),
+             mlir::failure();
+    }
+    const std::string name = "imm" + std::to_string(imms_.size());
+    imms_.push_back({uint64_t(dev.getImmAddr()), need});
+    spmBytes_ = std::max(spmBytes_, uint64_t(dev.getImmAddr()) + need);
+    return name;
+  }
+
+  // The buffers whose bytes copy `copy` of `value` shares (itself included), for a load's waits.
+  std::string overlapped(mlir::Value value, size_t copy) const {
+    const ValueInfo& info = values_.find(value)->second;
+    const uint64_t lo = info.addrs[copy], hi = lo + info.bytes;
+    std::ostringstream list;
+    const char* separator = "";
+    for (mlir::Value other : order_) {
+      const ValueInfo& o = values_.find(other)->second;
+      for (size_t c = 0; c < o.addrs.size(); ++c) {
+        if (o.addrs[c] < hi && lo < o.addrs[c] + o.bytes) {
+          list << separator << "&v" << o.id << "[" << c << "]";
+          separator = ", ";
+        }
+      }
+    }
+    for (size_t i = 0; i < imms_.size(); ++i) {
+      if (imms_[i].first < hi && lo < imms_[i].first + imms_[i].second) {
+        list << separator << "&imm" << i;
+        separator = ", ";
+      }
+    }
+    return "{" + list.str() + "}";
+  }
+
+  mlir::FailureOr<std::string> opBody(mlir::Operation* op) {
+    const std::string_view name = mnemonicOf(op);
+    mlir::Value result = op->getResult(0);
+    const ValueInfo& out = values_[result];
+    std::ostringstream code;
+    if (name == "load_var" || name == "load_const") {
+      if (out.slot >= 0) return std::string();  // read in place in DDR
+      const int slot = name == "load_var" ? values_[op->getOperand(0)].slot : constSlots_[op];
+      if (slot < 0) return op->emitOpError("tx8-codegen: loads a value that is not in DDR"), mlir::failure();
+      code << "    if (s > 0 && invariant(" << out.id << ")) return;  // the same window every step: loaded once\n";
+      std::string loads;
+      if (out.addrs.size() == 1) {
+        code << "    load(tile, " << formatCode(out.format) << ", ddr[" << slot << "], kWhole[" << out.id << "], "
+             << winExpr(result) << ", " << layoutCode(out.layout) << ", v" << out.id << "[0], " << overlapped(result, 0)
+             << ");\n";
+      } else {
+        code << "    switch (invariant(" << out.id << ") ? 0 : s % " << out.addrs.size() << ") {\n";
+        for (size_t c = 0; c < out.addrs.size(); ++c) {
+          code << "      case " << c << ": load(tile, " << formatCode(out.format) << ", ddr[" << slot << "], kWhole["
+               << out.id << "], " << winExpr(result) << ", " << layoutCode(out.layout) << ", v" << out.id << "[" << c
+               << "], " << overlapped(result, c) << "); break;\n";
+        }
+        code << "    }\n";
+      }
+      return code.str();
+    }
+    if (name == "store_var") {
+      mlir::Value in = op->getOperand(0);
+      if (values_[in].addrs.empty()) return op->emitOpError("tx8-codegen: stores a value not in SPM"), mlir::failure();
+      code << "    store(tile, " << formatCode(out.format) << ", " << bufExpr(in) << ", "
+           << layoutCode(values_[in].layout) << ", ddr[" << out.slot << "], kWhole[" << out.id << "], "
+           << winExpr(result) << ");\n";
+      return code.str();
+    }
+    auto imm = immBuffer(op);
+    if (mlir::failed(imm)) return mlir::failure();
+    std::vector<std::string> buffers;
+    for (mlir::Value operand : op->getOperands()) {
+      if (values_[operand].addrs.empty()) {
+        return op->emitOpError("tx8-codegen: operand is not in SPM (load it first)"), mlir::failure();
+      }
+      buffers.push_back("&" + bufExpr(operand));
+    }
+    buffers.push_back("&" + bufExpr(result));
+    if (!imm->empty()) buffers.push_back("&" + *imm);
+    buffers.push_back("&chain");
+    std::string list;
+    for (const std::string& b : buffers) join(list, ", ", b);
+    const std::string immTsr =
+        imm->empty() ? "" : "imm_tsr(" + *imm + ".addr, " + std::to_string(imms_.back().second) + ")";
+    std::string call;
+    if (auto unary = unaryOps().find(name); unary != unaryOps().end()) {
+      if (mlir::failed(checkFollows(op, 0, false))) return mlir::failure();
+      call = "op_activation(tile, cgra::UnaryOp::" + std::string(unary->second) + ", " + tsrExpr(op->getOperand(0)) +
+             ", " + tsrExpr(result) + ");";
+    } else if (auto binary = binaryOps().find(name); binary != binaryOps().end()) {
+      if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkFollows(op, 1, true))) return mlir::failure();
+      call = "op_binary(tile, cgra::ArithOp::" + std::string(binary->second) + ", " + tsrExpr(op->getOperand(0)) +
+             ", " + tsrExpr(op->getOperand(1)) + ", " + tsrExpr(result) + ");";
+    } else if (name == "scale") {
+      if (mlir::failed(checkFollows(op, 0, false))) return mlir::failure();
+      auto scale = mlir::cast<ScaleOp>(op);
+      call = "op_scale(tile, " + floatCode(scale.getScale().convertToFloat()) + ", " +
+             floatCode(scale.getBias().convertToFloat()) + ", " + tsrExpr(op->getOperand(0)) + ", " +
+             (immTsr.empty() ? "imm_tsr(0, 0)" : immTsr) + ", " + tsrExpr(result) + ");";
+    } else if (name == "rmsnorm" || name == "layernorm") {
+      if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkWholeRows(op))) return mlir::failure();
+      const float eps = op->getAttrOfType<mlir::FloatAttr>("epsilon").getValueAsDouble();
+      call = name == "rmsnorm"
+                 ? "op_rmsnorm(tile, oplib::NormParam{" + floatCode(eps) + "}, " + tsrExpr(op->getOperand(0)) +
+                       ", nullptr, " + immTsr + ", " + tsrExpr(result) + ");"
+                 : "op_layernorm(tile, oplib::NormParam{" + floatCode(eps) + "}, " + tsrExpr(op->getOperand(0)) +
+                       ", nullptr, nullptr, " + immTsr + ", " + tsrExpr(result) + ");";
+    } else if (name == "softmax") {
+      if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkWholeRows(op))) return mlir::failure();
+      const float scale = op->getAttrOfType<mlir::FloatAttr>("scale").getValueAsDouble();
+      std::string mask = "nullptr";
+      if (op->getNumOperands() > 1) {
+        if (mlir::failed(checkFollows(op, 1, true))) return mlir::failure();
+        code << "    const oplib::Tsr mask = " << tsrExpr(op->getOperand(1)) << ";\n";
+        mask = "&mask";
+      }
+      call = "op_softmax(tile, oplib::SoftmaxParam{" + floatCode(scale) + "}, " + tsrExpr(op->getOperand(0)) + ", " +
+             mask + ", " + immTsr + ", " + tsrExpr(result) + ");";
+    } else if (name == "matmul") {
+      if (mlir::failed(checkMatmul(op))) return mlir::failure();
+      call = "matmul(tile, " + tsrExpr(op->getOperand(0)) + ", " + tsrExpr(op->getOperand(1)) + ", " + tsrExpr(result) +
+             ", " + (imm->empty() ? "0" : *imm + ".addr") + ");";
+    } else if (name == "glu") {
+      if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkFollows(op, 1, false))) return mlir::failure();
+      const bool swapped =
+          op->getAttrOfType<mlir::BoolAttr>("swapped") && op->getAttrOfType<mlir::BoolAttr>("swapped").getValue();
+      const std::string act = op->getAttrOfType<mlir::StringAttr>("kind").getValue() == "swiglu" ? "Silu" : "Gelu";
+      mlir::Value x = op->getOperand(swapped ? 1 : 0), g = op->getOperand(swapped ? 0 : 1);
+      call = "op_activation(tile, cgra::UnaryOp::" + act + ", " + tsrExpr(x) + ", " + tsrExpr(result) +
+             ");\n    op_binary(tile, cgra::ArithOp::Mul, " + tsrExpr(result) + ", " + tsrExpr(g) + ", " +
+             tsrExpr(result) + ");";
+    } else {
+      return op->emitOpError("tx8-codegen: no program for this op"), mlir::failure();
+    }
+    code << "    begin_compute(tile, {" << list << "});\n";
+    code << "    " << call << "\n";
+    code << "    end_compute(tile, {" << list << "});\n";
+    return code.str();
+  }
+
+  static std::string floatCode(double value) {
+    std::ostringstream out;
+    out.precision(9);
+    out << value << "f";
+    std::string text = out.str();
+    if (text.find_first_of(".e") == std::string::npos && text.find("inf") == std::string::npos)
+      text.insert(text.size() - 1, ".0");
+    return text;
+  }
+
+  void header(std::ostringstream& out, const std::string& what) {
+    std::string ops;
+    for (mlir::Operation* op : ops_) {
+      const std::string_view name = mnemonicOf(op);
+      if (name == "load_var" || name == "load_const" || name == "store_var") continue;
+      join(ops, "+", std::string(name));
+    }
+    out << "// tx8-codegen: group " << group_.getGroupId() << " (" << ops << "), " << what << "\n";
+    out << "#include \"tilegraph/compiler/tile_program.h\"\n\n";
+    out << "using namespace tg::compiler::tile_program;\n";
+    out << "using namespace tg::sim::oplib;\n";
+    out << "namespace sim = tg::sim;\n";
+    out << "namespace cgra = tg::sim::cgra;\n";
+    out << "namespace oplib = tg::sim::oplib;\n\n";
+  }
+
+  mlir::FailureOr<std::string> writeSteps() {
+    std::ostringstream out;
+    size_t maxSteps = 1;
+    for (const PartWindows& pw : parts_) maxSteps = std::max(maxSteps, pw.steps.size());
+    std::string sharding, slice;
+    for (int32_t p : plan_.sharding) join(sharding, "x", std::to_string(p));
+    for (int64_t d : plan_.slice) join(slice, "x", std::to_string(d));
+    header(out, "sharding " + sharding + ", slice " + slice + ", " + std::to_string(plan_.steps) + " steps per tile");
+    out << "namespace {\n\n";
+    out << "constexpr int kParts = " << parts_.size() << ";\n";
+    out << "constexpr int kMaxSteps = " << maxSteps << ";\n";
+    out << "constexpr int kValues = " << order_.size() << ";\n";
+    out << "// The chip tile of each part of the sharding grid, and its steps.\n";
+    out << "constexpr int kTiles[kParts] = {";
+    for (size_t p = 0; p < parts_.size(); ++p) out << (p ? ", " : "") << parts_[p].tile;
+    out << "};\nconstexpr int64_t kSteps[kParts] = {";
+    for (size_t p = 0; p < parts_.size(); ++p) out << (p ? ", " : "") << parts_[p].steps.size();
+    out << "};\n// Each value's whole shape (N, H, W, C).\nconstexpr Dims kWhole[kValues] = {";
+    for (size_t v = 0; v < order_.size(); ++v) out << (v ? ", " : "") << dimsCode(values_[order_[v]].whole);
+    out << "};\n";
+    // The windows, per part, step and value; a value without a window there is never touched.
+    out << "// The window of each value at each (part, step): start, size.\n";
+    out << "constexpr Window kWindows[kParts][kMaxSteps][kValues] = {\n";
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      out << "  {";
+      for (size_t s = 0; s < maxSteps; ++s) {
+        out << (s ? ",\n   {" : "{");
+        for (size_t v = 0; v < order_.size(); ++v) {
+          Dims start{0, 0, 0, 0}, size{0, 0, 0, 0};
+          if (s < parts_[p].steps.size() && parts_[p].steps[s].count(order_[v])) {
+            std::tie(start, size) = window4(p, s, order_[v]);
+          }
+          out << (v ? ", " : "") << "{" << dimsCode(start) << ", " << dimsCode(size) << "}";
+        }
+        out << "}";
+      }
+      out << "}" << (p + 1 < parts_.size() ? "," : "") << "\n";
+    }
+    out << "};\n";
+    out << "// Values whose window is the same at every step of a part: loaded once, one buffer.\n";
+    out << "constexpr bool kInvariant[kParts][kValues] = {";
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      out << (p ? ", " : "") << "{";
+      for (size_t v = 0; v < order_.size(); ++v) {
+        bool invariant = true;
+        const auto& steps = parts_[p].steps;
+        for (size_t s = 1; s < steps.size() && invariant; ++s) {
+          auto a = steps[0].find(order_[v]), b = steps[s].find(order_[v]);
+          invariant = (a == steps[0].end()) == (b == steps[s].end()) && (a == steps[0].end() || a->second == b->second);
+        }
+        out << (v ? ", " : "") << (invariant ? "true" : "false");
+      }
+      out << "}";
+    }
+    out << "};\n";
+    out << "// The pipeline: (op, step) items, cycle by cycle (in a cycle: by step, stores last).\n";
+    out << "constexpr int kItems = " << plan_.pipeline.size() << ";\n";
+    out << "constexpr int64_t kPipeline[kItems][2] = {";
+    for (size_t i = 0; i < plan_.pipeline.size(); ++i) {
+      out << (i ? ", " : "") << "{" << plan_.pipeline[i].first << ", " << plan_.pipeline[i].second << "}";
+    }
+    out << "};\n\n";
+
+    // The ops' code first: it registers the scratch buffers the declarations below need.
+    std::vector<std::string> bodies;
+    for (mlir::Operation* op : ops_) {
+      auto body = opBody(op);
+      if (mlir::failed(body)) return mlir::failure();
+      bodies.push_back(*body);
+    }
+    out << "struct Program {\n";
+    out << "  sim::Tile& tile;\n  const uint64_t* ddr;\n  int part;\n";
+    out << "  Buffer chain;  // the tile's compute ops, one after the other\n";
+    for (mlir::Value value : order_) {
+      const ValueInfo& info = values_[value];
+      if (info.addrs.empty()) continue;
+      out << "  Buffer v" << info.id << "[" << info.addrs.size() << "] = {";
+      for (size_t c = 0; c < info.addrs.size(); ++c) out << (c ? ", " : "") << "{" << hex(info.addrs[c]) << "}";
+      out << "};  // " << info.bytes << " bytes each\n";
+    }
+    for (size_t i = 0; i < imms_.size(); ++i) {
+      out << "  Buffer imm" << i << "{" << hex(imms_[i].first) << "};  // " << imms_[i].second << " bytes\n";
+    }
+    out << "\n  const Window& w(int64_t s, int v) const { return kWindows[part][s][v]; }\n";
+    out << "  bool invariant(int v) const { return kInvariant[part][v]; }\n\n";
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      out << "  void op" << i << "(int64_t s) {  // " << ops_[i]->getName().getStringRef().str() << "\n";
+      if (bodies[i].empty()) {
+        out << "    (void)s;  // read in place in DDR\n";
+      } else {
+        out << bodies[i];
+      }
+      out << "  }\n";
+    }
+    out << "\n  void item(int64_t op, int64_t s) {\n    switch (op) {\n";
+    for (size_t i = 0; i < ops_.size(); ++i) out << "      case " << i << ": op" << i << "(s); break;\n";
+    out << "    }\n  }\n};\n\n}  // namespace\n\n";
+    out << "extern \"C\" void run(uint32_t tile, void* chip, const void* params) {\n";
+    out << "  for (int part = 0; part < kParts; ++part) {\n";
+    out << "    if (kTiles[part] != int(tile)) continue;\n";
+    out << "    Program program{static_cast<sim::Chip*>(chip)->tile(int(tile)), static_cast<const uint64_t*>(params), "
+           "part};\n";
+    out << "    for (int i = 0; i < kItems; ++i) {\n";
+    out << "      if (kPipeline[i][1] < kSteps[part]) program.item(kPipeline[i][0], kPipeline[i][1]);\n";
+    out << "    }\n  }\n}\n";
+    return out.str();
+  }
+
+  // A group working in DDR: each move on tile 0, element runs through a staging buffer.
+  mlir::FailureOr<std::string> writeMoves() {
+    std::ostringstream out;
+    header(out, "DDR to DDR on tile 0");
+    out << "extern \"C\" void run(uint32_t tile, void* chip, const void* params) {\n";
+    out << "  if (tile != 0) return;\n";
+    out << "  sim::Tile& t = static_cast<sim::Chip*>(chip)->tile(0);\n";
+    out << "  const uint64_t* ddr = static_cast<const uint64_t*>(params);\n";
+    out << "  Buffer staging{0};\n";
+    const uint64_t staging = 1 << 20;
+    for (mlir::Operation* op : ops_) {
+      const std::string_view name = mnemonicOf(op);
+      const ValueInfo& out_info = values_[op->getResult(0)];
+      if (!isMove(name)) return op->emitOpError("tx8-codegen: a group in DDR holds only moves"), mlir::failure();
+      if (out_info.slot < 0) return op->emitOpError("tx8-codegen: a move whose result is not yielded"), mlir::failure();
+      for (mlir::Value operand : op->getOperands()) {
+        if (values_[operand].slot < 0 || !operand.isa<mlir::BlockArgument>()) {
+          return op->emitOpError("tx8-codegen: a move reads another move's result (one move per value)"),
+                 mlir::failure();
+        }
+      }
+      const uint64_t element = sim::format_bytes(out_info.format);
+      auto rowMajor = [](const Dims& shape) {
+        return Dims{shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+      };
+      auto emit = [&](int srcSlot, int64_t srcOffset, const Dims& srcStrides, int64_t dstOffset, const Dims& dstStrides,
+                      const Dims& size) {
+        out << "  copy_box(t, ddr[" << srcSlot << "] + " << srcOffset * int64_t(element) << ", " << dimsCode(srcStrides)
+            << ", ddr[" << out_info.slot << "] + " << dstOffset * int64_t(element) << ", " << dimsCode(dstStrides)
+            << ", " << dimsCode(size) << ", " << element << ", staging, " << staging << ");  // "
+            << op->getName().getStringRef().str() << "\n";
+      };
+      const Dims outShape = out_info.whole, dst = rowMajor(outShape);
+      const int src = values_[op->getOperand(0)].slot;
+      if (name == "reshape") {
+        emit(src, 0, dst, 0, dst, outShape);
+      } else if (name == "view") {
+        auto view = mlir::cast<ViewOp>(op);
+        const Dims strides = dims4(view.getStrides(), 0);
+        emit(src, view.getOffset(), strides, 0, dst, outShape);
+      } else if (name == "transpose") {
+        auto perm = mlir::cast<TransposeOp>(op).getPerm();
+        const size_t rank = perm.size();
+        const Dims in = rowMajor(values_[op->getOperand(0)].whole);
+        Dims strides{0, 0, 0, 0};
+        for (size_t d = 0; d < rank; ++d) strides[4 - rank + d] = in[4 - rank + size_t(perm[d])];
+        emit(src, 0, strides, 0, dst, outShape);
+      } else {  // concat
+        const int64_t dim = 4 - tensorType(op->getResult(0)).getRank() + mlir::cast<ConcatOp>(op).getDim();
+        int64_t at = 0;
+        for (mlir::Value operand : op->getOperands()) {
+          const Dims shape = values_[operand].whole;
+          emit(values_[operand].slot, 0, rowMajor(shape), at * dst[size_t(dim)], dst, shape);
+          at += shape[size_t(dim)];
+        }
+      }
+    }
+    out << "}\n";
+    return out.str();
+  }
+
+  GroupOp group_;
+  Plan plan_;
+  std::vector<mlir::Operation*> ops_;
+  llvm::DenseMap<mlir::Value, ValueInfo> values_;
+  std::vector<mlir::Value> order_;
+  std::map<mlir::Operation*, int> constSlots_;
+  std::vector<PartWindows> parts_;
+  std::vector<std::pair<uint64_t, uint64_t>> imms_;  // scratch buffers: address, bytes
+  uint64_t spmBytes_ = 0;
+};
+
+}  // namespace
+
+mlir::FailureOr<std::string> generateTileProgram(GroupOp group) {
+  if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return ProgramWriter(group, Plan{}).write();
+  auto plan = readGroupPlan(group);
+  if (mlir::failed(plan)) return mlir::failure();
+  return ProgramWriter(group, std::move(*plan)).write();
+}
+
+namespace {
+
+struct CodegenPass : public CodegenBase<CodegenPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    bool failed = false;
+    module.walk([&](GroupOp group) {
+      auto source = generateTileProgram(group);
+      if (mlir::failed(source)) {
+        failed = true;
+        return;
+      }
+      group->setAttr(kSourceAttr, mlir::StringAttr::get(group->getContext(), *source));
+      if (!codegenDir.empty()) {
+        llvm::sys::fs::create_directories(codegenDir);
+        const std::string path = codegenDir + "/group_" + std::to_string(group.getGroupId()) + ".cpp";
+        std::ofstream file(path);
+        file << *source;
+        if (!file) {
+          group.emitOpError("tx8-codegen: cannot write ") << path;
+          failed = true;
+        }
+      }
+    });
+    if (failed) signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createCodegenPass() { return std::make_unique<CodegenPass>(); }
+
+}  // namespace tg::compiler::tx8be

@@ -1,0 +1,41 @@
+#pragma once
+// Code generation for planned groups (the tx8-codegen pass, Codegen.cpp), shared with the program
+// runner (chip_program.cpp), which binds the generated programs' parameters and runs them.
+//
+// A generated program's parameter block is an array of DDR addresses (uint64_t), in this order:
+// the group's inputs, its results, then the constants its load_const ops read (programConstants).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mlir/Support/LogicalResult.h>
+
+#include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
+
+namespace tg::compiler::tx8be {
+
+// The name of the group attribute holding its program's C++ source.
+inline constexpr const char* kSourceAttr = "tx8be.source";
+
+// The tile program of `group` (its plan read from its attributes): C++ over the sim's op library
+// defining `extern "C" void run(uint32_t tile, void* chip, const void* params)`. Fails with a
+// diagnostic on the op it cannot generate.
+mlir::FailureOr<std::string> generateTileProgram(GroupOp group);
+
+// The load_const ops whose addresses follow the inputs and results in the parameter block.
+std::vector<LoadConstOp> programConstants(GroupOp group);
+
+// Whether codegen generates `op` (an op of a group body), and if not, why.
+bool codegenSupports(mlir::Operation* op, std::string* why);
+
+// The scratch (imm) bytes the generated call of `op` needs for a result window of `outSize`
+// (N, H, W, C): the op library's own imm functions.
+uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize);
+
+// A plan that needs no search: the whole result on the region's first tile in one step, every
+// SPM buffer single and placed one after the other (for compile_graph until the back-end
+// pipeline plans groups). Fails when the buffers do not fit `spm_bytes`.
+mlir::LogicalResult writeSingleTilePlan(GroupOp group, uint64_t spm_bytes);
+
+}  // namespace tg::compiler::tx8be

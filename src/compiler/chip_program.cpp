@@ -1,0 +1,308 @@
+// compile_graph (chip_program.h): import -> the front end -> a plan per group -> tx8-codegen ->
+// the JIT, and the program that runs the groups' kernels on a chip with a DDR binding.
+//
+// The generated kernels call the simulator's functions (the oplib, Tile::wait, execute) through
+// ordinary undefined symbols that dlopen resolves against the process: the executables that
+// link the compiler export their symbols and link tg_sim whole (tg_export_sim in
+// src/compiler/CMakeLists.txt). A kernel therefore runs on the process's one simulator (the
+// Chip object it is handed is that simulator's) and never carries a copy of it.
+#include "tilegraph/compiler/chip_program.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/MLIRContext.h>
+#include <mlir/Pass/PassManager.h>
+
+#include "Transforms/Codegen.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/compiler/graph_import.h"
+#include "tilegraph/compiler/registration.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/jit/compiler.h"
+#include "tilegraph/sim/memory.h"
+
+namespace tg::compiler {
+
+namespace {
+
+using namespace tx8be;
+
+constexpr uint64_t kDdrAlign = 64;  // the DDR burst
+
+uint64_t alignUp(uint64_t bytes) { return (bytes + kDdrAlign - 1) / kDdrAlign * kDdrAlign; }
+
+uint64_t tensorBytes(mlir::Value value) {
+  auto type = value.getType().cast<mlir::RankedTensorType>();
+  uint64_t elements = 1;
+  for (int64_t d : type.getShape()) elements *= uint64_t(d);
+  return elements * uint64_t((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+// Where one entry of a kernel's parameter block points at run time.
+struct Address {
+  enum class Kind { Argument, Result, Scratch, Constant } kind = Kind::Scratch;
+  size_t index = 0;     // argument, result or constant index
+  uint64_t offset = 0;  // scratch offset
+};
+
+// A constant the program may have to place: its key (empty for data the module holds inline)
+// and a copy of its bytes, with its place in the scratch DDR when the binding has no address.
+struct Constant {
+  std::string key;
+  std::vector<std::byte> bytes;
+  uint64_t offset = 0;
+};
+
+struct GroupKernel {
+  jit::EntryFn entry = nullptr;
+  std::vector<Address> params;
+  bool barrier = true;
+};
+
+class CompiledProgram final : public ChipProgram {
+ public:
+  uint64_t scratch_bytes() const override { return scratch_bytes_; }
+  const CompileReport& report() const override { return report_; }
+  size_t host_bytes() const override {
+    size_t bytes = sizeof(*this);
+    for (const Constant& c : constants_) bytes += c.bytes.size() + c.key.size();
+    for (const GroupKernel& g : groups_) bytes += g.params.size() * sizeof(Address);
+    return bytes;
+  }
+
+  sim::ChipReport run(sim::Chip& chip, const DdrBinding& binding) override {
+    if (binding.arguments.size() != arguments_ || binding.results.size() != results_) {
+      throw Error("ChipProgram::run: the binding has " + std::to_string(binding.arguments.size()) + " arguments and " +
+                  std::to_string(binding.results.size()) + " results, the program " + std::to_string(arguments_) +
+                  " and " + std::to_string(results_));
+    }
+    if (chip.config().mesh_x != mesh_x_ || chip.config().mesh_y != mesh_y_) {
+      throw Error("ChipProgram::run: compiled for a " + std::to_string(mesh_x_) + "x" + std::to_string(mesh_y_) +
+                  " mesh, the chip is " + std::to_string(chip.config().mesh_x) + "x" +
+                  std::to_string(chip.config().mesh_y));
+    }
+    std::vector<uint64_t> constants(constants_.size());
+    for (size_t i = 0; i < constants_.size(); ++i) {
+      const Constant& c = constants_[i];
+      uint64_t addr = sim::kNoAddress;
+      if (!c.key.empty() && binding.constant) addr = binding.constant(c.key);
+      if (addr == sim::kNoAddress) {
+        addr = binding.scratch + c.offset;
+        chip.ddr().write(addr, c.bytes.data(), c.bytes.size());
+      }
+      constants[i] = addr;
+    }
+    const uint64_t first = chip.mark();
+    std::vector<uint64_t> marks;
+    std::vector<uint64_t> params;
+    for (const GroupKernel& group : groups_) {
+      marks.push_back(chip.mark());
+      params.clear();
+      for (const Address& a : group.params) {
+        switch (a.kind) {
+          case Address::Kind::Argument: params.push_back(binding.arguments[a.index]); break;
+          case Address::Kind::Result: params.push_back(binding.results[a.index]); break;
+          case Address::Kind::Scratch: params.push_back(binding.scratch + a.offset); break;
+          case Address::Kind::Constant: params.push_back(constants[a.index]); break;
+        }
+      }
+      for (int tile = 0; tile < chip.tile_count(); ++tile) group.entry(uint32_t(tile), &chip, params.data());
+      if (group.barrier) chip.barrier();
+    }
+    marks.push_back(chip.mark());
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      report_.groups[g].simulated_cycles = chip.report_window(marks[g], marks[g + 1]).total_cycles;
+    }
+    return chip.report_window(first);
+  }
+
+  std::vector<GroupKernel> groups_;
+  std::vector<Constant> constants_;
+  uint64_t scratch_bytes_ = 0;
+  size_t arguments_ = 0, results_ = 0;
+  int mesh_x_ = 0, mesh_y_ = 0;
+  CompileReport report_;
+};
+
+// Runs `pm` on `module`; a failure throws tg::Error with the diagnostics.
+void runPasses(mlir::PassManager& pm, mlir::ModuleOp module, const std::string& stage) {
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) diagnostics += "\n  " + d.str();
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module))) throw Error("compile_graph: " + stage + " failed:" + diagnostics);
+}
+
+std::string groupOps(GroupOp group) {
+  std::string ops;
+  for (mlir::Operation& op : group.getBodyBlock().without_terminator()) {
+    if (mlir::isa<LoadVarOp, LoadConstOp, StoreVarOp>(op)) continue;
+    if (!ops.empty()) ops += '+';
+    ops += op.getName().getStringRef().drop_front(6).str();
+  }
+  return ops;
+}
+
+}  // namespace
+
+std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto progress = [&](std::string_view stage, size_t done, size_t total) {
+    if (options.progress) options.progress(CompileProgress{stage, done, total});
+  };
+  mlir::DialectRegistry registry;
+  register_dialects(registry);
+  register_passes();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  progress("import", 0, 1);
+  ImportedGraph imported = import_graph(context, graph);
+  mlir::ModuleOp module = *imported.module;
+  mlir::Builder builder(&context);
+  module->setAttr("tx8be.tile_dx", builder.getI32IntegerAttr(options.chip.mesh_x));
+  module->setAttr("tx8be.tile_dy", builder.getI32IntegerAttr(options.chip.mesh_y));
+  progress("import", 1, 1);
+
+  progress("front end", 0, 1);
+  {
+    mlir::PassManager pm(&context);
+    buildFrontendPipeline(pm, options.group_patterns_file);
+    runPasses(pm, module, "the front end");
+  }
+  progress("front end", 1, 1);
+
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<GroupOp> groups;
+  main.walk([&](GroupOp group) { groups.push_back(group); });
+  for (mlir::Operation& op : main.getBody().front()) {
+    if (!mlir::isa<GroupOp, mlir::func::ReturnOp>(op)) {
+      throw Error("compile_graph: " + op.getName().getStringRef().str() +
+                  " is outside every group after the front end");
+    }
+  }
+
+  // The plan of each group: one step on the region's first tile until the back-end passes plan.
+  progress("group-cost", 0, groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::string diagnostics;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
+      diagnostics += "\n  " + d.str();
+      return mlir::success();
+    });
+    if (mlir::failed(writeSingleTilePlan(groups[i], options.chip.spm_bytes))) {
+      throw Error("compile_graph: group " + std::to_string(groups[i].getGroupId()) + " (" + groupOps(groups[i]) +
+                  "):" + diagnostics);
+    }
+    progress("group-cost", i + 1, groups.size());
+  }
+
+  progress("codegen", 0, groups.size());
+  {
+    mlir::PassManager pm(&context);
+    pm.addPass(createCodegenPass());
+    runPasses(pm, module, "tx8-codegen");
+  }
+  progress("codegen", groups.size(), groups.size());
+
+  auto program = std::make_unique<CompiledProgram>();
+  program->arguments_ = imported.arguments.size();
+  program->results_ = imported.results.size();
+  program->mesh_x_ = options.chip.mesh_x;
+  program->mesh_y_ = options.chip.mesh_y;
+
+  // DDR: arguments and results where the binding says; every other group result in scratch;
+  // then the constants the binding may not hold.
+  llvm::DenseMap<mlir::Value, Address> places;
+  for (mlir::BlockArgument argument : main.getArguments()) {
+    places[argument] = Address{Address::Kind::Argument, argument.getArgNumber(), 0};
+  }
+  auto ret = mlir::cast<mlir::func::ReturnOp>(main.getBody().front().getTerminator());
+  for (size_t i = 0; i < ret.getNumOperands(); ++i) {
+    mlir::Value value = ret.getOperand(unsigned(i));
+    if (value.isa<mlir::BlockArgument>() || places.count(value)) {
+      throw Error("compile_graph: result " + std::to_string(i) +
+                  " is an argument or another result unchanged (no group computes it)");
+    }
+    places[value] = Address{Address::Kind::Result, i, 0};
+  }
+  uint64_t scratch = 0;
+  for (GroupOp group : groups) {
+    for (mlir::Value result : group.getResults()) {
+      if (places.count(result)) continue;
+      places[result] = Address{Address::Kind::Scratch, 0, scratch};
+      scratch += alignUp(tensorBytes(result));
+    }
+  }
+  std::map<int64_t, size_t> constantIndex;  // const_map_id -> program constant
+  for (GroupOp group : groups) {
+    for (LoadConstOp load : programConstants(group)) {
+      const int64_t id = load.getConstMapId();
+      if (constantIndex.count(id)) continue;
+      Constant c;
+      auto type = load.getOutput().getType().cast<mlir::RankedTensorType>();
+      if (auto external = load.getValue().dyn_cast<ExternalDataAttr>()) {
+        c.key = external.getKey().str();
+        const HostTensor& data = imported.constants.get(c.key, external.getBytes(), external.getFingerprint());
+        const auto* bytes = static_cast<const std::byte*>(data.data());
+        c.bytes.assign(bytes, bytes + data.nbytes());
+      } else {
+        auto dense = load.getValue().cast<mlir::DenseElementsAttr>();
+        const size_t total = size_t(tensorBytes(load.getOutput()));
+        c.bytes.resize(total);
+        const llvm::ArrayRef<char> raw = dense.getRawData();
+        if (dense.isSplat()) {
+          const size_t element = size_t((type.getElementTypeBitWidth() + 7) / 8);
+          for (size_t at = 0; at < total; at += element) std::memcpy(c.bytes.data() + at, raw.data(), element);
+        } else {
+          std::memcpy(c.bytes.data(), raw.data(), total);
+        }
+      }
+      c.offset = scratch;
+      scratch += alignUp(c.bytes.size());
+      constantIndex[id] = program->constants_.size();
+      program->constants_.push_back(std::move(c));
+    }
+  }
+  program->scratch_bytes_ = scratch;
+
+  progress("jit", 0, groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    GroupOp group = groups[i];
+    GroupKernel kernel;
+    const std::string source = group->getAttrOfType<mlir::StringAttr>(kSourceAttr).getValue().str();
+    const jit::Kernel loaded = jit::Compiler::instance().load_source(source, {}, jit::KernelType::kCpu);
+    kernel.entry = loaded.entry;
+    if (loaded.source == jit::KernelSource::kCompiled) ++program->report_.jit_compiles;
+    for (mlir::Value input : group.getInputs()) kernel.params.push_back(places.lookup(input));
+    for (mlir::Value result : group.getResults()) kernel.params.push_back(places.lookup(result));
+    for (LoadConstOp load : programConstants(group)) {
+      kernel.params.push_back(Address{Address::Kind::Constant, constantIndex[load.getConstMapId()], 0});
+    }
+    kernel.barrier = group.getNeedBarrier();
+    program->groups_.push_back(std::move(kernel));
+
+    GroupReport report;
+    report.group_id = group.getGroupId();
+    report.ops = groupOps(group);
+    if (auto sharding = group.getShardingAttr())
+      report.sharding.assign(sharding.asArrayRef().begin(), sharding.asArrayRef().end());
+    if (auto slice = group.getSliceAttr()) report.slice.assign(slice.asArrayRef().begin(), slice.asArrayRef().end());
+    report.steps = group.getStepsAttr() ? group.getStepsAttr().getInt() : 0;
+    report.spm_peak = uint64_t(group.getSpmAllocSize().value_or(0));
+    report.spm_lower_bound = uint64_t(group.getSpmLowerBound().value_or(0));
+    report.estimated_cycles = uint64_t(group.getEstimatedCycles().value_or(0));
+    program->report_.groups.push_back(std::move(report));
+    progress("jit", i + 1, groups.size());
+  }
+  program->report_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return program;
+}
+
+}  // namespace tg::compiler

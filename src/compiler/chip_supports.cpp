@@ -1,0 +1,98 @@
+// chip_supports (chip_program.h): the core nodes tx8-codegen generates programs for, stated on
+// the core graph so that a backend can choose what to compile before importing anything. It
+// answers for the same ops and types as codegenSupports (Transforms/Codegen.cpp) does on their
+// tx8be counterparts; ChipSupports tests in codegen_test.cpp compile each kind it accepts.
+#include <string>
+
+#include "tilegraph/compiler/chip_program.h"
+#include "tilegraph/core/dtype.h"
+
+namespace tg::compiler {
+
+namespace {
+
+bool isChipFloat(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+
+// One row of `like`'s innermost size (ggml ne[0]) repeated over the rest.
+bool isRowOf(const Tensor& row, const Tensor& like) {
+  return row.ne[0] == like.ne[0] && row.ne[1] == 1 && row.ne[2] == 1 && row.ne[3] == 1;
+}
+
+bool sameShape(const Tensor& a, const Tensor& b) {
+  for (int d = 0; d < 4; ++d) {
+    if (a.ne[d] != b.ne[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool chip_supports(const Tensor& node, std::string* why) {
+  auto fail = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (node.op == Op::NONE || node.op == Op::CONT) return true;  // leaves; CONT imports as nothing
+  for (int i = 0; i < kMaxSrc && node.src[i]; ++i) {
+    if (node.op == Op::VIEW || node.op == Op::RESHAPE || node.op == Op::PERMUTE || node.op == Op::TRANSPOSE) break;
+    if (is_quantized(node.src[i]->type)) {
+      return fail("operand " + std::to_string(i) + " is block-quantized (" +
+                  std::string(dtype_name(node.src[i]->type)) + "): the generated programs take f32, f16, bf16 and i32");
+    }
+  }
+  switch (node.op) {
+    case Op::VIEW:
+    case Op::RESHAPE:
+    case Op::PERMUTE:
+    case Op::TRANSPOSE:
+    case Op::CONCAT:
+      if (is_quantized(node.type)) return fail("a move of block-quantized data");
+      return true;  // DMA moves in DDR
+    case Op::MUL_MAT: {
+      const DType w = node.src[0]->type, x = node.src[1]->type;
+      if (!isChipFloat(w) || !isChipFloat(x)) return fail("mul_mat of non-float operands");
+      if (w != x && x != DType::F32) return fail("mul_mat activations neither f32 nor the weights' type");
+      if (node.type != DType::F32) return fail("mul_mat result not f32");
+      return true;
+    }
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV:
+      if (!isChipFloat(node.type) || node.src[0]->type != node.type || node.src[1]->type != node.type) {
+        return fail("operands of different or non-float types (the CGRA's VV takes one format)");
+      }
+      if (!sameShape(*node.src[1], *node.src[0]) && !isRowOf(*node.src[1], *node.src[0])) {
+        return fail("the rhs repeats other than as one row (the oplib broadcasts one row)");
+      }
+      return true;
+    case Op::UNARY:
+      if (UnaryOp(node.op_params[0]) == UnaryOp::GELU_ERF) return fail("gelu_erf: the CGRA has the tanh form only");
+      [[fallthrough]];
+    case Op::SCALE:
+    case Op::NORM:
+    case Op::RMS_NORM:
+      if (!isChipFloat(node.type) || node.src[0]->type != node.type) return fail("input and result types differ");
+      return true;
+    case Op::SOFT_MAX:
+      if (node.param_f32(1) != 0.0f) return fail("ALiBi (max_bias > 0) is not in the oplib's softmax");
+      if (!isChipFloat(node.type) || node.src[0]->type != node.type) return fail("input and result types differ");
+      if (node.src[1]) {
+        if (node.src[1]->type != DType::F32) return fail("the mask is not f32 (the oplib's softmax adds an f32 mask)");
+        if (!sameShape(*node.src[1], *node.src[0]) && !isRowOf(*node.src[1], *node.src[0])) {
+          return fail("the mask is neither the input's shape nor one row");
+        }
+      }
+      return true;
+    case Op::GLU:
+      if (!node.src[1]) return fail("glu without a separate gate");
+      if (!isChipFloat(node.type) || node.src[0]->type != node.type || node.src[1]->type != node.type) {
+        return fail("operands of different or non-float types");
+      }
+      return true;
+    default: break;
+  }
+  return fail(std::string(op_name(node.op)) + ": tx8-codegen has no program for it yet");
+}
+
+}  // namespace tg::compiler
