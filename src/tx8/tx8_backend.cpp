@@ -287,12 +287,46 @@ class Tx8BackendImpl final : public Tx8Backend {
         }
       }
     }
+    check_sizes("argument", compiled.program->argument_bytes(), b.arguments.size(),
+                [&](size_t i) { return run.original.at(arguments[i]); });
+    check_sizes("result", compiled.program->result_bytes(), b.results.size(), [&](size_t i) {
+      const size_t n_out = run.graph.outputs().size();
+      if (i < n_out) return run.original.at(run.graph.outputs()[i]);
+      // State results follow, in argument order.
+      size_t k = n_out;
+      for (const Tensor* argument : arguments) {
+        for (const Tensor* node : run.graph.nodes()) {
+          if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) {
+            if (k++ == i) return run.original.at(argument);
+            break;
+          }
+        }
+      }
+      return run.original.at(arguments.front());  // not reached: i < b.results.size()
+    });
     b.constant = [weights](std::string_view key) {
       auto it = weights->find(std::string(key));
       return it == weights->end() ? sim::kNoAddress : it->second;
     };
     b.scratch = compiled.scratch->address();
     return b;
+  }
+
+  // The program and the tensors bound to it must agree on how many there are and how large each
+  // is: a mismatch would have the chip read or write past a tensor.
+  template <class TensorAt>
+  static void check_sizes(const char* what, const std::vector<uint64_t>& bytes, size_t count, TensorAt tensor_at) {
+    if (bytes.size() != count) {
+      throw Error(std::string("tx8: the compiled program has ") + std::to_string(bytes.size()) + " " + what +
+                  "s, the run's graph " + std::to_string(count));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const Tensor& t = *tensor_at(i);
+      if (bytes[i] > t.nbytes()) {
+        throw Error(std::string("tx8: the compiled program's ") + what + " " + std::to_string(i) + " is " +
+                    std::to_string(bytes[i]) + " bytes, larger than " + describe(t));
+      }
+    }
   }
 
   // Points the run's tensors at host copies of the memory they use: weights at their host copy,

@@ -21,9 +21,10 @@ class Tx8RunReport final : public RunReport {
     const double clock_mhz = backend_.chip_config().clock_mhz;
     const double decode_seconds = s.simulated_seconds - after_prefill_.simulated_seconds;
     const double prefill_seconds = after_prefill_.simulated_seconds;
-    std::printf("  simulated (chip runs only, at %.1f MHz): %llu cycles, %.3f ms; prefill %.1f tok/s, decode %.1f tok/s\n",
-                clock_mhz, (unsigned long long)s.simulated_cycles, s.simulated_seconds * 1e3,
-                rate(double(r.prefill_tokens), prefill_seconds), rate(double(r.decode_steps), decode_seconds));
+    std::printf(
+        "  simulated (chip runs only, at %.1f MHz): %llu cycles, %.3f ms; prefill %.1f tok/s, decode %.1f tok/s\n",
+        clock_mhz, (unsigned long long)s.simulated_cycles, s.simulated_seconds * 1e3,
+        rate(double(r.prefill_tokens), prefill_seconds), rate(double(r.decode_steps), decode_seconds));
     std::printf("  tx8 compile cache: %s\n", tx8::format_stats(s).c_str());
     for (const auto& [what, why] : s.fallbacks) std::printf("  on the CPU: %s: %s\n", what.c_str(), why.c_str());
   }

@@ -60,7 +60,7 @@ struct RunOptions {
   bool json = false;
   bool stream = false;  // print the text as it is generated
   std::string cache_type = "f16";
-  std::string chip_config;  // --chip-config (tx8)
+  std::string chip_config;         // --chip-config (tx8)
   model::SamplerOptions sampling;  // its seed is --seed's, else a random one
   std::optional<uint64_t> seed;
 };
@@ -217,8 +217,9 @@ void forward_tx8_if_needed(const RunOptions& o) {
   args.at(0) = path;
   exec_instead("run --backend tx8", path, std::move(args));
 #else
-  throw Error("--backend tx8: this build has no TX8 compiler, which the tx8 backend runs on; install MLIR 15 "
-              "(scripts/bootstrap compiler) and configure with -DTG_BUILD_COMPILER=ON");
+  throw Error(
+      "--backend tx8: this build has no TX8 compiler, which the tx8 backend runs on; install MLIR 15 "
+      "(scripts/bootstrap compiler) and configure with -DTG_BUILD_COMPILER=ON");
 #endif
 }
 

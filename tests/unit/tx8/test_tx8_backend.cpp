@@ -67,9 +67,13 @@ class ReferenceProgram final : public ChipProgram {
       }
     }
     report_.groups.resize(graph_.size());
+    for (const Tensor* t : arguments_) argument_bytes_.push_back(t->nbytes());
+    for (const Tensor* t : results_) result_bytes_.push_back(t->nbytes());
   }
 
   uint64_t scratch_bytes() const override { return 64; }
+  const std::vector<uint64_t>& argument_bytes() const override { return argument_bytes_; }
+  const std::vector<uint64_t>& result_bytes() const override { return result_bytes_; }
 
   sim::ChipReport run(sim::Chip& chip, const DdrBinding& binding) override {
     if (binding.arguments.size() != arguments_.size() || binding.results.size() != results_.size()) {
@@ -104,6 +108,7 @@ class ReferenceProgram final : public ChipProgram {
   std::vector<std::unique_ptr<Buffer>> memory_;
   Graph graph_;
   std::vector<Tensor*> arguments_, weights_, results_;
+  std::vector<uint64_t> argument_bytes_, result_bytes_;
   compiler::CompileReport report_;
 };
 
@@ -278,6 +283,50 @@ TEST(Tx8Backend, RefusesTensorsOutsideItsMemory) {
   Tensor* out = add(ctx, a, a);
   out->data = ctx.new_tensor(DType::F32, {4, 4})->data;
   test::expect_error([&] { tx8->compute(Graph::build(out)); }, "is not in the chip's DDR");
+}
+
+// The TX8 compiler itself (compile_graph, chip_supports): a small graph of weights and inputs in
+// DDR, the ops the chip runs compiled and simulated, the rest on the CPU, against the reference.
+TEST(Tx8Backend, TheTx8CompilerRunsASmallGraphAsTheReferenceDoes) {
+  auto tx8 = make_tx8_backend({.num_threads = 1});
+  test::Rng rng(17);
+  auto build = [](Context& ctx, Tensor** w, Tensor** x, Tensor** rows) {
+    *w = ctx.new_tensor(DType::F32, {64, 40});
+    (*w)->set_name("w");
+    (*w)->flags |= kFlagParam;
+    *x = ctx.new_tensor(DType::F32, {64, 3});
+    (*x)->flags |= kFlagInput;
+    *rows = ctx.new_tensor(DType::F32, {40, 1});
+    (*rows)->flags |= kFlagInput;
+    Tensor* h = unary(ctx, mul_mat(ctx, *w, rms_norm(ctx, *x, 1e-5f)), UnaryOp::SILU);
+    return soft_max(ctx, add(ctx, h, *rows), nullptr, 0.5f);
+  };
+  Context host;
+  Tensor *hw, *hx, *hr;
+  Tensor* hout = build(host, &hw, &hx, &hr);
+  for (Tensor* t : {hw, hx, hr}) test::fill_uniform(*t, rng);
+  make_reference_backend()->compute(Graph::build(hout));
+
+  Context weights(ContextOptions{.no_alloc = true}), ctx(ContextOptions{.no_alloc = true});
+  Tensor *w, *x, *rows;
+  Tensor* out = build(ctx, &w, &x, &rows);
+  std::unique_ptr<Buffer> weight_buffer = tx8->alloc_buffer(w->nbytes());
+  w->data = weight_buffer->base();
+  tensor_set(*w, hw->data, 0, hw->nbytes());
+  Graph graph = Graph::build(out);
+  GraphAllocator allocator;
+  allocator.allocate(graph, *tx8);
+  tensor_set(*x, hx->data, 0, hx->nbytes());
+  tensor_set(*rows, hr->data, 0, hr->nbytes());
+  tx8->compute(graph);
+  std::vector<float> result(size_t(out->nelements()));
+  tensor_get(*out, result.data(), 0, out->nbytes());
+  EXPECT_LT(test::nmse(result, test::read_f32(*hout)), 1e-10)
+      << test::describe_difference(result, test::read_f32(*hout));
+  const Tx8Stats s = stats_of(*tx8);
+  EXPECT_GE(s.compiles + s.compile_failures, 1u);
+  EXPECT_GT(s.chip_runs, 0u) << format_stats(s);
+  EXPECT_GT(s.simulated_cycles, 0u);
 }
 
 TEST(Tx8Backend, KeepsQuantizedTypesItRunsAndConvertsTheOthersToQ8_0) {
