@@ -91,6 +91,8 @@ class Tx8BackendImpl final : public Tx8Backend {
   }
 
   std::string_view name() const override { return "tx8"; }
+  // The chip is simulated on the calling thread; runs that fall back go to the CPU backend's pool.
+  int threads() const override { return cpu_->threads(); }
   std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override { return std::make_unique<DdrBuffer>(device_, bytes); }
   bool host_buffers() const override { return false; }
 
