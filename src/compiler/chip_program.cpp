@@ -67,6 +67,8 @@ struct GroupKernel {
 class CompiledProgram final : public ChipProgram {
  public:
   uint64_t scratch_bytes() const override { return scratch_bytes_; }
+  const std::vector<uint64_t>& argument_bytes() const override { return argument_bytes_; }
+  const std::vector<uint64_t>& result_bytes() const override { return result_bytes_; }
   const CompileReport& report() const override { return report_; }
   size_t host_bytes() const override {
     size_t bytes = sizeof(*this);
@@ -125,6 +127,7 @@ class CompiledProgram final : public ChipProgram {
   std::vector<Constant> constants_;
   uint64_t scratch_bytes_ = 0;
   size_t arguments_ = 0, results_ = 0;
+  std::vector<uint64_t> argument_bytes_, result_bytes_;
   int mesh_x_ = 0, mesh_y_ = 0;
   CompileReport report_;
 };
@@ -214,6 +217,8 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
   auto program = std::make_unique<CompiledProgram>();
   program->arguments_ = imported.arguments.size();
   program->results_ = imported.results.size();
+  for (const Tensor* t : imported.arguments) program->argument_bytes_.push_back(t->nbytes());
+  for (const Tensor* t : imported.results) program->result_bytes_.push_back(t->nbytes());
   program->mesh_x_ = options.chip.mesh_x;
   program->mesh_y_ = options.chip.mesh_y;
 

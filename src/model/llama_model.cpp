@@ -212,4 +212,66 @@ size_t LlamaModel::decode_weight_bytes() const {
   return bytes;
 }
 
+std::vector<LlamaModel::Conversion> LlamaModel::place_weights(Backend& backend) {
+  std::vector<Tensor*> weights = {token_embd_, output_norm_};
+  if (output_ != token_embd_) weights.push_back(output_);
+  if (rope_freqs()) weights.push_back(rope_freqs());
+  for (const BlockWeights& w : layers_) {
+    for (Tensor* t : w.tensors()) {
+      if (t) weights.push_back(t);
+    }
+  }
+  std::vector<Conversion> conversions;
+  for (const Tensor* t : weights) {
+    const DType to = backend.weight_type(t->type);
+    if (to == t->type) continue;
+    auto same = [&](const Conversion& c) { return c.from == t->type && c.to == to; };
+    auto it = std::ranges::find_if(conversions, same);
+    if (it == conversions.end()) it = conversions.insert(conversions.end(), Conversion{t->type, to});
+    ++it->tensors;
+  }
+  if (backend.host_buffers() && conversions.empty()) return conversions;
+
+  const auto aligned = [](size_t bytes) {
+    return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  };
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (const Tensor* t : weights) {
+    offsets.push_back(total);
+    total += aligned(row_size(backend.weight_type(t->type), t->ne[0]) * size_t(t->nrows()));
+  }
+  std::unique_ptr<Buffer> buffer = backend.alloc_buffer(total);
+  if (!buffer || buffer->size() < total) {
+    throw Error(std::string(backend.name()) + ": no buffer of " + std::to_string(total) + " bytes for the weights");
+  }
+  std::vector<float> row;
+  std::vector<uint8_t> converted;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    Tensor* t = weights[i];
+    if (!t->is_contiguous()) fail("weight '" + std::string(t->name) + "' is not contiguous");
+    const DType to = backend.weight_type(t->type);
+    if (to == t->type) {
+      buffer->set(offsets[i], t->data, t->nbytes());
+    } else {
+      // Through f32 a row at a time, as llama.cpp's quantize tool requantizes.
+      const size_t from_row = t->row_bytes(), to_row = row_size(to, t->ne[0]);
+      row.resize(size_t(t->ne[0]));
+      converted.resize(to_row);
+      for (int64_t r = 0; r < t->nrows(); ++r) {
+        row_to_f32(t->type, static_cast<const char*>(t->data) + size_t(r) * from_row, row.data(), t->ne[0]);
+        row_from_f32(to, row.data(), converted.data(), t->ne[0]);
+        buffer->set(offsets[i] + size_t(r) * to_row, converted.data(), to_row);
+      }
+      t->type = to;
+      t->nb[0] = dtype_traits(to).type_size;
+      t->nb[1] = to_row;
+      for (int d = 2; d < kMaxDims; ++d) t->nb[d] = t->nb[d - 1] * size_t(t->ne[d - 1]);
+    }
+    t->data = static_cast<char*>(buffer->base()) + offsets[i];
+  }
+  weights_buffer_ = std::move(buffer);
+  return conversions;
+}
+
 }  // namespace tg::model

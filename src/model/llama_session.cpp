@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <string>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
+#include "tilegraph/runtime/tensor_data.h"
 
 namespace tg::model {
 
@@ -34,6 +34,25 @@ LlamaSession::LlamaSession(const LlamaModel& model, Backend& backend, int64_t n_
   block_.w_down_type = model.layers().front().w_down->type;
   block_.validate();
   for (int64_t l = 0; l < c.n_layer; ++l) caches_.push_back(make_kv_cache(cache_ctx_, block_));
+  // The caches live in one buffer of the backend's memory, zeroed through it (ggml's
+  // ggml_backend_alloc_ctx_tensors + ggml_backend_buffer_clear).
+  std::vector<size_t> offsets;
+  size_t bytes = 0;
+  for (const KvCache& kv : caches_) {
+    for (const Tensor* t : {kv.k, kv.v}) {
+      offsets.push_back(bytes);
+      bytes += (t->nbytes() + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    }
+  }
+  cache_buffer_ = backend.alloc_buffer(bytes);
+  if (!cache_buffer_ || cache_buffer_->size() < bytes) {
+    throw Error(std::string(backend.name()) + ": no buffer of " + std::to_string(bytes) + " bytes for the KV cache");
+  }
+  size_t i = 0;
+  for (KvCache& kv : caches_) {
+    for (Tensor* t : {kv.k, kv.v}) t->data = static_cast<char*>(cache_buffer_->base()) + offsets[i++];
+  }
+  cache_buffer_->clear(0);
 }
 
 std::span<const float> LlamaSession::eval(std::span<const int32_t> tokens, bool all_logits) {
@@ -57,15 +76,15 @@ std::span<const float> LlamaSession::eval(std::span<const int32_t> tokens, bool 
   } else {
     build_step(n_tokens, n_kv, all_logits);
   }
-  std::memcpy(step_->ids->data, tokens.data(), tokens.size_bytes());
+  tensor_set(*step_->ids, tokens.data(), 0, tokens.size_bytes());
   fill_step_inputs(step_->inputs, n_past_);
   backend_.compute(step_->graph);
   backend_.synchronize();
   n_past_ += n_tokens;
 
   // The logits live in the allocator's buffer, which the next step overwrites: keep a copy.
-  const auto* out = static_cast<const float*>(step_->logits->data);
-  logits_.assign(out, out + step_->logits->nelements());
+  logits_.resize(size_t(step_->logits->nelements()));
+  tensor_get(*step_->logits, logits_.data(), 0, logits_.size() * sizeof(float));
   return logits_;
 }
 

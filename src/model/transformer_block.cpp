@@ -4,10 +4,12 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/model/random_weights.h"
+#include "tilegraph/runtime/tensor_data.h"
 
 namespace tg::model {
 
@@ -83,11 +85,10 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& c, uint64_t see
 
 KvCache make_kv_cache(Context& ctx, const BlockConfig& c) {
   c.validate();
-  if (ctx.no_alloc()) throw Error("make_kv_cache: the context must allocate");
   auto cache = [&](const char* name) {
     Tensor* t = ctx.new_tensor(c.cache_type, {c.head_dim() * c.n_head_kv, c.n_ctx});
     t->set_name(name);
-    std::memset(t->data, 0, t->nbytes());
+    if (t->data) std::memset(t->data, 0, t->nbytes());
     return t;
   };
   KvCache kv;
@@ -118,16 +119,18 @@ StepInputs make_step_inputs(Context& ctx, const BlockConfig& c, int64_t n_tokens
 void fill_step_inputs(const StepInputs& in, int64_t n_past) {
   const int64_t n_tokens = in.pos->ne[0];
   const int64_t n_kv = in.mask->ne[0];
-  auto* pos = static_cast<int32_t*>(in.pos->data);
-  auto* rows = static_cast<int32_t*>(in.kv_rows->data);
-  auto* mask = static_cast<float*>(in.mask->data);
+  std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
+  std::vector<float> mask(static_cast<size_t>(n_tokens * n_kv));
   for (int64_t t = 0; t < n_tokens; ++t) {
-    pos[t] = int32_t(n_past + t);
-    rows[t] = int32_t(n_past + t);
+    pos[size_t(t)] = int32_t(n_past + t);
     for (int64_t j = 0; j < n_kv; ++j) {
-      mask[t * n_kv + j] = j <= n_past + t ? 0.0f : -std::numeric_limits<float>::infinity();
+      mask[size_t(t * n_kv + j)] = j <= n_past + t ? 0.0f : -std::numeric_limits<float>::infinity();
     }
   }
+  // Cache rows equal positions.
+  tensor_set(*in.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+  tensor_set(*in.kv_rows, pos.data(), 0, pos.size() * sizeof(int32_t));
+  tensor_set(*in.mask, mask.data(), 0, mask.size() * sizeof(float));
 }
 
 Tensor* build_block(Context& ctx, const BlockConfig& c, const BlockWeights& w, const KvCache& cache,

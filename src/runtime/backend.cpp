@@ -1,5 +1,6 @@
 #include "tilegraph/runtime/backend.h"
 
+#include <cstring>
 #include <string>
 
 #include "tilegraph/core/context.h"
@@ -32,6 +33,28 @@ std::string node_label(const Tensor& node) {
 }  // namespace
 
 std::unique_ptr<Buffer> make_host_buffer(size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
+
+void Buffer::check_range(const char* what, size_t offset, size_t bytes) const {
+  if (offset > size() || bytes > size() - offset) {
+    throw Error(std::string("buffer ") + what + ": bytes [" + std::to_string(offset) + ", " +
+                std::to_string(offset + bytes) + ") outside the buffer of " + std::to_string(size()) + " bytes");
+  }
+}
+
+void Buffer::set(size_t offset, const void* src, size_t bytes) {
+  check_range("set", offset, bytes);
+  if (bytes) std::memcpy(static_cast<char*>(base()) + offset, src, bytes);
+}
+
+void Buffer::get(size_t offset, void* dst, size_t bytes) {
+  check_range("get", offset, bytes);
+  if (bytes) std::memcpy(dst, static_cast<const char*>(base()) + offset, bytes);
+}
+
+void Buffer::fill(size_t offset, uint8_t value, size_t bytes) {
+  check_range("fill", offset, bytes);
+  if (bytes) std::memset(static_cast<char*>(base()) + offset, value, bytes);
+}
 
 void check_graph_runnable(const Backend& backend, const Graph& graph) {
   const std::string prefix = std::string(backend.name()) + ": ";

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "host_kernels.h"
 #include "instruction_util.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/core/quant.h"
 
 namespace tg::sim::ne {
 
@@ -53,6 +55,9 @@ void check_post(const Tile& tile, const std::string& name, Format in_format, con
   }
 }
 
+void apply_post(Tile& tile, const std::string& name, std::vector<float>& acc, int64_t m, int64_t n,
+                const PostProcess& post, uint64_t dst);
+
 // dst = post(A . B (+ dst)). A is M x K f32 (values exactly those of the input format), B K x N
 // or N x K f32.
 void multiply_and_store(Tile& tile, const std::string& name, Format in_format, const std::vector<float>& a,
@@ -92,6 +97,15 @@ void multiply_and_store(Tile& tile, const std::string& name, Format in_format, c
     const std::vector<float> old = detail::load_f32(tile, name, dst, int64_t(outputs), Format::FP32);
     for (size_t i = 0; i < outputs; ++i) acc[i] += old[i];
   }
+  apply_post(tile, name, acc, m, n, post, dst);
+}
+
+// dst = convert(act(acc * input_scale + bias or batch norm)): the NE's post-processing of an f32
+// accumulator of M x N.
+void apply_post(Tile& tile, const std::string& name, std::vector<float>& acc, int64_t m, int64_t n,
+                const PostProcess& post, uint64_t dst) {
+  const HostKernels& kernels = host_kernels();
+  const size_t outputs = acc.size();
   if (post.input_scale != 1.0f)
     kernels.binary_scalar(cgra::ArithOp::Mul, acc.data(), post.input_scale, false, acc.data(), int64_t(outputs));
   if (post.bias != kNoAddress) {
@@ -141,6 +155,42 @@ uint64_t gemm_cycles(const ChipConfig& c, Format in_format, int64_t m, int64_t n
       detail::ceil_div(uint64_t(m), 8) * detail::ceil_div(uint64_t(k), 16) * detail::ceil_div(uint64_t(n), 8);
   const double cycles = double(steps) * c.ne_cycles_per_step(in_format) / c.ne.arrays_per_tile;
   return uint64_t(c.ne.latency_cycles) + uint64_t(std::ceil(cycles));
+}
+
+std::string instruction_name(const GemmQ8_0&) { return "NE_Gemm.q8_0"; }
+
+uint64_t execute(Tile& tile, const GemmQ8_0& in) {
+  const std::string name = detail::begin(tile, instruction_name(in));
+  check_count(tile, name, "m", in.m);
+  check_count(tile, name, "n", in.n);
+  check_count(tile, name, "k", in.k);
+  if (in.k % kQ8_0BlockSize != 0) fail(tile, name, "k = " + std::to_string(in.k) + " is not whole q8_0 blocks of 32");
+  check_format(tile, name, in.post.out_format, {Format::FP32, Format::FP16, Format::BF16});
+  check_post(tile, name, Format::FP32, in.post, false);
+  const int64_t blocks = in.k / kQ8_0BlockSize;
+  const std::vector<float> a = detail::load_f32(tile, name, in.a, in.m * in.k, Format::FP32);
+  const uint8_t* b_bytes = tile.spm().read_span(name, in.b, uint64_t(in.n * blocks) * sizeof(BlockQ8_0));
+  std::vector<BlockQ8_0> b(size_t(in.n * blocks));
+  std::memcpy(b.data(), b_bytes, b.size() * sizeof(BlockQ8_0));
+  std::vector<BlockQ8_32> qa(size_t(in.m * blocks));
+  for (int64_t i = 0; i < in.m; ++i) quantize_row_q8_32(a.data() + i * in.k, qa.data() + i * blocks, in.k);
+
+  std::vector<float> acc(size_t(in.m * in.n), 0.0f);
+  for (int64_t i = 0; i < in.m; ++i) {
+    for (int64_t j = 0; j < in.n; ++j) {
+      float sum = 0.0f;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const BlockQ8_32& x = qa[size_t(i * blocks + blk)];
+        const BlockQ8_0& w = b[size_t(j * blocks + blk)];
+        int32_t dot = 0;
+        for (int l = 0; l < kQ8_0BlockSize; ++l) dot += int32_t(x.qs[l]) * int32_t(w.qs[l]);
+        sum += x.d * f16_to_f32(w.d) * float(dot);
+      }
+      acc[size_t(i * in.n + j)] = sum;
+    }
+  }
+  apply_post(tile, name, acc, in.m, in.n, in.post, in.dst);
+  return issue_ne(tile, name, Format::INT8, in.m, in.n, in.k);
 }
 
 std::string instruction_name(const Gemm& in) { return "NE_Gemm." + std::string(format_name(in.in_format)); }

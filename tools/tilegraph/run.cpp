@@ -17,7 +17,9 @@
 
 #include "commands.h"
 #include "common/cli_checks.h"
+#include "forward.h"
 #include "model_source.h"
+#include "run_report.h"
 #include "tilegraph/backends.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/chat_template.h"
@@ -32,6 +34,11 @@
 namespace tg::cli {
 
 namespace {
+
+RunReportFactory& run_report_factory() {
+  static RunReportFactory make;
+  return make;
+}
 
 constexpr const char* kDefaultPromptIds = "1,17,42,101,7,256,73,5";  // inside every preset's vocabulary
 
@@ -53,6 +60,7 @@ struct RunOptions {
   bool json = false;
   bool stream = false;  // print the text as it is generated
   std::string cache_type = "f16";
+  std::string chip_config;         // --chip-config (tx8)
   model::SamplerOptions sampling;  // its seed is --seed's, else a random one
   std::optional<uint64_t> seed;
 };
@@ -197,7 +205,26 @@ void check_prompt_ids(const RunOptions& o, const std::vector<int32_t>& prompt, i
               ", outside the model's vocabulary [0, " + std::to_string(n_vocab) + ")");
 }
 
+// `--backend tx8` where this executable does not have it: tilegraph-tx8 (beside it, built with
+// the TX8 compiler) runs the same command line.
+void forward_tx8_if_needed(const RunOptions& o) {
+  if (o.backend != "tx8") return;
+  const std::vector<std::string> names = backend_names();
+  if (std::ranges::find(names, "tx8") != names.end()) return;
+#ifdef TG_HAS_TX8_BACKEND
+  std::vector<std::string> args = own_arguments();
+  const std::string path = beside_this_executable("tilegraph-tx8");
+  args.at(0) = path;
+  exec_instead("run --backend tx8", path, std::move(args));
+#else
+  throw Error(
+      "--backend tx8: this build has no TX8 compiler, which the tx8 backend runs on; install MLIR 15 "
+      "(scripts/bootstrap compiler) and configure with -DTG_BUILD_COMPILER=ON");
+#endif
+}
+
 void run(const RunOptions& o) {
+  forward_tx8_if_needed(o);
   if (o.plain_prompt && !o.prompt && !o.prompt_file) throw Error("--plain-prompt needs --prompt or --prompt-file");
   model::SamplerOptions sampling = o.sampling;
   // A random seed is reported, so that the run can be repeated.
@@ -223,10 +250,18 @@ void run(const RunOptions& o) {
       std::min(c.n_ctx_train, (needed + model::kKvPadding - 1) / model::kKvPadding * model::kKvPadding);
 
   const std::string& source = m.description;
-  const model::LlamaModel llama = m.load();
+  model::LlamaModel llama = m.load();
 
-  const BackendOptions options{.num_threads = o.threads};
+  const BackendOptions options{.num_threads = o.threads, .chip_config = o.chip_config};
   std::unique_ptr<Backend> backend = make_backend(o.backend, options);
+  // Weights move to the backend's memory (nothing moves for the CPU), converted to the nearest
+  // type it runs where it has no kernels for theirs: said once per type.
+  for (const model::LlamaModel::Conversion& c : llama.place_weights(*backend)) {
+    std::fprintf(stderr, "note: the %s backend runs %s weights as %s (%zu tensors converted at load)\n",
+                 o.backend.c_str(), std::string(dtype_name(c.from)).c_str(), std::string(dtype_name(c.to)).c_str(),
+                 c.tensors);
+  }
+  const std::unique_ptr<RunReport> report = run_report_factory() ? run_report_factory()(*backend) : nullptr;
   GraphMode* graph_mode = backend->graph_mode();
   if (graph_mode && !o.graph_mode.empty()) {
     GraphModeConfig gc = graph_mode->config();
@@ -269,6 +304,7 @@ void run(const RunOptions& o) {
     result = session.generate(
         prompt, o.tokens,
         [&](int64_t done, const model::GenerationResult& r) {
+          if (done == 1 && report) report->prefill_done();
           progress.update(done, r);
           if (stream) show(stream->push(r.tokens.back()));
         },
@@ -321,6 +357,7 @@ void run(const RunOptions& o) {
         {"graph_nodes_per_decode_step", session.last_graph_nodes()},
         {"graph_cache", graph_mode ? stats_json(graph_mode->stats()) : nlohmann::json(nullptr)},
     };
+    if (report) out["backend_report"] = report->json(result);
     // Byte tokens can split a UTF-8 character: such bytes are written as U+FFFD.
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
@@ -338,9 +375,12 @@ void run(const RunOptions& o) {
   } else {
     std::printf("  graph mode: not available on the %s backend\n", o.backend.c_str());
   }
+  if (report) report->print(result);
 }
 
 }  // namespace
+
+void set_run_report(RunReportFactory make) { run_report_factory() = std::move(make); }
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
@@ -349,7 +389,13 @@ void add_run_command(CLI::App& app) {
       "Run a llama model (GGUF, or the embedded default): prefill, then decode (greedy, or sampling with --temp)");
   cmd->add_option("--model", o->model,
                   "GGUF file of a llama-family model (default: an embedded small model with generated weights)");
-  cmd->add_option("--backend", o->backend, "Backend to run (cpu, reference)")->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "Backend to run: cpu, reference, or tx8 (the TX8 chip's C-model, graphs compiled by the TX8 "
+                  "compiler; in builds with the compiler, run by tilegraph-tx8)")
+      ->capture_default_str();
+  cmd->add_option("--chip-config", o->chip_config,
+                  "With --backend tx8: the chip's configuration, a JSON file as `tilegraph sim --config` takes "
+                  "(default: $TG_TX8_CONFIG, else the TX8 chip)");
   cmd->add_option("--graph-mode", o->graph_mode,
                   "Capture and replay decode steps: on or off (default: $TG_GRAPH_MODE, else on)")
       ->check(CLI::IsMember({"on", "off"}));

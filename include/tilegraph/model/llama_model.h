@@ -25,6 +25,7 @@
 #include "tilegraph/model/llama_config.h"
 #include "tilegraph/model/random_weights.h"
 #include "tilegraph/model/transformer_block.h"
+#include "tilegraph/runtime/backend.h"
 
 namespace tg::model {
 
@@ -84,6 +85,18 @@ class LlamaModel {
   // one embedding row (the bandwidth bound of decoding).
   size_t decode_weight_bytes() const;
 
+  // Puts the weights where `backend` computes (ggml_backend_alloc_ctx_tensors + tensor_set):
+  // for a backend with host buffers and every type one it runs, nothing moves (the tensors stay
+  // on the file's mapping or the generated data). Otherwise the weights are copied into one
+  // buffer of the backend (Buffer::set), those of a type the backend does not run converted to
+  // Backend::weight_type first, and the tensors point into it. Returns the conversions made,
+  // one per distinct pair of types (for the caller to report).
+  struct Conversion {
+    DType from, to;
+    size_t tensors = 0;
+  };
+  std::vector<Conversion> place_weights(Backend& backend);
+
   // A GGUF writer holding this model: general.* and llama.* metadata, `vocab`'s tokenizer keys
   // (it must have n_vocab tokens) and every tensor under its standard name. The writer points
   // into this model's tensors. Without a vocabulary: Vocab::minimal_sentencepiece(n_vocab).
@@ -106,6 +119,7 @@ class LlamaModel {
   Tensor* output_norm_ = nullptr;
   Tensor* output_ = nullptr;
   std::vector<BlockWeights> layers_;
+  std::unique_ptr<Buffer> weights_buffer_;  // the weights in a backend's memory (place_weights)
 };
 
 }  // namespace tg::model

@@ -95,7 +95,8 @@ class LlamaSession {
   Backend& backend_;
   int64_t n_ctx_;
   BlockConfig block_;
-  Context cache_ctx_;
+  Context cache_ctx_{ContextOptions{.no_alloc = true}};
+  std::unique_ptr<Buffer> cache_buffer_;  // the KV caches, in the backend's memory
   std::vector<KvCache> caches_;
   GraphAllocator allocator_;
   std::unique_ptr<StepGraph> step_;

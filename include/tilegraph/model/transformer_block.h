@@ -78,7 +78,8 @@ BlockWeights make_block_weights(Context& ctx, const BlockConfig& config, uint64_
 // `generated` with the contents make_block_weights would give it.
 BlockWeights declare_block_weights(Context& ctx, const BlockConfig& config, uint64_t seed,
                                    std::vector<GeneratedTensor>& generated);
-// A zeroed cache of n_ctx rows in `ctx`, which must allocate.
+// A cache of n_ctx rows in `ctx`: zeroed if `ctx` allocates; in a no_alloc context the tensors
+// have no data yet, for the caller to place in a backend's buffer and clear (LlamaSession).
 KvCache make_kv_cache(Context& ctx, const BlockConfig& config);
 
 // The per-step inputs of a block, created in the graph context and marked kFlagInput.
@@ -90,7 +91,8 @@ struct StepInputs {
 };
 StepInputs make_step_inputs(Context& ctx, const BlockConfig& config, int64_t n_tokens, int64_t n_kv);
 // Fills the inputs for tokens at positions [n_past, n_past + n_tokens) with causal masking and
-// cache rows equal to positions; x is left to the caller.
+// cache rows equal to positions; x is left to the caller. Writes through tensor_set, so the
+// inputs may live in a device buffer.
 void fill_step_inputs(const StepInputs& inputs, int64_t n_past);
 
 // The block's output f32 [n_embd, n_tokens]. This step's K and V are written to the cache rows

@@ -3,6 +3,7 @@
 // execution resources, hands out buffers for tensor data, says which nodes it can run, and runs
 // whole graphs. Errors are tg::Error whose message starts with the backend's name.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,12 +16,31 @@ namespace tg {
 
 class GraphMode;
 
-// A block of memory for tensor data. Host backends return host memory.
+// A block of memory for tensor data (ggml's ggml_backend_buffer_i). Tensors placed in it have
+// `data == base() + offset`. Host buffers are plain memory, which kernels read and write through
+// `data`. A device buffer's `base()` is the start of a range of host address space reserved for
+// it and never readable (device_buffer.h): tensor pointers, views and the graph allocator work
+// unchanged, while the bytes live on the device, at device_address() + offset, and reach the
+// host only through set() and get() (tensor_data.h finds the buffer of a tensor's data).
 class Buffer {
  public:
   virtual ~Buffer() = default;
   virtual void* base() = 0;
   virtual size_t size() const = 0;
+  // Whether `base()` is host memory that code may dereference.
+  virtual bool is_host() const { return true; }
+  // Where the buffer starts in the device's address space (for host memory: its address).
+  virtual uint64_t device_address() { return reinterpret_cast<uintptr_t>(base()); }
+  // Copies `bytes` in at `offset` / out from `offset`; throws tg::Error past the end.
+  virtual void set(size_t offset, const void* src, size_t bytes);
+  virtual void get(size_t offset, void* dst, size_t bytes);
+  // Sets `bytes` at `offset` to `value` (ggml's memset_tensor); clear() the whole buffer.
+  virtual void fill(size_t offset, uint8_t value, size_t bytes);
+  void clear(uint8_t value = 0) { fill(0, value, size()); }
+
+ protected:
+  // Throws tg::Error naming `what` unless [offset, offset + bytes) lies inside the buffer.
+  void check_range(const char* what, size_t offset, size_t bytes) const;
 };
 
 // Aligned host memory, the buffer of every host backend.
@@ -44,6 +64,9 @@ struct BackendOptions {
   // Run a mul_mat or row op and the elementwise ops after it as one kernel where the backend can
   // (same bits either way). Off: node by node, to check or debug a fusion.
   bool fuse = true;
+  // A device backend's configuration file, if it has one (the tx8 backend: a chip config JSON;
+  // empty: $TG_TX8_CONFIG, else the default chip).
+  std::string chip_config;
 };
 
 class Backend {
@@ -53,6 +76,12 @@ class Backend {
   // Threads that compute() runs on (1 for a backend without a thread pool).
   virtual int threads() const { return 1; }
   virtual std::unique_ptr<Buffer> alloc_buffer(size_t bytes) { return make_host_buffer(bytes); }
+  // Whether alloc_buffer() gives host memory (ggml_backend_buft_is_host): then weights and inputs
+  // already in host memory are used where they are.
+  virtual bool host_buffers() const { return true; }
+  // The type this backend keeps a weight stored as `stored` in: a backend without kernels for a
+  // quantized type names the nearest one it runs, and models convert such weights at load.
+  virtual DType weight_type(DType stored) const { return stored; }
   // Whether this backend can execute `node` as built (types, layouts). When it cannot and `why`
   // is non-null, *why says what is missing.
   virtual bool supports_op(const Tensor& node, std::string* why = nullptr) const = 0;

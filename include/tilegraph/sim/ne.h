@@ -55,10 +55,26 @@ struct Conv {
   PostProcess post;
 };
 
+// The int8 path for q8_0 weights (GGUF's q8_0: per 32 weights one f16 scale and 32 int8), as
+// core's MUL_MAT defines a q8_0 product: dst[M][N] = A . B^T with
+//   A: f32 activations [M][K], quantised per row and 32-block on the way in (core's q8_32 rule:
+//      d = max|x| / 127, q = nearest-even(x / d)), as the NE's input quantiser does;
+//   B: the weight [N][K] as stored, N rows of K/32 q8_0 blocks (34 bytes each);
+//   dst[m][n] = sum over blocks of (d_a * d_b) * (exact int32 sum of the 32 int8 products),
+//   added in f32, then the PostProcess (output FP32, FP16 or BF16).
+// K must be a multiple of 32. Costs as the int8 GEMM of the same sizes.
+struct GemmQ8_0 {
+  uint64_t a = 0, b = 0, dst = 0;
+  int64_t m = 0, n = 0, k = 0;
+  PostProcess post;
+};
+
 uint64_t execute(Tile& tile, const Gemm& instr);
 uint64_t execute(Tile& tile, const Conv& instr);
-std::string instruction_name(const Gemm& instr);  // "NE_Gemm.bf16"
-std::string instruction_name(const Conv& instr);  // "NE_Conv.bf16"
+uint64_t execute(Tile& tile, const GemmQ8_0& instr);
+std::string instruction_name(const Gemm& instr);      // "NE_Gemm.bf16"
+std::string instruction_name(const Conv& instr);      // "NE_Conv.bf16"
+std::string instruction_name(const GemmQ8_0& instr);  // "NE_Gemm.q8_0"
 // The cost alone (what execute returns), for a compiler's estimates.
 uint64_t gemm_cycles(const ChipConfig& config, Format in_format, int64_t m, int64_t n, int64_t k);
 

@@ -2,6 +2,7 @@
 
 #include "oplib/engine_order.h"
 #include "oplib/op_checks.h"
+#include "tilegraph/core/dtype.h"
 
 namespace tg::sim::oplib {
 
@@ -54,6 +55,54 @@ uint64_t op_gemm(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& b,
   }
   detail::after_transfers(tile);
   return execute(tile, g);
+}
+
+uint64_t op_gemm_q8_0(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& w, const Tsr* bias, const Tsr& out) {
+  constexpr const char* op = "op_gemm_q8_0";
+  using detail::require;
+  const auto [m, k] = matrix_of(op, "a", a);
+  const auto [n, w_bytes] = matrix_of(op, "w", w);
+  const auto [out_m, out_n] = matrix_of(op, "out", out);
+  detail::require_format(op, "a", a, {Format::FP32});
+  detail::require_format(op, "w", w, {Format::INT8});
+  require(param.b_transposed, op, "w is a weight stored as N rows of K: b_transposed must be set");
+  require(!param.accumulate, op, "accumulate is not available on the q8_0 path");
+  require(k % kQ8_0BlockSize == 0, op, "a has K = " + std::to_string(k) + ", not whole q8_0 blocks of 32");
+  const int64_t row_bytes = k / kQ8_0BlockSize * int64_t(sizeof(BlockQ8_0));
+  require(w_bytes == row_bytes, op,
+          "w rows are " + std::to_string(w_bytes) + " bytes, K = " + std::to_string(k) + " needs " +
+              std::to_string(row_bytes) + " (K/32 blocks of 34)");
+  require(out_m == m && out_n == n, op,
+          "out is " + std::to_string(out_m) + " x " + std::to_string(out_n) + ", the product " + std::to_string(m) +
+              " x " + std::to_string(n));
+  ne::GemmQ8_0 g;
+  g.a = a.addr;
+  g.b = w.addr;
+  g.dst = out.addr;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.post.act = param.act;
+  g.post.out_format = out.format;
+  if (bias) {
+    detail::require_format(op, "bias", *bias, {Format::FP32});
+    require(bias->shape.real().elements() == n, op,
+            "bias has " + std::to_string(bias->shape.real().elements()) + " elements, out has " + std::to_string(n) +
+                " columns");
+    g.post.bias = bias->addr;
+  }
+  detail::after_transfers(tile);
+  return execute(tile, g);
+}
+
+OpCost gemm_q8_0_cost(const ChipConfig& config, int64_t m, int64_t n, int64_t k) {
+  return cost_only_run(config, 0, [&](Tile& tile, SpmArena& arena) {
+    const Tsr a = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, m, k}, 2);
+    const Tsr w =
+        arena.tensor(Format::INT8, MemLayout::Tensor, {1, 1, n, k / kQ8_0BlockSize * int64_t(sizeof(BlockQ8_0))}, 2);
+    const Tsr out = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, m, n}, 2);
+    return op_gemm_q8_0(tile, {.b_transposed = true}, a, w, nullptr, out);
+  });
 }
 
 OpCost gemm_cost(const ChipConfig& config, Format in_format, int64_t m, int64_t n, int64_t k) {

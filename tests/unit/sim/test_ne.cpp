@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "sim_test_utils.h"
+#include "tilegraph/core/dtype.h"
 #include "tilegraph/sim/ne.h"
 
 namespace tg::sim {
@@ -224,6 +226,72 @@ TEST(Ne, BadInstructionsNameThemselves) {
         execute(tile, Gemm{Format::FP32, 0, 0, 4096, 8, 8, 9});
       },
       "NE_Gemm.fp32 on tile 0: reads SPM");
+}
+
+}  // namespace
+}  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// A q8_0 weight [N][K] (row-major blocks) and f32 activations [M][K] through core's mul_mat, which
+// rounds the activations to q8_32 and multiplies the dequantised weights: out[m][n].
+struct Q8Case {
+  std::vector<BlockQ8_0> w;
+  std::vector<float> a, ref;
+  std::vector<double> magnitude;  // sum |w||a| per output, for the tolerance
+};
+
+Q8Case q8_case(test::Rng& rng, int64_t m, int64_t n, int64_t k) {
+  Q8Case c;
+  const std::vector<float> w = test::random_values(rng, n * k, -1, 1);
+  c.a = test::random_values(rng, m * k, -2, 2);
+  c.w.resize(size_t(n * k / kQ8_0BlockSize));
+  for (int64_t j = 0; j < n; ++j) quantize_row_q8_0(w.data() + j * k, c.w.data() + j * k / kQ8_0BlockSize, k);
+  Context ctx;
+  Tensor* wt = ctx.new_tensor(DType::Q8_0, {k, n});
+  std::memcpy(wt->data, c.w.data(), c.w.size() * sizeof(BlockQ8_0));
+  c.ref = test::reference_result(mul_mat(ctx, wt, test::tensor_of(ctx, c.a, {k, m})));
+  std::vector<float> wd(size_t(n * k));
+  row_to_f32(DType::Q8_0, c.w.data(), wd.data(), n * k);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t l = 0; l < k; ++l) s += std::fabs(double(wd[size_t(j * k + l)]) * c.a[size_t(i * k + l)]);
+      c.magnitude.push_back(s);
+    }
+  }
+  return c;
+}
+
+TEST(Ne, Q8_0GemmMatchesTheReferenceMulMat) {
+  Chip chip(one_tile());
+  Tile& tile = chip.tile(0);
+  test::Rng rng(21);
+  const int64_t shapes[][3] = {{1, 1, 32}, {1, 37, 64}, {7, 13, 96}, {8, 64, 256}, {31, 33, 1024}, {3, 5, 4128}};
+  for (const auto& s : shapes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    const Q8Case c = q8_case(rng, m, n, k);
+    put(tile, 0, c.a, Format::FP32);
+    tile.spm().write(1 << 20, c.w.data(), c.w.size() * sizeof(BlockQ8_0));
+    const GemmQ8_0 in{0, 1 << 20, 3 << 20, m, n, k};
+    EXPECT_EQ(execute(tile, in), gemm_cycles(tile.config(), Format::INT8, m, n, k));
+    const std::vector<float> out = get(tile, 3 << 20, m * n, Format::FP32);
+    for (size_t i = 0; i < out.size(); ++i) {
+      // Per block the int8 sums are exact; the blocks' scaled sums add in f32 (the reference in
+      // double): within f32 rounding of the magnitude.
+      ASSERT_NEAR(out[i], c.ref[i], 4e-7 * double(k / 32) * c.magnitude[i] + 1e-30)
+          << m << "x" << n << "x" << k << " at " << i;
+    }
+  }
+}
+
+TEST(Ne, Q8_0GemmRefusesKThatIsNotWholeBlocks) {
+  Chip chip(one_tile());
+  Tile& tile = chip.tile(0);
+  put(tile, 0, std::vector<float>(40, 1.0f), Format::FP32);
+  tile.spm().write(1 << 20, std::vector<uint8_t>(68, 0).data(), 68);
+  EXPECT_THROW(execute(tile, GemmQ8_0{0, 1 << 20, 3 << 20, 1, 1, 40}), Error);
 }
 
 }  // namespace

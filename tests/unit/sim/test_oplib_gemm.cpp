@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "oplib_test_utils.h"
 #include "tilegraph/sim/oplib/gemm.h"
@@ -147,6 +148,61 @@ TEST(OplibConv2d, MatchesReference) {
       test::expect_close(got, r, Format::FP32, "conv2d " + std::string(format_name(f)), 1e-4);
       EXPECT_GT(conv2d_cost(test::mesh(1, 1), p, f, in_s, w_s).cycles, 0u);
     }
+  }
+}
+
+}  // namespace
+}  // namespace tg::sim
+
+namespace tg::sim {
+namespace {
+
+// op_gemm_q8_0: a q8_0 weight as GGUF stores it, with bias and activation, against mul_mat (which
+// rounds the activations to q8_32) followed by the same bias and activation.
+TEST(OplibGemm, Q8_0WeightOnTheInt8PathMatchesTheReference) {
+  test::Rng rng(31);
+  const int64_t shapes[][3] = {{1, 1, 32}, {5, 17, 64}, {13, 64, 160}, {2, 129, 512}};
+  for (const auto& s : shapes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    Chip chip(test::mesh(1, 1));
+    Tile& tile = chip.tile(0);
+    const std::vector<float> w = test::random_values(rng, n * k, -1, 1);
+    std::vector<BlockQ8_0> blocks(size_t(n * k / 32));
+    quantize_row_q8_0(w.data(), blocks.data(), n * k);
+    const std::vector<float> a = test::random_values(rng, m * k);
+    const std::vector<float> bias_v = test::random_values(rng, n);
+    SpmArena arena(tile.spm().size());
+    Tsr at = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, m, k}, 2);
+    tile.spm().write(at.addr, a.data(), a.size() * sizeof(float));
+    Tsr wt = arena.tensor(Format::INT8, MemLayout::Tensor, {1, 1, n, k / 32 * 34}, 2);
+    tile.spm().write(wt.addr, blocks.data(), blocks.size() * sizeof(BlockQ8_0));
+    const Tsr bias_t = test::put_constant(tile, arena, bias_v, {1, 1, 1, n});
+    Tsr out = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, m, n}, 2);
+    EXPECT_GT(op_gemm_q8_0(tile, {.b_transposed = true, .act = ne::Activation::Silu}, at, wt, &bias_t, out), 0u);
+    std::vector<float> got(size_t(m * n));
+    tile.spm().read(out.addr, got.data(), got.size() * sizeof(float));
+
+    Context ctx;
+    Tensor* wq = ctx.new_tensor(DType::Q8_0, {k, n});
+    std::memcpy(wq->data, blocks.data(), blocks.size() * sizeof(BlockQ8_0));
+    Tensor* x = test::tensor_of(ctx, a, {k, m});
+    Tensor* ref_t = unary(ctx, add(ctx, mul_mat(ctx, wq, x), test::tensor_of(ctx, bias_v, {n})), UnaryOp::SILU);
+    const std::vector<float> ref = test::reference_result(ref_t);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
+  }
+  // A weight whose rows are not K/32 blocks of 34 bytes is refused, naming the sizes.
+  Chip chip(test::mesh(1, 1));
+  Tile& tile = chip.tile(0);
+  SpmArena arena(tile.spm().size());
+  Tsr at = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, 1, 64}, 2);
+  Tsr wt = arena.tensor(Format::INT8, MemLayout::Tensor, {1, 1, 4, 64}, 2);
+  Tsr out = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, 1, 4}, 2);
+  try {
+    op_gemm_q8_0(tile, {.b_transposed = true}, at, wt, nullptr, out);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w rows are 64 bytes, K = 64 needs 68"), std::string::npos) << e.what();
   }
 }
 

@@ -28,6 +28,15 @@ struct GemmParam {
 uint64_t op_gemm(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& b, const Tsr* bias, const Tsr& out);
 OpCost gemm_cost(const ChipConfig& config, Format in_format, int64_t m, int64_t n, int64_t k);
 
+// out [M][N] = act(a [M][K] . w^T + bias) for a q8_0 weight on the NE's int8 path (ne::GemmQ8_0:
+// the activations quantised per row and 32-block on the way in, the weight's f16 block scales
+// applied per block). a: fp32 [M][K]; w: the weight's rows as stored in GGUF, N rows of K/32
+// q8_0 blocks of 34 bytes, described as an int8 matrix 1 x 1 x N x (K/32 * 34); out fp32, fp16
+// or bf16. K is a multiple of 32. param.b_transposed must be true (a weight is stored as rows of
+// K) and param.accumulate false.
+uint64_t op_gemm_q8_0(Tile& tile, const GemmParam& param, const Tsr& a, const Tsr& w, const Tsr* bias, const Tsr& out);
+OpCost gemm_q8_0_cost(const ChipConfig& config, int64_t m, int64_t n, int64_t k);
+
 struct Conv2dParam {
   int32_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
   ne::Activation act = ne::Activation::None;
