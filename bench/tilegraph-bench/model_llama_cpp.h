@@ -15,10 +15,10 @@ namespace tg::bench {
 bool llama_cpp_peer_built();
 
 // Writes the tiny preset and an 8-layer d_model-2048 llama (16 heads, 8 KV heads, n_ff 5632,
-// vocabulary 8192) of each type that fits to a temporary GGUF file and times, at 1 and 2 threads, tilegraph's decode step (graph
-// mode, reused graphs: `tilegraph run`'s default) and prefill of `prefill_tokens` against
-// llama.cpp's on the same file, `rounds` rounds of A B A B. Prints a table unless `quiet`; returns
-// the rows as JSON and appends the section's targets.
+// vocabulary 8192) of each type that fits to a temporary GGUF file and times, at 1 and 2 threads, tilegraph's decode
+// step (graph mode, reused graphs: `tilegraph run`'s default) and prefill of `prefill_tokens` against llama.cpp's on
+// the same file, `rounds` rounds of A B A B. Prints a table unless `quiet`; returns the rows as JSON and appends the
+// section's targets.
 nlohmann::json run_llama_cpp_section(const std::vector<DType>& types, int64_t prefill_tokens, int rounds,
                                      const ReadBandwidth& bandwidth, bool quiet, std::vector<Target>& targets);
 
