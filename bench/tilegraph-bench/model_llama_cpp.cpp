@@ -151,7 +151,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
   std::vector<double> bw, ours_step, peer_step, eff_ours, eff_peer, ours_prefill, peer_prefill;
   std::vector<double> ours_step_cpu, peer_step_cpu, ours_prefill_cpu, peer_prefill_cpu;
   for (int r = 0; r < rounds; ++r) {
-    bw.push_back(bandwidth.measure(threads, 1));
+    const double bw_before = bandwidth.measure(threads, 1);
     const Stopwatch decode_watch;
     for (int s = 0; s < steps; ++s) {
       decoder.step();
@@ -164,6 +164,9 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
     peer_step.push_back(reply["seconds"].get<double>() / steps);
     peer_step_cpu.push_back(reply["cpu_seconds"].get<double>() / steps);
     for (const json& t : reply["tokens"]) peer_tokens.push_back(t.get<int32_t>());
+    // The machine's load changes between the probe and the steps: the better of a probe before
+    // and one after both sides' steps is the round's bound.
+    bw.push_back(std::max(bw_before, bandwidth.measure(threads, 1)));
     eff_ours.push_back(weight_bytes / bw.back() / ours_step.back());
     eff_peer.push_back(weight_bytes / bw.back() / peer_step.back());
 
@@ -222,7 +225,7 @@ json run_llama_cpp_section(const std::vector<DType>& types, int64_t prefill_toke
         "Decode: greedy, n_kv <= %lld, f16 KV cache on both; x = median of the rounds' llama.cpp time / ours\n"
         "(> 1: ours faster); x cpu = the same from each process's CPU time (leaves out waits for a core on a\n"
         "loaded machine; at 2 threads it counts spinning); GB/s = decode weight bytes / step; %% = of the bound,\n"
-        "the read bandwidth measured before each round (%s;\n"
+        "the read bandwidth, the better of a probe before and after each round's decode (%s;\n"
         "- where the weights are under 4x the LLC); agree = greedy decode steps before the first token that\n"
         "differs from llama.cpp's, of all (a near tie decided the other way by another summation order changes\n"
         "every later token).\n",
