@@ -168,6 +168,7 @@ void add_model_suite(CLI::App& app) {
   auto prefill_tokens = std::make_shared<int64_t>(256);
   auto peer_prefill_tokens = std::make_shared<int64_t>(128);
   auto peer_rounds = std::make_shared<int>(5);
+  auto peer_models = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"tiny", "d2048x8"});
   auto sections = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"tiny", "d2048", "llama.cpp"});
   auto* cmd = app.add_subcommand("model",
                                  "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill "
@@ -200,7 +201,11 @@ void add_model_suite(CLI::App& app) {
   cmd->add_option("--llama-cpp-rounds", *peer_rounds, "Rounds of the llama.cpp section (each: ours, then llama.cpp)")
       ->check(tg::cli::integer_in<int>(1, 100))
       ->capture_default_str();
-  cmd->callback([json_out, type_names, prefill_tokens, peer_prefill_tokens, peer_rounds, sections] {
+  cmd->add_option("--llama-cpp-models", *peer_models, "Models of the llama.cpp section: tiny, d2048x8")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiny", "d2048x8"}))
+      ->capture_default_str();
+  cmd->callback([json_out, type_names, prefill_tokens, peer_prefill_tokens, peer_rounds, peer_models, sections] {
     const auto run = [&](const std::string& section) { return std::ranges::count(*sections, section) > 0; };
     std::vector<DType> types;
     for (const std::string& name : *type_names) types.push_back(parse_dtype(name));
@@ -311,7 +316,8 @@ void add_model_suite(CLI::App& app) {
     }
     json j_llama_cpp = json::array();
     if (run("llama.cpp")) {
-      j_llama_cpp = run_llama_cpp_section(types, *peer_prefill_tokens, *peer_rounds, bandwidth, quiet, targets);
+      j_llama_cpp =
+          run_llama_cpp_section(types, *peer_models, *peer_prefill_tokens, *peer_rounds, bandwidth, quiet, targets);
     }
     if (quiet) {
       json j_prefill = json::array();
