@@ -1,28 +1,44 @@
 #pragma once
-// Memory read bandwidth, the denominator of every "bandwidth bound" in the suites: summing a
-// 512 MiB f32 array, split evenly over the threads. Each thread reads its part as
-// kBandwidthStreams interleaved sequential streams, as a mat-vec kernel reads several weight rows
-// at once: one stream alone leaves the hardware prefetchers ~15% short of what several get
-// (measured on this machine: ~9.4 GB/s for 1 stream, ~10.9 for 8).
+// Memory read bandwidth, the denominator of every "bandwidth bound" in the suites. No single way
+// of reading reaches the peak on every CPU (on Zen 3 one sequential stream per core leaves the
+// hardware prefetchers short of what several interleaved streams get; elsewhere software
+// prefetch helps), so the bound is the best of several read kernels: AVX2 loads of 1, 4 and 8 interleaved sequential
+// streams per thread, each with and without software prefetch, over a buffer of at least 4x the last-level cache and
+// 512 MiB, split evenly over the threads. A kernel that beats the bound would have to read faster than all of these.
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace tg::bench {
 
-inline constexpr int kBandwidthStreams = 8;
+struct ReadKernelRate {
+  std::string name;  // e.g. "8 streams + prefetch"
+  double bytes_per_s;
+};
 
 class ReadBandwidth {
  public:
-  ReadBandwidth();  // allocates and touches the array
+  ReadBandwidth();  // allocates and touches the buffer
   ReadBandwidth(const ReadBandwidth&) = delete;
   ReadBandwidth& operator=(const ReadBandwidth&) = delete;
   ~ReadBandwidth();
 
-  // Bytes per second with `threads` threads, the median of `runs` passes over the array.
+  // Each read kernel with `threads` threads, the median of `runs` passes over the buffer each
+  // (the kernels take turns, so load changes hit all of them).
+  std::vector<ReadKernelRate> measure_kernels(int threads, int runs) const;
+  // Bytes per second: the best of measure_kernels(threads, runs).
   double measure(int threads, int runs) const;
 
+  size_t buffer_bytes() const { return bytes_; }
+  // The largest last-level cache the OS or CPUID reports (0 if neither does).
+  size_t llc_bytes() const { return llc_bytes_; }
+  // One line for a suite's header: the method, the buffer and the cache size.
+  std::string describe() const;
+
  private:
-  float* data_;
-  size_t n_;
+  char* data_;
+  size_t bytes_;
+  size_t llc_bytes_;
 };
 
 }  // namespace tg::bench

@@ -254,10 +254,8 @@ void add_gemm_suite(CLI::App& app) {
                   corename ? corename : "?",
                   std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset",
                   out["onednn_version"].get<std::string>().c_str());
-      std::printf(
-          "memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-          "1t %.2f GB/s, 2t %.2f GB/s\n\n",
-          kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
+      std::printf("memory read bandwidth (%s, median of 7): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
+                  bandwidth_probe.describe().c_str(), bw1 / 1e9, bw2 / 1e9);
       std::printf(
           "GFLOP/s, medians of %d rounds (3 at 4096); x/ours = median of per-round wall-time ratios (> 1:\n"
           "ours faster); x-cpu: the same from the calling thread's CPU time (1 thread: leaves out waits for a\n"

@@ -55,10 +55,8 @@ void add_graph_suite(CLI::App& app) {
       const double bw1 = bandwidth.measure(1, 7), bw2 = bandwidth.measure(2, 7);
       out["read_bandwidth_gbs"] = {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}};
       if (!quiet) {
-        std::printf(
-            "memory read bandwidth (sum of a 512 MiB f32 array, %d streams per thread, median of 7): "
-            "1t %.2f GB/s, 2t %.2f GB/s\n\n",
-            kBandwidthStreams, bw1 / 1e9, bw2 / 1e9);
+        std::printf("memory read bandwidth (%s, median of 7): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
+                    bandwidth.describe().c_str(), bw1 / 1e9, bw2 / 1e9);
         std::printf(
             "decode step: %d llama blocks (model::build_block), 1 token, n_kv %lld, %s weights, f16 KV cache;\n"
             "step = build graph + allocate + fill inputs + compute; compute = compute() of a graph built once;\n"

@@ -8,7 +8,8 @@
 // what `tilegraph run` does) reuses the previous step's graph and refills its inputs. Positions cycle through 32..63
 // (the session is truncated back to 32), so every step attends over n_kv = 64 rows and has the same shape. Prefill, for
 // the larger model: a 256-token prompt from an empty cache, against the f32 weights of the same model (the float GEMM)
-// in the same rounds.
+// in the same rounds. The llama.cpp section (model_llama_cpp.h): an 8-layer d_model-2048 model against llama.cpp on
+// the same GGUF file, decode and prefill.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -21,6 +22,8 @@
 #include "bandwidth.h"
 #include "common/cli_checks.h"
 #include "measure.h"
+#include "model_llama_cpp.h"
+#include "model_steps.h"
 #include "suites.h"
 #include "targets.h"
 #include "tilegraph/backends.h"
@@ -34,7 +37,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kPrompt = 32;  // decode positions kPrompt .. 2 * kPrompt - 1
 constexpr uint64_t kSeed = 42;
 // The longest prompt --prefill-tokens takes (the d2048 model's context length).
 constexpr int64_t kMaxPrefillTokens = 4096;
@@ -56,51 +58,6 @@ std::vector<ModelSpec> model_specs() {
   large.n_ctx_train = kMaxPrefillTokens;
   return {{"tiny", model::llama_preset("tiny"), false}, {"d2048", large, true}};
 }
-
-std::unique_ptr<Backend> cpu_backend(int threads, bool graph_mode) {
-  auto backend = make_backend("cpu", {.num_threads = threads});
-  GraphModeConfig config = backend->graph_mode()->config();
-  config.enabled = graph_mode;
-  backend->graph_mode()->set_config(config);
-  return backend;
-}
-
-// A session decoding forever at positions kPrompt .. 2 * kPrompt - 1.
-class Decoder {
- public:
-  Decoder(const model::LlamaModel& model, Backend& backend, bool reuse_graphs) : session_(model, backend, 2 * kPrompt) {
-    session_.set_reuse_graphs(reuse_graphs);
-    std::vector<int32_t> prompt(static_cast<size_t>(kPrompt));
-    for (int64_t i = 0; i < kPrompt; ++i) prompt[size_t(i)] = int32_t((1 + 37 * i) % model.config().n_vocab);
-    next_ = model::greedy_token(session_.eval(prompt));
-  }
-  void step() {
-    if (session_.n_past() == 2 * kPrompt) session_.truncate(kPrompt);
-    next_ = model::greedy_token(session_.eval(std::span<const int32_t>(&next_, 1)));
-  }
-  size_t nodes() const { return session_.last_graph_nodes(); }
-
- private:
-  model::LlamaSession session_;
-  int32_t next_;
-};
-
-// A prompt of `tokens` evaluated from an empty cache, eagerly, as `tilegraph run` does (graph
-// mode leaves prefill eager unless TG_PREFILL_USE_GRAPH).
-class Prefiller {
- public:
-  Prefiller(const model::LlamaModel& model, Backend& backend, int64_t tokens) : session_(model, backend, tokens) {
-    for (int64_t i = 0; i < tokens; ++i) prompt_.push_back(int32_t((1 + 37 * i) % model.config().n_vocab));
-  }
-  void run() {
-    session_.truncate(0);
-    session_.eval(prompt_);
-  }
-
- private:
-  model::LlamaSession session_;
-  std::vector<int32_t> prompt_;
-};
 
 struct PrefillRow {
   std::string model, type;
@@ -209,6 +166,10 @@ void add_model_suite(CLI::App& app) {
   auto json_out = std::make_shared<bool>(false);
   auto type_names = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"f16", "q8_0"});
   auto prefill_tokens = std::make_shared<int64_t>(256);
+  auto peer_prefill_tokens = std::make_shared<int64_t>(128);
+  auto peer_rounds = std::make_shared<int>(5);
+  auto peer_models = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"tiny", "d2048x8"});
+  auto sections = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"tiny", "d2048", "llama.cpp"});
   auto* cmd = app.add_subcommand("model",
                                  "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill "
                                  "tokens/s against f32 weights");
@@ -226,22 +187,52 @@ void add_model_suite(CLI::App& app) {
                   "products")
       ->check(tg::cli::integer_in<int64_t>(1, kMaxPrefillTokens))
       ->capture_default_str();
-  cmd->callback([json_out, type_names, prefill_tokens] {
+  cmd->add_option("--sections", *sections,
+                  "Sections to run: tiny and d2048 (eager vs graph mode, the bandwidth bound, prefill against f32 "
+                  "weights), llama.cpp (ours against llama.cpp on an 8-layer d_model-2048 GGUF file; needs "
+                  "scripts/setup-llama-cpp-peer before CMake)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiny", "d2048", "llama.cpp"}))
+      ->capture_default_str();
+  cmd->add_option("--llama-cpp-prefill-tokens", *peer_prefill_tokens,
+                  "Prompt length of the llama.cpp section's prefill")
+      ->check(tg::cli::integer_in<int64_t>(1, kMaxPrefillTokens))
+      ->capture_default_str();
+  cmd->add_option("--llama-cpp-rounds", *peer_rounds, "Rounds of the llama.cpp section (each: ours, then llama.cpp)")
+      ->check(tg::cli::integer_in<int>(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--llama-cpp-models", *peer_models, "Models of the llama.cpp section: tiny, d2048x8")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiny", "d2048x8"}))
+      ->capture_default_str();
+  cmd->callback([json_out, type_names, prefill_tokens, peer_prefill_tokens, peer_rounds, peer_models, sections] {
+    const auto run = [&](const std::string& section) { return std::ranges::count(*sections, section) > 0; };
     std::vector<DType> types;
     for (const std::string& name : *type_names) types.push_back(parse_dtype(name));
     const bool quiet = *json_out;
     const ReadBandwidth bandwidth;
-    const double bw1 = bandwidth.measure(1, 5), bw2 = bandwidth.measure(2, 5);
+    const auto kernels1 = bandwidth.measure_kernels(1, 5), kernels2 = bandwidth.measure_kernels(2, 5);
+    double bw1 = 0, bw2 = 0;
+    for (const ReadKernelRate& k : kernels1) bw1 = std::max(bw1, k.bytes_per_s);
+    for (const ReadKernelRate& k : kernels2) bw2 = std::max(bw2, k.bytes_per_s);
     if (!quiet) {
-      std::printf(
-          "memory read bandwidth (bench/tilegraph-bench/bandwidth.h, median of 5): 1t %.2f GB/s, 2t %.2f GB/s\n\n",
-          bw1 / 1e9, bw2 / 1e9);
+      std::printf("memory read bandwidth, the bound (%s, medians of 5): 1t %.2f GB/s, 2t %.2f GB/s\n",
+                  bandwidth.describe().c_str(), bw1 / 1e9, bw2 / 1e9);
+      for (size_t k = 0; k < kernels1.size(); ++k) {
+        std::printf("  %-22s 1t %6.2f GB/s  2t %6.2f GB/s\n", kernels1[k].name.c_str(), kernels1[k].bytes_per_s / 1e9,
+                    kernels2[k].bytes_per_s / 1e9);
+      }
+      std::printf("\n");
+    }
+    if (!quiet && (run("tiny") || run("d2048"))) {
       std::printf(
           "decode: one token per step through model::LlamaSession, n_kv 64, f16 KV cache; rebuild = build +\n"
           "allocate + fill + compute + argmax every step, reuse = the previous step's graph refilled (the default);\n"
           "eager and graph mode, both ways, timed in alternating rounds (7, or 5 for d2048): tok/s from the median\n"
           "step, ratio = median of the rounds' graph/eager speed-ups; bound = weight bytes per token / read\n"
-          "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse).\n");
+          "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse);\n"
+          "* = the step's weights are less than 4x the last-level cache, so part of them may come from it and eff\n"
+          "can pass 100%%.\n");
       std::printf("%-6s %-5s %3s %6s %8s | %9s %9s %6s | %9s %9s %6s | %6s %9s %9s %5s\n", "model", "type", "thr",
                   "nodes", "MiB", "eager", "graph", "ratio", "eager", "graph", "ratio", "bw", "bound us", "graph us",
                   "eff");
@@ -250,6 +241,7 @@ void add_model_suite(CLI::App& app) {
     std::vector<Row> rows;
     std::vector<PrefillRow> prefill_rows;
     for (const ModelSpec& spec : model_specs()) {
+      if (!run(spec.name)) continue;
       std::optional<model::LlamaModel> f32;  // the prefill peer, generated once per model
       for (DType type : types) {
         const int64_t block = int64_t(dtype_traits(type).block_size);
@@ -268,10 +260,11 @@ void add_model_suite(CLI::App& app) {
           const Row& r = rows.emplace_back(run_one(spec, llama, type, threads, bandwidth));
           if (!quiet) {
             std::printf(
-                "%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%\n",
+                "%-6s %-5s %3d %6zu %8.2f | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx | %6.2f %9.1f %9.1f %4.0f%%%s\n",
                 r.model.c_str(), r.type.c_str(), r.threads, r.nodes, r.weight_mib, 1 / r.rebuild.eager_s,
                 1 / r.rebuild.graph_s, r.rebuild.ratio, 1 / r.reuse.eager_s, 1 / r.reuse.graph_s, r.reuse.ratio,
-                r.bandwidth / 1e9, r.bound_s * 1e6, r.reuse.graph_s * 1e6, 100 * r.reuse.bound_eff);
+                r.bandwidth / 1e9, r.bound_s * 1e6, r.reuse.graph_s * 1e6, 100 * r.reuse.bound_eff,
+                r.weight_mib * (1 << 20) < 4.0 * double(bandwidth.llc_bytes()) ? "*" : "");
             std::fflush(stdout);
           }
         }
@@ -293,16 +286,21 @@ void add_model_suite(CLI::App& app) {
     }
     const bool tiny_ran = tiny_best > 0, big_ran = big_best > 0;
     const std::string none = "not measured: no row of this model among --types";
-    const std::vector<Target> targets = {
-        {"graph mode >= 1.3x eager on tiny (reuse)",
-         tiny_ran ? fmt("%.2fx .. %.2fx (worst .. best of the types, 1t/2t)", tiny_worst, tiny_best) : none,
-         tiny_ran && tiny_worst >= 1.3},
-        {"graph mode >= 1.3x eager on tiny (rebuild)",
-         tiny_ran ? fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best) : none, tiny_ran && rebuild_worst >= 1.3},
-        {"d2048 decode within 80% of the bandwidth bound",
-         big_ran ? fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best) : none,
-         big_ran && big_worst >= 0.8},
-    };
+    std::vector<Target> targets;
+    if (run("tiny")) {
+      targets.push_back(
+          {"graph mode >= 1.3x eager on tiny (reuse)",
+           tiny_ran ? fmt("%.2fx .. %.2fx (worst .. best of the types, 1t/2t)", tiny_worst, tiny_best) : none,
+           tiny_ran && tiny_worst >= 1.3});
+      targets.push_back({"graph mode >= 1.3x eager on tiny (rebuild)",
+                         tiny_ran ? fmt("%.2fx .. %.2fx", rebuild_worst, rebuild_best) : none,
+                         tiny_ran && rebuild_worst >= 1.3});
+    }
+    if (run("d2048")) {
+      targets.push_back({"d2048 decode within 80% of the bandwidth bound",
+                         big_ran ? fmt("%.0f%% .. %.0f%% of the bound", 100 * big_worst, 100 * big_best) : none,
+                         big_ran && big_worst >= 0.8});
+    }
 
     if (!quiet && !prefill_rows.empty()) {
       std::printf(
@@ -315,6 +313,11 @@ void add_model_suite(CLI::App& app) {
         std::printf("%-6s %-5s %3d %10.1f %10.1f %6.2fx\n", p.model.c_str(), p.type.c_str(), p.threads, p.tokens_per_s,
                     p.f32_tokens_per_s, p.ratio);
       }
+    }
+    json j_llama_cpp = json::array();
+    if (run("llama.cpp")) {
+      j_llama_cpp =
+          run_llama_cpp_section(types, *peer_models, *peer_prefill_tokens, *peer_rounds, bandwidth, quiet, targets);
     }
     if (quiet) {
       json j_prefill = json::array();
@@ -339,9 +342,13 @@ void add_model_suite(CLI::App& app) {
                           {"read_bandwidth_gbs", r.bandwidth / 1e9},
                           {"bandwidth_bound_s", r.bound_s}});
       }
-      json out = {{"suite", "model"},     {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}},
-                  {"n_kv", 2 * kPrompt},  {"rows", j_rows},
-                  {"prefill", j_prefill}, {"targets", targets_json(targets)}};
+      json out = {{"suite", "model"},
+                  {"read_bandwidth_gbs", {{"1t", bw1 / 1e9}, {"2t", bw2 / 1e9}}},
+                  {"n_kv", 2 * kPrompt},
+                  {"rows", j_rows},
+                  {"prefill", j_prefill},
+                  {"llama_cpp", j_llama_cpp},
+                  {"targets", targets_json(targets)}};
       std::printf("%s\n", out.dump(2).c_str());
     } else {
       print_targets(targets);
