@@ -92,6 +92,11 @@ class ChipProgram {
   virtual size_t host_bytes() const = 0;  // host memory held (the graph cache's byte bound)
 };
 
+// Runs `program` on `chip` once with every argument zero and every weight placed by the program:
+// a run for its cycles alone (compile reports, benchmarks). Arguments, results and scratch are laid
+// out from DDR address 0, 64-byte aligned.
+sim::ChipReport run_with_zero_arguments(ChipProgram& program, sim::Chip& chip);
+
 // Throws tg::Error naming the node or group for what the chip cannot run; a backend asks
 // `chip_supports` per node first and compiles only runs of supported nodes.
 std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOptions& options);
