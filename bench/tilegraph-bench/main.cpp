@@ -37,5 +37,8 @@ int main(int argc, char** argv) {
   tg::bench::add_gemm_suite(app);
   tg::bench::add_evg_suite(app);
   tg::bench::add_sim_suite(app);
+#ifdef TG_BENCH_TX8
+  tg::bench::add_tx8_suite(app);
+#endif
   return tg::cli::run_cli(app, argc, argv, "tilegraph-bench");
 }

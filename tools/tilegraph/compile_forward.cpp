@@ -11,8 +11,8 @@ namespace tg::cli {
 void add_compile_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("compile",
-                         "Import a llama step's graph into the TX8 compiler's tx8be MLIR dialect and print it (see "
-                         "tilegraph compile --help)");
+                         "Compile a llama step's graph for the TX8 chip: print its tx8be module, or run it on the "
+                         "C-model and report (see tilegraph compile --help)");
   cmd->prefix_command();  // every argument goes to tilegraph-compile, --help too
   cmd->set_help_flag();
   cmd->callback([cmd] {

@@ -64,6 +64,7 @@ struct GroupReport {
 struct CompileReport {
   std::vector<GroupReport> groups;
   double compile_seconds = 0;
+  double search_seconds = 0;  // of compile_seconds, the sharding search (group-cost)
   uint64_t jit_compiles = 0;  // kernels the JIT built (not found in its caches)
 };
 
@@ -91,6 +92,11 @@ class ChipProgram {
   virtual const CompileReport& report() const = 0;
   virtual size_t host_bytes() const = 0;  // host memory held (the graph cache's byte bound)
 };
+
+// Runs `program` on `chip` once with every argument zero and every weight placed by the program:
+// a run for its cycles alone (compile reports, benchmarks). Arguments, results and scratch are laid
+// out from DDR address 0, 64-byte aligned.
+sim::ChipReport run_with_zero_arguments(ChipProgram& program, sim::Chip& chip);
 
 // Throws tg::Error naming the node or group for what the chip cannot run; a backend asks
 // `chip_supports` per node first and compiles only runs of supported nodes.
