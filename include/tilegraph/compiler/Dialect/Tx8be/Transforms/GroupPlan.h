@@ -57,7 +57,9 @@ struct DataSplit {
   std::vector<ValueSlicing> values;  // every value the body defines, in body order
 };
 
-// TS: the ops that run together in one pipeline cycle, one per engine at most.
+// TS: the ops that run together in one pipeline cycle. Items of different steps in one cycle are
+// on different engines; one engine may run several items of one step in order (a load_var and
+// the weights loaded with it, an elementwise chain on the CGRA).
 enum class PipelineEngine { Load, Store, NE, CT, TDMA };
 struct PipelineItem {
   mlir::Operation* op = nullptr;
