@@ -15,6 +15,7 @@ void register_passes() {
   static const bool registered = [] {
     tx8be::registerTx8bePasses();
     tx8be::registerFrontendPipeline();
+    tx8be::registerBackendPipeline();
     return true;
   }();
   (void)registered;

@@ -99,34 +99,6 @@ uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
 
 }  // namespace
 
-std::vector<LiveInterval> mergeLifetimes(std::vector<LiveInterval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const LiveInterval& a, const LiveInterval& b) { return a.first < b.first; });
-  std::vector<LiveInterval> merged;
-  for (const LiveInterval& interval : intervals) {
-    if (!merged.empty() && interval.first <= merged.back().last + 1) {
-      merged.back().last = std::max(merged.back().last, interval.last);
-    } else {
-      merged.push_back(interval);
-    }
-  }
-  return merged;
-}
-
-bool lifetimesOverlap(const std::vector<LiveInterval>& a, const std::vector<LiveInterval>& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].last < b[j].first) {
-      ++i;
-    } else if (b[j].last < a[i].first) {
-      ++j;
-    } else {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
   const Occurrences occurrences = occurrencesOf(pipeline);
   std::vector<BufferLife> buffers;

@@ -7,17 +7,13 @@
 #include <mlir/IR/Operation.h>
 #include <mlir/IR/Value.h>
 
+#include "IntervalPlacement.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 
 namespace tg::compiler::tx8be {
 
 // Every SPM buffer starts on this boundary and is a multiple of it (the sim's SpmArena).
 inline constexpr uint64_t kSpmAlign = 256;
-
-// Pipeline cycles [first, last], both included.
-struct LiveInterval {
-  int64_t first = 0, last = 0;
-};
 
 // One buffer: a value's (the first producer of an in-place chain names it) or an op's scratch.
 struct BufferLife {
@@ -26,7 +22,7 @@ struct BufferLife {
   std::vector<mlir::Value> members;     // the values of its in-place chain, in body order
   uint64_t bytes = 0;                   // one copy, a multiple of kSpmAlign
   int32_t copies = 1;                   // steps whose copies are live at once
-  std::vector<LiveInterval> intervals;  // sorted and disjoint (mergeLifetimes)
+  std::vector<LiveInterval> intervals;  // in pipeline cycles, merged (SA_BufferMerge: mergeLifetimes)
   uint64_t footprint() const { return bytes * uint64_t(copies); }
 };
 
@@ -35,11 +31,5 @@ struct BufferLife {
 // its last consumer, per step; an in-place op (OpAttr::memInplace) extends its operand's buffer
 // instead of starting one; each op's scratch lives in the cycles the op runs in.
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline);
-
-// SA_BufferMerge: one buffer's intervals with overlapping, contained and touching ones merged.
-std::vector<LiveInterval> mergeLifetimes(std::vector<LiveInterval> intervals);
-
-// Whether two merged interval lists share a cycle.
-bool lifetimesOverlap(const std::vector<LiveInterval>& a, const std::vector<LiveInterval>& b);
 
 }  // namespace tg::compiler::tx8be

@@ -5,20 +5,29 @@
 // of step s + 1 and the store of step s - 1 run beside the compute of step s. Step-invariant ops
 // (the weights' loads) run once, in a prologue retracted into the first steps.
 #include <algorithm>
-#include <map>
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 
 #include "SwPipeline.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
 namespace tg::compiler::tx8be {
+
+#define GEN_PASS_CLASSES
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
+
+constexpr int32_t kGroupTagInDdr = 2;
+
+bool worksInDdr(GroupOp group) {
+  auto tag = group.getGroupTagAttr();
+  return tag && tag.getInt() == kGroupTagInDdr;
+}
 
 PipelineEngine pipelineEngine(mlir::Operation* op) {
   if (mlir::isa<LoadVarOp, LoadConstOp>(op)) return PipelineEngine::Load;
   if (mlir::isa<StoreVarOp>(op)) return PipelineEngine::Store;
-  if (mlir::isa<ChannelNormOp, TransposeOp>(op)) return PipelineEngine::TDMA;
   if (auto lib = mlir::dyn_cast<OpLibInterface>(op)) {
     switch (lib.queryOpAttr().engine) {
       case Engine::NE: return PipelineEngine::NE;
@@ -157,5 +166,45 @@ Pipeline buildPipeline(GroupOp group, const DataSplit& split) {
   }
   return pipeline;
 }
+
+namespace {
+
+bool samePipeline(const Pipeline& a, const Pipeline& b) {
+  if (a.cycles.size() != b.cycles.size()) return false;
+  for (size_t cycle = 0; cycle < a.cycles.size(); ++cycle) {
+    const auto& x = a.cycles[cycle];
+    const auto& y = b.cycles[cycle];
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].op != y[i].op || x[i].step != y[i].step) return false;
+    }
+  }
+  return true;
+}
+
+struct SwPipelinePass : public SwPipelineBase<SwPipelinePass> {
+  void runOnOperation() override {
+    const mlir::WalkResult walked = getOperation().walk([&](GroupOp group) {
+      if (worksInDdr(group)) return mlir::WalkResult::advance();
+      mlir::FailureOr<GroupPlan> plan = readPlan(group);
+      if (mlir::failed(plan)) return mlir::WalkResult::interrupt();
+      Pipeline pipeline = buildPipeline(group, plan->split);
+      // A placement and an estimate belong to the pipeline they were made for (group-cost's
+      // survive when the pipeline is the one it built).
+      if (!samePipeline(pipeline, plan->pipeline)) {
+        plan->pipeline = std::move(pipeline);
+        plan->spm = SpmPlan{};
+        plan->estimatedCycles = 0;
+      }
+      writePlan(group, *plan);
+      return mlir::WalkResult::advance();
+    });
+    if (walked.wasInterrupted()) signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createSwPipelinePass() { return std::make_unique<SwPipelinePass>(); }
 
 }  // namespace tg::compiler::tx8be

@@ -15,4 +15,7 @@ PipelineEngine pipelineEngine(mlir::Operation* op);
 // Whether `op` is issued at all: not the yield, nor a load_const its consumer reads in place.
 bool isPipelined(mlir::Operation* op);
 
+// A group whose ops work in DDR (group_tag 2): no pipeline, no SPM.
+bool worksInDdr(GroupOp group);
+
 }  // namespace tg::compiler::tx8be

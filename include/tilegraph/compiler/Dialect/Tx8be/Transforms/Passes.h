@@ -44,6 +44,17 @@ void buildFrontendPipeline(mlir::OpPassManager& pm);
 // Registers --tx8-frontend with the pass registry.
 void registerFrontendPipeline();
 
+std::unique_ptr<mlir::Pass> createSwPipelinePass();
+std::unique_ptr<mlir::Pass> createSpmAllocPass();
+std::unique_ptr<mlir::Pass> createOptBarrierPass();
+std::unique_ptr<mlir::Pass> createOptDdrPass();
+
+// The back-end pipeline (--tx8-backend): group-cost, sw-pipeline, spm-alloc, opt-barrier,
+// opt-ddr on a module the front end grouped; --tx8-pipeline is the front end and then it.
+void buildBackendPipeline(mlir::OpPassManager& pm);
+// Registers --tx8-backend and --tx8-pipeline with the pass registry.
+void registerBackendPipeline();
+
 #define GEN_PASS_REGISTRATION
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
 

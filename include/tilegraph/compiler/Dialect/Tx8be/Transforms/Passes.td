@@ -167,6 +167,73 @@ def GroupMapping : Pass<"group-mapping", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
 }
 
+def SwPipeline : Pass<"sw-pipeline", "::mlir::func::FuncOp"> {
+  let summary = "Builds each group's software pipeline from its data split";
+  let description = [{
+    The TX8 back end's TS_SwPipeline (buildPipeline, GroupPlan.h) on the plan each group
+    carries (sharding, slice, steps and its ops' slices): one step's ops in frames (an op
+    after its producers, sharing a frame with a producer on the same engine), the steps
+    retracted into each other as far as the frames meeting in one cycle use disjoint engines
+    (the load of step s + 1 and the store of step s - 1 beside the compute of step s), the
+    step-invariant ops (weight loads) once, in a prologue retracted into the first steps.
+    Writes the group's `pipeline` and each op's dev_info.source_type, and drops a placement
+    and an estimate made for another pipeline. Groups working in DDR (group_tag 2) are left
+    alone; any other group without a plan is an error.
+  }];
+  let constructor = "::tg::compiler::tx8be::createSwPipelinePass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+}
+
+def SpmAlloc : Pass<"spm-alloc", "::mlir::func::FuncOp"> {
+  let summary = "Places each group's SPM buffers over its pipeline";
+  let description = [{
+    The TX8 back end's SA_BufferLife, SA_BufferMerge and SPM allocation (allocateSpm,
+    GroupPlan.h) on each group's plan and pipeline: every SPM value's lifetime in pipeline
+    cycles (an in-place op's result shares its operand's buffer, an op's scratch lives in its
+    cycles), as many copies as steps in flight at once (multi-buffering), best-fit offsets
+    aligned to 256 bytes. Writes dev_info.mem_addr (one offset per copy), multi_buf_en /
+    multi_buf_num, imm_size / imm_addr, and the group's spm_alloc_size (the peak) and
+    spm_lower_bound (the most bytes live in one cycle). A group whose buffers do not fit is an
+    error naming both sizes. Groups working in DDR (group_tag 2) are left alone.
+  }];
+  let constructor = "::tg::compiler::tx8be::createSpmAllocPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"spmBytes", "spm-bytes", "uint64_t", /*default=*/"0",
+           "SPM bytes per tile (0: the TX8 chip's, 4 MiB)">
+  ];
+}
+
+def OptBarrier : Pass<"opt-barrier", "::mlir::func::FuncOp"> {
+  let summary = "Keeps only the barriers the groups' dependencies need";
+  let description = [{
+    The TX8 back end's opt_barrier: a group needs a barrier after it (need_barrier) only where
+    a later group reads its results (stored to DDR, by other tiles in general) and no barrier
+    between the two groups synchronizes the tiles already. The barriers are the fewest that
+    separate every producer from its consumers in program order (the greedy cover of the
+    producer-to-consumer ranges), which on a program in layer order (a group after its
+    producers' layer) is one barrier after each layer whose results a later layer reads.
+    Groups with no dependency between them, on the same or disjoint tiles, run without one.
+  }];
+  let constructor = "::tg::compiler::tx8be::createOptBarrierPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+}
+
+def OptDdr : Pass<"opt-ddr", "::mlir::ModuleOp"> {
+  let summary = "Places group results and the program's own constants in scratch DDR";
+  let description = [{
+    The TX8 back end's opt_ddr for the program's scratch DDR: each group result that is not a
+    function result gets a byte offset (the group's `ddr_offsets`, -1 for function results,
+    whose addresses the caller binds), reusing the bytes of results no later group reads
+    (liveness over the group order, best fit); each dense constant (no key to bind it by) an
+    offset in `tx8be.const_ddr_offsets` on the module, indexed by const_map_id (-1 for
+    external constants, bound by key); `tx8be.scratch_bytes` is the total. Every offset and
+    size is a multiple of the DDR burst (64 bytes). DDR banks are not modelled.
+  }];
+  let constructor = "::tg::compiler::tx8be::createOptDdrPass()";
+  let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+}
+
 def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
   let summary = "Cuts every group over its tiles and into per-step slices that fit the SPM";
   let description = [{
