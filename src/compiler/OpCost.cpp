@@ -128,9 +128,11 @@ std::optional<sim::cgra::ArithOp> arith_of(Operation* op) {
 oplib::OpCost dma_load_cost(const sim::ChipConfig& config, Format format, MemLayout layout, const Shape4& whole,
                             const Shape4& slice) {
   return oplib::cost_only_run(config, 0, [&](sim::Tile& tile, oplib::SpmArena& arena) {
-    const std::vector<uint8_t> zeros(size_t(whole.elements()) * sim::format_bytes(format), 0);
-    tile.chip().ddr().write(0, zeros.data(), zeros.size());  // the bytes a load reads must exist
     oplib::Tsr dst = arena.tensor(format, layout, slice);
+    // The bytes the load reads must exist: the whole tensor up to the slice's last element.
+    const int64_t last = ((((slice.n - 1) * whole.h + slice.h - 1) * whole.w + slice.w - 1) * whole.c + slice.c);
+    const std::vector<uint8_t> zeros(size_t(last) * sim::format_bytes(format), 0);
+    tile.chip().ddr().write(0, zeros.data(), zeros.size());
     oplib::GShape range = oplib::GShape::range(whole, {0, 0, 0, 0}, oplib::dims_of(slice));
     return oplib::op_dma_load(tile, range, 0, dst);
   });

@@ -43,7 +43,7 @@ bool insert_loads_and_stores(GroupOp group) {
     builder.setInsertionPointToStart(&body);
     auto load = builder.create<LoadVarOp>(group.getLoc(), mlir::TypeRange{argument.getType()},
                                           mlir::ValueRange{argument}, llvm::ArrayRef<mlir::NamedAttribute>{});
-    copy_layout(group.getInputs()[argument.getArgNumber()].getDefiningOp(), load);
+    copy_layout(producer_across_regions(group.getInputs()[argument.getArgNumber()]), load);
     for (mlir::OpOperand* use : loaded) use->set(load.getOutput());
     any = true;
   }

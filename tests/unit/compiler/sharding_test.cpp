@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -540,6 +541,73 @@ TEST(CompilerSharding, EveryOpComputesAnOutputWindowFromItsOperandWindows) {
   }
 }
 
+// The split and per-step queries against the windows, on every part and step (the queries
+// themselves walk one output dimension at a time): a per-step operand buffer holds every step's
+// operand window, and an operand split into p parts along a dimension reads p distinct windows
+// there.
+TEST(CompilerSharding, SplitsAndStepsCoverEveryWindow) {
+  for (const auto& [name, make] : op_kinds()) {
+    SCOPED_TRACE(name);
+    Rng rng(std::hash<std::string>{}(name)&0xfff);
+    for (int c = 0; c < 4; ++c) {
+      const OpCase k = make(rng);
+      auto built = build(k, operand_type_names(k), k.attrs, type_name(k.result_type, k.result));
+      ASSERT_TRUE(built);
+      auto sharding = cast<ShardingInterface>(built->op);
+      // Random parts on the dimensions the op lets be cut.
+      std::vector<int32_t> parts;
+      for (size_t d = 0; d < k.result.size(); ++d) {
+        const bool cut = cuttable(built->op, k.result, d) && uniform(rng, 0, 1);
+        parts.push_back(cut ? int32_t(uniform(rng, 2, std::min<int64_t>(k.result[d], 5))) : 1);
+      }
+      std::vector<int64_t> chunk;
+      for (size_t d = 0; d < parts.size(); ++d) chunk.push_back((k.result[d] + parts[d] - 1) / parts[d]);
+      SliceParam step{chunk};
+      ShardingSplitParam split{parts, {}};
+      const std::vector<SliceParam> buffers = sharding.temporalSliceShape(step);
+      const std::vector<ShardingSplitParam> operand_parts = sharding.tileShardingSplit(split);
+      // Every combination of chunks.
+      std::vector<std::vector<std::set<std::pair<int64_t, int64_t>>>> distinct(k.operands.size());
+      for (size_t i = 0; i < k.operands.size(); ++i) distinct[i].resize(k.operands[i].shape.size());
+      bool refused = false;
+      std::vector<int64_t> index(parts.size(), 0);
+      while (true) {
+        WindowParam window;
+        bool empty = false;
+        for (size_t d = 0; d < parts.size(); ++d) {
+          window.start.push_back(index[d] * chunk[d]);
+          window.size.push_back(std::min(chunk[d], k.result[d] - index[d] * chunk[d]));
+          empty = empty || window.size.back() <= 0;
+        }
+        if (!empty) {
+          const std::vector<WindowParam> windows = sharding.backWindow(window);
+          refused = refused || windows.empty();
+          for (size_t i = 0; i < windows.size(); ++i) {
+            for (size_t j = 0; j < windows[i].size.size(); ++j) {
+              if (!buffers.empty()) {
+                EXPECT_LE(windows[i].size[j], buffers[i].shape[j]) << "operand " << i << " dim " << j;
+              }
+              distinct[i][j].insert({windows[i].start[j], windows[i].size[j]});
+            }
+          }
+        }
+        size_t d = 0;
+        while (d < parts.size() && ++index[d] == parts[d]) index[d++] = 0;
+        if (d == parts.size()) break;
+      }
+      // A refused window refuses the split and the step; otherwise both are answered.
+      EXPECT_EQ(operand_parts.empty(), refused);
+      EXPECT_EQ(buffers.empty(), refused);
+      for (size_t i = 0; i < operand_parts.size(); ++i) {
+        if (operand_parts[i].outSharding.empty()) continue;  // cannot follow: loaded whole
+        for (size_t j = 0; j < distinct[i].size(); ++j) {
+          EXPECT_EQ(size_t(operand_parts[i].outSharding[j]), distinct[i][j].size()) << "operand " << i << " dim " << j;
+        }
+      }
+    }
+  }
+}
+
 // Parses one op's module and returns its ShardingInterface.
 struct OneOp {
   std::unique_ptr<Built> built;
@@ -657,6 +725,13 @@ TEST(CompilerSharding, BadQueriesAreRefused) {
   EXPECT_TRUE(relu.op().backWindow(WindowParam{{3, 0}, {2, 8}}).empty());  // past the end
   SliceParam zero{{0, 8}};
   EXPECT_TRUE(relu.op().temporalSliceShape(zero).empty());
+  // An empty tensor has no window to cut.
+  OneOp empty(OpCase{"add", "", {{DType::F32, {0, 8}}, {DType::F32, {1, 8}}}, DType::F32, {0, 8}});
+  EXPECT_TRUE(empty.op().backWindow(WindowParam{{0, 0}, {1, 8}}).empty());
+  SliceParam empty_step{{0, 8}};
+  EXPECT_TRUE(empty.op().temporalSliceShape(empty_step).empty());
+  ShardingSplitParam whole{{1, 2}, {}};
+  EXPECT_EQ(empty.op().tileShardingSplit(whole).size(), 2u);
 }
 
 }  // namespace
