@@ -25,6 +25,7 @@
 
 #include <mlir/Pass/Pass.h>
 
+#include "ChipOption.h"
 #include "DataSplit.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
@@ -355,17 +356,10 @@ mlir::LogicalResult explain_not_splittable(GroupOp group, llvm::ArrayRef<int32_t
 
 struct DataSplitPass : public DataSplitBase<DataSplitPass> {
   void runOnOperation() override {
-    sim::ChipConfig chip;
-    if (!chipConfig.empty()) {
-      try {
-        chip = sim::load_chip_config(chipConfig);
-      } catch (const Error& e) {
-        getOperation().emitError() << "data-split: " << e.what();
-        return signalPassFailure();
-      }
-    }
+    mlir::FailureOr<sim::ChipConfig> chip = chipOption(getOperation(), "data-split", chipConfig);
+    if (mlir::failed(chip)) return signalPassFailure();
     getOperation().walk([&](GroupOp group) {
-      if (mlir::failed(split_group(group, chip))) signalPassFailure();
+      if (mlir::failed(split_group(group, *chip))) signalPassFailure();
     });
   }
 

@@ -24,6 +24,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <mlir/Pass/Pass.h>
 
+#include "ChipOption.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -137,15 +138,8 @@ namespace {
 
 struct EstimatePass : public EstimateBase<EstimatePass> {
   void runOnOperation() override {
-    sim::ChipConfig chip;
-    if (!chipConfig.empty()) {
-      try {
-        chip = sim::load_chip_config(chipConfig);
-      } catch (const Error& e) {
-        getOperation().emitError() << "estimate: " << e.what();
-        return signalPassFailure();
-      }
-    }
+    mlir::FailureOr<sim::ChipConfig> chip = chipOption(getOperation(), "estimate", chipConfig);
+    if (mlir::failed(chip)) return signalPassFailure();
     getOperation().walk([&](GroupOp group) {
       if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return;
       mlir::FailureOr<GroupPlan> plan = readPlan(group);
@@ -154,7 +148,7 @@ struct EstimatePass : public EstimateBase<EstimatePass> {
         group.emitOpError() << "has no pipeline to estimate (run sw-pipeline first)";
         return signalPassFailure();
       }
-      const uint64_t cycles = estimateCycles(group, *plan, chip);
+      const uint64_t cycles = estimateCycles(group, *plan, *chip);
       group.setEstimatedCyclesAttr(mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 64), int64_t(cycles)));
     });
   }

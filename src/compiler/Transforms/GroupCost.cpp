@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <mlir/Pass/Pass.h>
 
+#include "ChipOption.h"
 #include "DataSplit.h"
 #include "GroupCost.h"
 #include "ShardingCandidates.h"
@@ -24,7 +25,6 @@
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
-#include "tilegraph/core/error.h"
 #include "tilegraph/sim/chip_config.h"
 
 namespace tg::compiler::tx8be {
@@ -120,15 +120,9 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
   sim::ChipConfig chip;
 
   void runOnOperation() override {
-    chip = sim::ChipConfig{};
-    if (!chipConfig.empty()) {
-      try {
-        chip = sim::load_chip_config(chipConfig);
-      } catch (const Error& e) {
-        getOperation().emitError() << "group-cost: " << e.what();
-        return signalPassFailure();
-      }
-    }
+    mlir::FailureOr<sim::ChipConfig> configured = chipOption(getOperation(), "group-cost", chipConfig);
+    if (mlir::failed(configured)) return signalPassFailure();
+    chip = *configured;
     templates.clear();
     counts = {};
     getOperation().walk([&](GroupOp group) {

@@ -57,7 +57,10 @@ struct DataSplit {
   std::vector<ValueSlicing> values;  // every value the body defines, in body order
 };
 
-// TS: the ops that run together in one pipeline cycle, one per engine at most.
+// TS: the ops that run together in one pipeline cycle. An engine runs its items of a cycle in
+// order: several of one step (a load_var and the weights loaded with it, an elementwise chain on
+// the CGRA), or a step-invariant item beside a step's; the steps' own frames that meet in one
+// cycle are on different engines.
 enum class PipelineEngine { Load, Store, NE, CT, TDMA };
 struct PipelineItem {
   mlir::Operation* op = nullptr;
