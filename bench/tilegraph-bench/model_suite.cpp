@@ -172,7 +172,8 @@ void add_model_suite(CLI::App& app) {
   auto sections = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"tiny", "d2048", "llama.cpp"});
   auto* cmd = app.add_subcommand("model",
                                  "Llama decode tokens/s: eager vs graph mode, and against the bandwidth bound; prefill "
-                                 "tokens/s against f32 weights");
+                                 "tokens/s against f32 weights; decode and prefill against llama.cpp on the same GGUF "
+                                 "files");
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
   cmd->add_option(
          "--types", *type_names,
@@ -189,7 +190,7 @@ void add_model_suite(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sections", *sections,
                   "Sections to run: tiny and d2048 (eager vs graph mode, the bandwidth bound, prefill against f32 "
-                  "weights), llama.cpp (ours against llama.cpp on an 8-layer d_model-2048 GGUF file; needs "
+                  "weights), llama.cpp (ours against llama.cpp on the same GGUF files, see --llama-cpp-models; needs "
                   "scripts/setup-llama-cpp-peer before CMake)")
       ->delimiter(',')
       ->check(CLI::IsMember({"tiny", "d2048", "llama.cpp"}))
@@ -201,7 +202,9 @@ void add_model_suite(CLI::App& app) {
   cmd->add_option("--llama-cpp-rounds", *peer_rounds, "Rounds of the llama.cpp section (each: ours, then llama.cpp)")
       ->check(tg::cli::integer_in<int>(1, 100))
       ->capture_default_str();
-  cmd->add_option("--llama-cpp-models", *peer_models, "Models of the llama.cpp section: tiny, d2048x8")
+  cmd->add_option("--llama-cpp-models", *peer_models,
+                  "Models of the llama.cpp section: tiny (the preset) and d2048x8 (8 layers, d_model 2048, 16/8 heads, "
+                  "n_ff 5632, vocabulary 8192)")
       ->delimiter(',')
       ->check(CLI::IsMember({"tiny", "d2048x8"}))
       ->capture_default_str();
