@@ -1,4 +1,4 @@
-#include "graph_split.h"
+#include "tilegraph/tx8/graph_split.h"
 
 #include <algorithm>
 #include <limits>

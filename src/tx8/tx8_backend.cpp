@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ddr_buffer.h"
-#include "graph_split.h"
+#include "tilegraph/tx8/graph_split.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/cpu/cpu_backend.h"
 #include "tilegraph/jit/compiler.h"

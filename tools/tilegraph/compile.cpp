@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/llama_session.h"
 #include "tilegraph/sim/trace.h"
+#include "tilegraph/tx8/graph_split.h"
 
 namespace tg::cli {
 
@@ -97,10 +99,32 @@ void compile_and_simulate(const CompileOptions& o, const Graph& graph, const std
   options.chip = run.chip;
   if (o.patterns) options.group_patterns_file = *o.patterns;
   options.progress = [&progress](const compiler::CompileProgress& p) { progress(p); };
-  std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(graph, options);
+  // As the tx8 backend does: runs of nodes the chip supports are compiled and run, the nodes
+  // between them are listed as the CPU's.
   sim::Chip chip(run.chip);
-  run.simulated = compiler::run_with_zero_arguments(*program, chip);
-  run.compile = program->report();
+  std::map<std::string, int> host_ops;
+  const std::vector<int64_t> last_readers = tx8::last_readers(graph);
+  const auto on_chip = [](const Tensor& node) { return compiler::chip_supports(node); };
+  for (const tx8::Run& part : tx8::split_runs(graph, on_chip)) {
+    if (!part.chip) {
+      for (size_t i : part.nodes) ++host_ops[std::string(op_name(graph.nodes()[i]->op))];
+      continue;
+    }
+    const tx8::RunGraph part_graph = tx8::extract_run(graph, part, last_readers);
+    std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(part_graph.graph, options);
+    compiler::run_with_zero_arguments(*program, chip);
+    const int first = int(run.compile.groups.size());
+    for (compiler::GroupReport g : program->report().groups) {
+      g.group_id += first;
+      if (g.template_of >= 0) g.template_of += first;
+      run.compile.groups.push_back(std::move(g));
+    }
+    run.compile.compile_seconds += program->report().compile_seconds;
+    run.compile.search_seconds += program->report().search_seconds;
+    run.compile.jit_compiles += program->report().jit_compiles;
+  }
+  for (const auto& [op, count] : host_ops) run.host_ops.push_back(op + " x" + std::to_string(count));
+  run.simulated = chip.report();
   run.timeline = chip.timeline();
   if (o.trace) sim::write_trace(chip, *o.trace);
 

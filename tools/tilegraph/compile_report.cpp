@@ -117,6 +117,7 @@ nlohmann::json report_json(const CompileRun& run) {
             {"mesh_y", run.chip.mesh_y},
             {"clock_mhz", run.chip.clock_mhz},
             {"spm_bytes", run.chip.spm_bytes}}},
+          {"host_ops", run.host_ops},
           {"compile_seconds", run.compile.compile_seconds},
           {"jit_compiles", run.compile.jit_compiles},
           {"simulated",
@@ -139,6 +140,11 @@ std::string report_text(const CompileRun& run) {
   std::snprintf(line, sizeof line, "%s\nchip: %dx%d tiles at %.1f MHz, %llu KiB SPM per tile\n", run.title.c_str(),
                 run.chip.mesh_x, run.chip.mesh_y, run.chip.clock_mhz, (unsigned long long)(run.chip.spm_bytes >> 10));
   out += line;
+  if (!run.host_ops.empty()) {
+    out += "on the CPU (no chip program):";
+    for (const std::string& op : run.host_ops) out += " " + op;
+    out += "\n";
+  }
   std::snprintf(line, sizeof line, "%5s %-28s %5s %-12s %-16s %6s %10s %10s %6s %12s %12s %7s\n", "group", "ops",
                 "tiles", "sharding", "slice", "steps", "spm peak", "live bound", "ratio", "estimated", "simulated",
                 "error");
@@ -220,7 +226,8 @@ function summary() {
     c.mesh_x + 'x' + c.mesh_y + ' tiles at ' + c.clock_mhz + ' MHz, ' + bytes(c.spm_bytes) + ' SPM per tile. ' +
     'Simulated ' + s.cycles.toLocaleString() + ' cycles (' + (s.seconds * 1e3).toFixed(3) + ' ms); DDR read ' +
     bytes(s.ddr_read_bytes) + ', written ' + bytes(s.ddr_write_bytes) + '; compiled in ' +
-    R.compile_seconds.toFixed(2) + ' s; median |estimate error| ' + (100 * R.median_estimate_error).toFixed(1) + '%.';
+    R.compile_seconds.toFixed(2) + ' s; median |estimate error| ' + (100 * R.median_estimate_error).toFixed(1) + '%.' +
+    (R.host_ops.length ? ' On the CPU (no chip program): ' + R.host_ops.join(', ') + '.' : '');
 }
 
 function groupTable() {

@@ -17,7 +17,9 @@ namespace tg::cli {
 struct CompileRun {
   std::string title;  // "embedded default: decode step"
   sim::ChipConfig chip;
-  compiler::CompileReport compile;
+  compiler::CompileReport compile;  // every chip run's groups, numbered in graph order
+  // The nodes the chip has no program for (they would run on the CPU), per op: "rope x8".
+  std::vector<std::string> host_ops;
   sim::ChipReport simulated;                 // the program's run on the C-model
   std::vector<sim::TimelineEntry> timeline;  // the run's instructions as scheduled, every tile
 };
