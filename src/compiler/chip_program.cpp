@@ -1,5 +1,6 @@
-// compile_graph (chip_program.h): import -> the front end -> a plan per group -> tx8-codegen ->
-// the JIT, and the program that runs the groups' kernels on a chip with a DDR binding.
+// compile_graph (chip_program.h): import -> the front end -> data-split and the back end
+// (--tx8-backend) -> tx8-codegen -> the JIT, and the program that runs the groups' kernels on a chip with a DDR
+// binding.
 //
 // The generated kernels call the simulator's functions (the oplib, Tile::wait, execute) through
 // ordinary undefined symbols that dlopen resolves against the process: the executables that
@@ -191,20 +192,15 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
     }
   }
 
-  // The plan of each group: one step on the region's first tile until the back-end passes plan.
+  // The plan of each group (data split, pipeline, SPM) and the program's DDR placement.
   progress("group-cost", 0, groups.size());
-  for (size_t i = 0; i < groups.size(); ++i) {
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
-      diagnostics += "\n  " + d.str();
-      return mlir::success();
-    });
-    if (mlir::failed(writeSingleTilePlan(groups[i], options.chip.spm_bytes))) {
-      throw Error("compile_graph: group " + std::to_string(groups[i].getGroupId()) + " (" + groupOps(groups[i]) +
-                  "):" + diagnostics);
-    }
-    progress("group-cost", i + 1, groups.size());
+  {
+    mlir::PassManager pm(&context);
+    pm.addPass(createDataSplitPass());
+    buildBackendPipeline(pm);
+    runPasses(pm, module, "the back end");
   }
+  progress("group-cost", groups.size(), groups.size());
 
   progress("codegen", 0, groups.size());
   {
@@ -237,12 +233,22 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
     }
     places[value] = Address{Address::Kind::Result, i, 0};
   }
-  uint64_t scratch = 0;
+  // opt-ddr's placement: each group result's scratch offset (-1: a function result), each
+  // dense constant's, and the total.
+  auto scratchAttr = module->getAttrOfType<mlir::IntegerAttr>("tx8be.scratch_bytes");
+  auto constOffsets = module->getAttrOfType<mlir::DenseI64ArrayAttr>("tx8be.const_ddr_offsets");
+  if (!scratchAttr) throw Error("compile_graph: the back end left no tx8be.scratch_bytes (opt-ddr)");
+  uint64_t scratch = uint64_t(scratchAttr.getInt());
   for (GroupOp group : groups) {
-    for (mlir::Value result : group.getResults()) {
+    auto offsets = group->getAttrOfType<mlir::DenseI64ArrayAttr>("ddr_offsets");
+    for (mlir::OpResult result : group.getResults()) {
       if (places.count(result)) continue;
-      places[result] = Address{Address::Kind::Scratch, 0, scratch};
-      scratch += alignUp(tensorBytes(result));
+      if (!offsets || int64_t(offsets.size()) <= int64_t(result.getResultNumber()) ||
+          offsets.asArrayRef()[result.getResultNumber()] < 0) {
+        throw Error("compile_graph: group " + std::to_string(group.getGroupId()) + " result " +
+                    std::to_string(result.getResultNumber()) + " has no DDR place (ddr_offsets)");
+      }
+      places[result] = Address{Address::Kind::Scratch, 0, uint64_t(offsets.asArrayRef()[result.getResultNumber()])};
     }
   }
   std::map<int64_t, size_t> constantIndex;  // const_map_id -> program constant
@@ -269,8 +275,16 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
           std::memcpy(c.bytes.data(), raw.data(), total);
         }
       }
-      c.offset = scratch;
-      scratch += alignUp(c.bytes.size());
+      // A dense constant where opt-ddr put it; an external one, bound by key, after the rest in
+      // case the binding does not hold it.
+      const int64_t placed =
+          constOffsets && id < int64_t(constOffsets.size()) ? constOffsets.asArrayRef()[size_t(id)] : -1;
+      if (placed >= 0) {
+        c.offset = uint64_t(placed);
+      } else {
+        c.offset = scratch;
+        scratch += alignUp(c.bytes.size());
+      }
       constantIndex[id] = program->constants_.size();
       program->constants_.push_back(std::move(c));
     }

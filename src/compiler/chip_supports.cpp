@@ -51,7 +51,7 @@ bool chip_supports(const Tensor& node, std::string* why) {
     case Op::MUL_MAT: {
       const DType w = node.src[0]->type, x = node.src[1]->type;
       if (!isChipFloat(w) || !isChipFloat(x)) return fail("mul_mat of non-float operands");
-      if (w != x && x != DType::F32) return fail("mul_mat activations neither f32 nor the weights' type");
+      if (w != x) return fail("mul_mat of weights and activations of different types");
       if (node.type != DType::F32) return fail("mul_mat result not f32");
       return true;
     }

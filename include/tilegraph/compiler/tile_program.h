@@ -123,11 +123,10 @@ inline uint64_t offset_in(const Window& w, const Dims& at, uint64_t element_byte
 
 // ggml's mul_mat on windows: out[b][n][m] = sum_k rhs[b][n][k] * lhs[b / ratio][m][k], one NE GEMM
 // per batch of the out window (rows n of rhs, rows m of lhs: weights as stored, transposed
-// operand). Each operand buffer holds a window containing what the out window reads, K whole.
-// An f32 rhs multiplied by fp16 / bf16 weights is rounded to their format first (into `imm`), as
-// the core reference rounds activations to the weight type.
-inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib::Tsr& rhs, const sim::oplib::Tsr& out,
-                   uint64_t imm) {
+// operand), lhs and rhs of one format. Each operand buffer holds a window containing what the out
+// window reads, K whole.
+inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib::Tsr& rhs,
+                   const sim::oplib::Tsr& out) {
   const Window lw{lhs.shape.shape_start, lhs.shape.shape_real};
   const Window rw{rhs.shape.shape_start, rhs.shape.shape_real};
   const Window ow{out.shape.shape_start, out.shape.shape_real};
@@ -139,26 +138,13 @@ inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib
     for (int64_t b1 = ow.start[1]; b1 < ow.start[1] + ow.size[1]; ++b1) {
       const int64_t l0 = b0 / (out.shape.shape_whole[0] / lhs.shape.shape_whole[0]);
       const int64_t l1 = b1 / (out.shape.shape_whole[1] / lhs.shape.shape_whole[1]);
-      uint64_t a_addr = rhs.addr + offset_in(rw, {b0, b1, ow.start[2], 0}, rhs_bytes);
+      const uint64_t a_addr = rhs.addr + offset_in(rw, {b0, b1, ow.start[2], 0}, rhs_bytes);
       const uint64_t b_addr = lhs.addr + offset_in(lw, {l0, l1, ow.start[3], 0}, lhs_bytes);
-      if (rhs.format != in_format) {
-        sim::cgra::ConvertV convert;
-        convert.from = rhs.format;
-        convert.to = in_format;
-        convert.src = a_addr;
-        convert.dst = imm;
-        convert.n = n * k;
-        sim::cgra::execute(tile, convert);
-        tile.wait(sim::Engine::NE, tile.record(sim::Engine::CT));
-        a_addr = imm;
-      }
       const uint64_t o_addr = out.addr + offset_in(ow, {b0, b1, ow.start[2], ow.start[3]}, out_bytes);
       sim::oplib::GemmParam param;
       param.b_transposed = true;
       sim::oplib::op_gemm(tile, param, matrix(in_format, a_addr, n, k), matrix(in_format, b_addr, m, k), nullptr,
                           matrix(out.format, o_addr, n, m));
-      // The next batch's conversion reuses imm.
-      tile.wait(sim::Engine::CT, tile.record(sim::Engine::NE));
     }
   }
 }

@@ -33,9 +33,4 @@ bool codegenSupports(mlir::Operation* op, std::string* why);
 // (N, H, W, C): the op library's own imm functions.
 uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize);
 
-// A plan that needs no search: the whole result on the region's first tile in one step, every
-// SPM buffer single and placed one after the other (for compile_graph until the back-end
-// pipeline plans groups). Fails when the buffers do not fit `spm_bytes`.
-mlir::LogicalResult writeSingleTilePlan(GroupOp group, uint64_t spm_bytes);
-
 }  // namespace tg::compiler::tx8be
