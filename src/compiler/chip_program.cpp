@@ -20,6 +20,7 @@
 #include <mlir/Pass/PassManager.h>
 
 #include "Transforms/Codegen.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/graph_import.h"
 #include "tilegraph/compiler/registration.h"
@@ -153,10 +154,29 @@ std::string groupOps(GroupOp group) {
   return ops;
 }
 
+// The group's SPM buffers over its pipeline cycles, for the report's occupancy chart: the plan's
+// attributes keep offsets but not lifetimes, so the allocation is run again on the plan it
+// placed (it is deterministic: the same buffers at the same offsets).
+void describeSpm(GroupOp group, const sim::ChipConfig& chip, GroupReport& report) {
+  mlir::FailureOr<GroupPlan> plan = readPlan(group);
+  if (mlir::failed(plan) || plan->pipeline.cycles.empty()) return;
+  report.pipeline_cycles = int64_t(plan->pipeline.cycles.size());
+  SpmPlan spm;
+  if (allocateSpm(group, plan->split, plan->pipeline, chip, spm) != PlanStatus::Ok) return;
+  for (const SpmBuffer& buffer : spm.buffers) {
+    mlir::Operation* owner = buffer.value ? buffer.value.getDefiningOp() : buffer.scratchOf;
+    std::string name = owner ? owner->getName().getStringRef().drop_front(6).str() : "argument";
+    if (!buffer.value) name = "scratch of " + name;
+    report.spm_buffers.push_back(SpmBufferSpan{name, buffer.offset, buffer.bytes * uint64_t(buffer.copies),
+                                               buffer.firstCycle, buffer.lastCycle});
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOptions& options) {
   const auto started = std::chrono::steady_clock::now();
+  double program_search_seconds = 0;
   auto progress = [&](std::string_view stage, size_t done, size_t total) {
     if (options.progress) options.progress(CompileProgress{stage, done, total});
   };
@@ -198,7 +218,9 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
     mlir::PassManager pm(&context);
     pm.addPass(createDataSplitPass());
     buildBackendPipeline(pm);
+    const auto planning = std::chrono::steady_clock::now();
     runPasses(pm, module, "the back end");
+    program_search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   }
   progress("group-cost", groups.size(), groups.size());
 
@@ -317,10 +339,15 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
     report.spm_peak = uint64_t(group.getSpmAllocSize().value_or(0));
     report.spm_lower_bound = uint64_t(group.getSpmLowerBound().value_or(0));
     report.estimated_cycles = uint64_t(group.getEstimatedCycles().value_or(0));
+    report.template_of = group.getTemplateId();
+    report.tiles = 1;
+    for (int32_t parts : report.sharding) report.tiles *= parts;
+    describeSpm(group, options.chip, report);
     program->report_.groups.push_back(std::move(report));
     progress("jit", i + 1, groups.size());
   }
   program->report_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  program->report_.search_seconds = program_search_seconds;
   return program;
 }
 

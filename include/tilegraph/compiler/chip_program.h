@@ -64,7 +64,7 @@ struct GroupReport {
 struct CompileReport {
   std::vector<GroupReport> groups;
   double compile_seconds = 0;
-  double search_seconds = 0;  // of compile_seconds, the sharding search (group-cost)
+  double search_seconds = 0;  // of compile_seconds, the back end's planning (group-cost's search and the rest)
   uint64_t jit_compiles = 0;  // kernels the JIT built (not found in its caches)
 };
 
