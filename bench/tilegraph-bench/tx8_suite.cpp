@@ -30,6 +30,7 @@
 #include "tilegraph/model/llama_session.h"
 #include "tilegraph/model/transformer_block.h"
 #include "tilegraph/sim/chip.h"
+#include "tilegraph/tx8/chip_runs.h"
 
 namespace tg::bench {
 
@@ -43,21 +44,30 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 struct Compiled {
   compiler::CompileReport report;
+  std::vector<std::string> host_ops;
   sim::ChipReport simulated;
   double compile_seconds = 0;
 };
 
+// The graph's chip runs compiled and run once (tx8::compile_and_run_chip_runs), timed.
 Compiled compile_and_run(const Graph& graph, const sim::ChipConfig& chip_config) {
   Compiled c;
   compiler::CompileOptions options;
   options.chip = chip_config;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(graph, options);
-  c.compile_seconds = seconds_since(t0);
   sim::Chip chip(chip_config);
-  c.simulated = compiler::run_with_zero_arguments(*program, chip);
-  c.report = program->report();
+  const auto t0 = std::chrono::steady_clock::now();
+  tx8::ChipRunsReport runs = tx8::compile_and_run_chip_runs(graph, options, chip);
+  c.compile_seconds = seconds_since(t0);
+  c.report = std::move(runs.compile);
+  c.host_ops = std::move(runs.host_ops);
+  c.simulated = chip.report();
   return c;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const std::string& item : items) s += (s.empty() ? "" : ", ") + item;
+  return s.empty() ? "none" : s;
 }
 
 // The decode step of a generated llama model, as `tilegraph run` builds it, at position `n_past`.
@@ -132,11 +142,12 @@ void run_tx8_suite(const Tx8Options& o) {
     constexpr int64_t n = 4096;
     Context ctx;
     Tensor* w = ctx.new_tensor(DType::BF16, {n, n});
-    Tensor* x = ctx.new_tensor(DType::F32, {n, n});
+    Tensor* x = ctx.new_tensor(DType::BF16, {n, n});
     w->flags |= kFlagParam;
     Tensor* y = mul_mat(ctx, w, x);
     const Graph graph = Graph::build(y);
     const Compiled c = compile_and_run(graph, chip);
+    if (!c.host_ops.empty()) std::printf("gemm: on the CPU, not the chip: %s\n", joined(c.host_ops).c_str());
     const double flops = 2.0 * double(n) * double(n) * double(n);
     const double peak_per_cycle =
         double(chip.tile_count()) * chip.ne.arrays_per_tile * 2048.0 / chip.ne_cycles_per_step(sim::Format::BF16);
@@ -171,13 +182,21 @@ void run_tx8_suite(const Tx8Options& o) {
                      {"ddr_bound_cycles", bound},
                      {"fraction_of_ddr_bound", fraction},
                      {"simulated_seconds", c.simulated.seconds},
-                     {"compile_seconds", c.compile_seconds}};
+                     {"compile_seconds", c.compile_seconds},
+                     {"host_ops", c.host_ops}};
     if (!o.json) {
+      std::printf("decode: on the CPU, not the chip (not in the simulated cycles): %s\n", joined(c.host_ops).c_str());
       std::printf("decode d_model 2048, %lld layers, f16: %llu cycles (%.3f ms), DDR bound %.0f: %.1f%% of it\n",
                   (long long)config.n_layer, (unsigned long long)c.simulated.total_cycles, 1e3 * c.simulated.seconds,
                   bound, 100 * fraction);
     }
-    targets.push_back({"llama decode d2048 >= 80% of DDR bound", fmt("%.1f%%", 100 * fraction), fraction >= 0.8});
+    // With nodes on the CPU the chip's cycles leave out their work: no fraction of the bound then.
+    if (c.host_ops.empty()) {
+      targets.push_back({"llama decode d2048 >= 80% of DDR bound", fmt("%.1f%%", 100 * fraction), fraction >= 0.8});
+    } else {
+      targets.push_back(
+          {"llama decode d2048 >= 80% of DDR bound", "not on the chip whole: " + joined(c.host_ops), false});
+    }
     add_groups(spm_rows, errors, "decode", c.report);
   }
 
@@ -188,16 +207,13 @@ void run_tx8_suite(const Tx8Options& o) {
     config.n_head_kv = 4;
     config.n_ff = 1408;
     const std::unique_ptr<DecodeGraph> d = decode_graph(config, DType::F16, 0);
-    compiler::CompileOptions options;
-    options.chip = chip;
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(d->graph, options);
-    const double seconds = seconds_since(t0);
-    const double search = program->report().search_seconds;
+    const Compiled c = compile_and_run(d->graph, chip);
+    const double seconds = c.compile_seconds;
+    const double search = c.report.search_seconds;
     size_t reused = 0;
-    for (const compiler::GroupReport& g : program->report().groups) reused += g.template_of >= 0;
+    for (const compiler::GroupReport& g : c.report.groups) reused += g.template_of >= 0;
     out["search"] = {{"n_layer", config.n_layer},
-                     {"groups", program->report().groups.size()},
+                     {"groups", c.report.groups.size()},
                      {"groups_reusing_a_plan", reused},
                      {"search_seconds", search},
                      {"compile_seconds", seconds}};
@@ -205,7 +221,7 @@ void run_tx8_suite(const Tx8Options& o) {
       std::printf(
           "32-layer llama decode graph: sharding search %.2f s host (whole compile %.2f s, JIT included), "
           "%zu groups, %zu reuse a searched plan\n",
-          search, seconds, program->report().groups.size(), reused);
+          search, seconds, c.report.groups.size(), reused);
     }
     targets.push_back({"32-layer llama sharding search <= 2 s host", fmt("%.2f s", search), search <= 2.0});
   }

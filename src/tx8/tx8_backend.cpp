@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "ddr_buffer.h"
-#include "tilegraph/tx8/graph_split.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/cpu/cpu_backend.h"
 #include "tilegraph/jit/compiler.h"
 #include "tilegraph/runtime/graph_mode.h"
 #include "tilegraph/runtime/tensor_data.h"
+#include "tilegraph/tx8/graph_split.h"
 
 namespace tg::tx8 {
 

@@ -30,7 +30,7 @@
 #include "tilegraph/core/error.h"
 #include "tilegraph/model/llama_session.h"
 #include "tilegraph/sim/trace.h"
-#include "tilegraph/tx8/graph_split.h"
+#include "tilegraph/tx8/chip_runs.h"
 
 namespace tg::cli {
 
@@ -99,31 +99,12 @@ void compile_and_simulate(const CompileOptions& o, const Graph& graph, const std
   options.chip = run.chip;
   if (o.patterns) options.group_patterns_file = *o.patterns;
   options.progress = [&progress](const compiler::CompileProgress& p) { progress(p); };
-  // As the tx8 backend does: runs of nodes the chip supports are compiled and run, the nodes
-  // between them are listed as the CPU's.
+  // As the tx8 backend cuts it: the runs of nodes the chip supports compiled and run, the nodes
+  // between them listed as the CPU's.
   sim::Chip chip(run.chip);
-  std::map<std::string, int> host_ops;
-  const std::vector<int64_t> last_readers = tx8::last_readers(graph);
-  const auto on_chip = [](const Tensor& node) { return compiler::chip_supports(node); };
-  for (const tx8::Run& part : tx8::split_runs(graph, on_chip)) {
-    if (!part.chip) {
-      for (size_t i : part.nodes) ++host_ops[std::string(op_name(graph.nodes()[i]->op))];
-      continue;
-    }
-    const tx8::RunGraph part_graph = tx8::extract_run(graph, part, last_readers);
-    std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(part_graph.graph, options);
-    compiler::run_with_zero_arguments(*program, chip);
-    const int first = int(run.compile.groups.size());
-    for (compiler::GroupReport g : program->report().groups) {
-      g.group_id += first;
-      if (g.template_of >= 0) g.template_of += first;
-      run.compile.groups.push_back(std::move(g));
-    }
-    run.compile.compile_seconds += program->report().compile_seconds;
-    run.compile.search_seconds += program->report().search_seconds;
-    run.compile.jit_compiles += program->report().jit_compiles;
-  }
-  for (const auto& [op, count] : host_ops) run.host_ops.push_back(op + " x" + std::to_string(count));
+  tx8::ChipRunsReport runs = tx8::compile_and_run_chip_runs(graph, options, chip);
+  run.compile = std::move(runs.compile);
+  run.host_ops = std::move(runs.host_ops);
   run.simulated = chip.report();
   run.timeline = chip.timeline();
   if (o.trace) sim::write_trace(chip, *o.trace);
