@@ -11,6 +11,7 @@
 // load of step s + 1 issued after the compute of step s still overlaps it on the schedule, while
 // issued before, it would delay it. Stores go last in a cycle for the same reason.
 #include "Codegen.h"
+#include "GroupTags.h"
 
 #include <algorithm>
 #include <fstream>
@@ -41,8 +42,6 @@ namespace tg::compiler::tx8be {
 namespace {
 
 using Dims = std::array<int64_t, 4>;
-
-constexpr int32_t kGroupTagInDdr = 2;
 
 struct Box {
   std::vector<int64_t> start, size;

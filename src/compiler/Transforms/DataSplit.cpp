@@ -27,6 +27,7 @@
 
 #include "ChipOption.h"
 #include "DataSplit.h"
+#include "GroupTags.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
@@ -41,8 +42,6 @@ namespace tg::compiler::tx8be {
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
 
 namespace {
-
-constexpr int32_t kGroupTagInDdr = 2;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

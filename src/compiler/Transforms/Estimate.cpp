@@ -25,6 +25,7 @@
 #include <mlir/Pass/Pass.h>
 
 #include "ChipOption.h"
+#include "GroupTags.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -39,8 +40,6 @@ namespace tg::compiler::tx8be {
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
 
 namespace {
-
-constexpr int32_t kGroupTagInDdr = 2;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 

@@ -20,6 +20,7 @@
 #include "ChipOption.h"
 #include "DataSplit.h"
 #include "GroupCost.h"
+#include "GroupTags.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -33,8 +34,6 @@ namespace tg::compiler::tx8be {
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
 
 namespace {
-
-constexpr int32_t kGroupTagInDdr = 2;
 
 // Attributes that name or place rather than describe: left out of the key.
 bool keyed(llvm::StringRef name) {

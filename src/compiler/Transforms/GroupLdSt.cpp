@@ -4,6 +4,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/Pass/Pass.h>
 
+#include "GroupTags.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 
 namespace tg::compiler::tx8be {
@@ -12,9 +13,6 @@ namespace tg::compiler::tx8be {
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
 
 namespace {
-
-constexpr int32_t kGroupTagSplit = 0;
-constexpr int32_t kGroupTagInDdr = 2;
 
 bool bit(uint64_t mask, unsigned index) { return index < 64 && (mask >> index & 1); }
 

@@ -9,6 +9,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 
+#include "GroupTags.h"
 #include "SwPipeline.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -17,8 +18,6 @@ namespace tg::compiler::tx8be {
 
 #define GEN_PASS_CLASSES
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h.inc"
-
-constexpr int32_t kGroupTagInDdr = 2;
 
 bool worksInDdr(GroupOp group) {
   auto tag = group.getGroupTagAttr();
