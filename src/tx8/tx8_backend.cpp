@@ -99,16 +99,7 @@ class Tx8BackendImpl final : public Tx8Backend {
   // f32, f16, bf16 and q8_0 run on the chip; GGUF's other quantized types become q8_0 (8 bits
   // with a scale per 32 weights: at least their precision, on the NE's int8 path).
   DType weight_type(DType stored) const override {
-    switch (stored) {
-      case DType::Q4_0:
-      case DType::Q4_1:
-      case DType::Q5_0:
-      case DType::Q5_1:
-      case DType::Q4_K:
-      case DType::Q5_K:
-      case DType::Q6_K: return DType::Q8_0;
-      default: return stored;
-    }
+    return is_quantized(stored) && stored != DType::Q8_0 ? DType::Q8_0 : stored;
   }
 
   bool supports_op(const Tensor& node, std::string* why) const override { return tx8_.compiler.supports(node, why); }
