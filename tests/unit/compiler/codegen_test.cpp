@@ -6,84 +6,21 @@
 // once, its transcendental functions and the NE's f32 accumulation differ from the reference's
 // libm and double sums in the last bits).
 #include <gtest/gtest.h>
-
-#include <mlir/IR/MLIRContext.h>
-#include <mlir/Parser/Parser.h>
-
-#include "Transforms/Codegen.h"
-#include "common/expect_error.h"
+#include "chip_run.h"
 #include "common/tensor_utils.h"
 #include "compiler_case.h"
 #include "random_graph.h"
 #include "tilegraph/compiler/chip_program.h"
-#include "tilegraph/compiler/interpreter.h"
 #include "tilegraph/core/ops.h"
-#include "tilegraph/core/reference.h"
-#include "tilegraph/jit/compiler.h"
-#include "tilegraph/sim/chip.h"
 
 namespace tg::compiler {
 namespace {
 
+using test::expect_chip_matches_reference;
+using test::mesh;
 using test::Rng;
 
 constexpr double kF32Tolerance = 1e-10;
-
-sim::ChipConfig mesh(int x, int y) {
-  sim::ChipConfig config;
-  config.mesh_x = x;
-  config.mesh_y = y;
-  return config;
-}
-
-struct ChipRun {
-  std::vector<HostTensor> results;
-  sim::ChipReport report;
-  CompileReport compile;
-};
-
-// Compiles the graph of `outputs` for `config`, binds its tensors one after the other in DDR and
-// runs it; returns the results read back.
-ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const test::CompilerCase& cc, const sim::ChipConfig& config) {
-  const Graph graph = Graph::build(outputs);
-  CompileOptions options;
-  options.chip = config;
-  auto program = compile_graph(graph, options);
-  sim::Chip chip(config);
-  uint64_t next = 0;
-  auto place = [&](uint64_t bytes) {
-    const uint64_t addr = next;
-    next += (bytes + 63) / 64 * 64;
-    return addr;
-  };
-  DdrBinding binding;
-  for (const HostTensor& input : cc.inputs) {
-    binding.arguments.push_back(place(input.nbytes()));
-    chip.ddr().write(binding.arguments.back(), input.data(), input.nbytes());
-  }
-  for (const HostTensor& want : cc.reference) binding.results.push_back(place(want.nbytes()));
-  binding.constant = [](std::string_view) { return sim::kNoAddress; };
-  binding.scratch = place(program->scratch_bytes());
-  ChipRun run;
-  run.report = program->run(chip, binding);
-  for (size_t i = 0; i < cc.reference.size(); ++i) {
-    HostTensor got = HostTensor::zeros(cc.reference[i].type(), cc.reference[i].shape());
-    chip.ddr().read(binding.results[i], got.mutable_data(), got.nbytes());
-    run.results.push_back(std::move(got));
-  }
-  run.compile = program->report();
-  return run;
-}
-
-void expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double tolerance,
-                                   const sim::ChipConfig& config = mesh(2, 2)) {
-  test::CompilerContext c;
-  const test::CompilerCase cc = test::make_compiler_case(c.context, outputs);
-  const ChipRun run = run_on_chip(outputs, cc, config);
-  test::expect_close(run.results, cc.reference, tolerance);
-  EXPECT_EQ(run.report.hazard_count, 0u) << (run.report.hazards.empty() ? "" : run.report.hazards[0]);
-  EXPECT_GT(run.report.total_cycles, 0u);
-}
 
 TEST(CompilerCodegen, MlpRunsOnTheChip) {
   for (int64_t n : {1, 7, 32, 64, 129}) {
