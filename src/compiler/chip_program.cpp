@@ -101,6 +101,9 @@ class CompiledProgram final : public ChipProgram {
       }
       constants[i] = addr;
     }
+    // A program reads what earlier runs wrote to DDR, which no SPM dependency orders: it starts
+    // when everything before it on the chip has finished.
+    chip.barrier();
     const uint64_t first = chip.mark();
     std::vector<uint64_t> marks;
     std::vector<uint64_t> params;

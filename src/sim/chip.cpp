@@ -166,15 +166,17 @@ const Spm& Tile::spm() const { return chip_->state().spms[size_t(index_)]; }
 
 Event Tile::record(Engine engine) const {
   engine_name(engine);
-  return Event{chip_->state().last[size_t(index_)][size_t(engine)]};
+  const Chip::State& s = chip_->state();
+  const int64_t id = s.last[size_t(index_)][size_t(engine)];
+  return Event{id < 0 ? -1 : s.settled + id};
 }
 
 void Tile::wait(Engine engine, Event event) {
   engine_name(engine);
   Chip::State& s = chip_->state();
-  if (event.id >= int64_t(s.nodes.size()))
+  if (event.id >= s.settled + int64_t(s.nodes.size()))
     throw Error("wait: event " + std::to_string(event.id) + " was never recorded");
-  if (event.id >= 0) s.pending[size_t(index_)][size_t(engine)].push_back(event.id);
+  if (event.id >= s.settled) s.pending[size_t(index_)][size_t(engine)].push_back(event.id - s.settled);
 }
 
 void Tile::fence() {
@@ -265,14 +267,20 @@ ChipReport Chip::report() {
   return state_->report;
 }
 
-uint64_t Chip::mark() const { return state_->nodes.size(); }
+void Chip::settle() { state_->settle(); }
+
+uint64_t Chip::mark() const { return uint64_t(state_->settled) + state_->nodes.size(); }
 
 ChipReport Chip::report_window(uint64_t from, uint64_t to) {
   state_->schedule();
-  const uint64_t n = state_->nodes.size();
-  to = std::min(to, n);
+  const uint64_t settled = uint64_t(state_->settled), now = settled + state_->nodes.size();
+  to = std::min(to, now);
   if (from > to) throw Error("report_window: mark " + std::to_string(from) + " is after " + std::to_string(to));
-  return state_->window_report(int64_t(from), int64_t(to));
+  if (from < settled) {
+    throw Error("report_window: mark " + std::to_string(from) + " is before the last settle() (mark " +
+                std::to_string(settled) + "), whose instructions are forgotten");
+  }
+  return state_->window_report(int64_t(from - settled), int64_t(to - settled), from == 0);
 }
 
 const std::vector<TimelineEntry>& Chip::timeline() {

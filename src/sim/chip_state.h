@@ -68,8 +68,11 @@ struct Chip::State {
   // Counts and describes in `out` the orderings no dependency enforces whose later instruction
   // is in [first, last) (part of schedule() for all of them, and of report_window).
   void check_hazards(ChipReport& out, int64_t first, int64_t last) const;
-  // The report of nodes [first, last) on the current schedule.
-  ChipReport window_report(int64_t first, int64_t last) const;
+  // The report of nodes [first, last) on the current schedule; its total_cycles from cycle 0 when
+  // `from_start` (the whole chip's), else from the first of them starting.
+  ChipReport window_report(int64_t first, int64_t last, bool from_start) const;
+  // Everything issued so far finished (Chip::settle).
+  void settle();
   // Records the orderings the SPM accesses of node `id` (in `accesses`) require.
   void track_accesses(int64_t id);
 
@@ -84,6 +87,12 @@ struct Chip::State {
   std::vector<SpmAccess> accesses;                                      // of the instruction being executed (Spm's log)
   std::vector<std::map<uint64_t, SpmSegment>> spm_users;                // per tile, keyed by segment start
   std::vector<Ordering> orderings;
+
+  // What settle() forgot: the marks before `nodes` (node i is mark settled + i), the cycle the
+  // forgotten instructions had all finished by (nothing starts earlier), and their report.
+  int64_t settled = 0;
+  double origin = 0;
+  ChipReport settled_report;
 
   bool dirty = true;
   std::vector<double> start, end;  // per node

@@ -18,6 +18,31 @@ namespace tg::sim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr size_t kHazardsDescribed = 8;
+
+// `report` (of the instructions since the last settle) grown by what settled before them.
+void add_settled(ChipReport& report, const ChipReport& settled) {
+  report.instructions += settled.instructions;
+  report.ddr_read_bytes += settled.ddr_read_bytes;
+  report.ddr_write_bytes += settled.ddr_write_bytes;
+  report.noc_bytes += settled.noc_bytes;
+  report.noc_link_bytes += settled.noc_link_bytes;
+  for (size_t t = 0; t < settled.tiles.size(); ++t) {
+    for (size_t e = 0; e < kEngineCount; ++e) {
+      EngineReport& to = report.tiles[t].engines[e];
+      const EngineReport& from = settled.tiles[t].engines[e];
+      to.busy_cycles += from.busy_cycles;
+      to.instructions += from.instructions;
+      to.cost_cycles += from.cost_cycles;
+    }
+  }
+  report.hazard_count += settled.hazard_count;
+  std::vector<std::string> hazards = settled.hazards;
+  for (std::string& h : report.hazards) {
+    if (hazards.size() < kHazardsDescribed) hazards.push_back(std::move(h));
+  }
+  report.hazards = std::move(hazards);
+}
 
 struct Transfer {
   int64_t node;
@@ -92,7 +117,7 @@ void Chip::State::schedule() {
   for (size_t i = 0; i < n; ++i) {
     if (!waiting[i]) ready.push_back(int64_t(i));
   }
-  double now = 0, ddr_moved = 0, noc_moved = 0;
+  double now = origin, ddr_moved = 0, noc_moved = 0;
   size_t finished = 0;
   counters.clear();
   auto finish = [&](int64_t node) {
@@ -192,14 +217,15 @@ void Chip::State::schedule() {
     }
   }
   std::erase_if(op_spans, [](const OpSpan& op) { return op.start == kInf; });
-  report = window_report(0, int64_t(n));
+  report = window_report(0, int64_t(n), true);
+  add_settled(report, settled_report);
   dirty = false;
 }
 
-ChipReport Chip::State::window_report(int64_t first, int64_t last) const {
+ChipReport Chip::State::window_report(int64_t first, int64_t last, bool from_start) const {
   ChipReport out;
   out.tiles.resize(static_cast<size_t>(config.tile_count()));
-  double begin = first == 0 ? 0 : kInf, makespan = 0;
+  double begin = from_start ? 0 : kInf, makespan = from_start ? origin : 0;
   for (int64_t i = first; i < last; ++i) {
     const Instruction& in = nodes[size_t(i)];
     makespan = std::max(makespan, end[size_t(i)]);
@@ -239,7 +265,6 @@ void Chip::State::check_hazards(ChipReport& out, int64_t first, int64_t last) co
     }
     if (!nodes[i].sync) c[slot(nodes[i])] = seq[i] = ++counts[slot(nodes[i])];
   }
-  constexpr size_t kDescribed = 8;
   static constexpr const char* kKinds[] = {"read-after-write", "write-after-read", "write-after-write"};
   for (const Ordering& o : orderings) {
     if (o.later < first || o.later >= last) continue;
@@ -247,7 +272,7 @@ void Chip::State::check_hazards(ChipReport& out, int64_t first, int64_t last) co
     const Instruction& l = nodes[size_t(o.later)];
     if (clock[size_t(o.later) * slots + slot(e)] >= seq[size_t(o.earlier)]) continue;
     ++out.hazard_count;
-    if (out.hazards.size() >= kDescribed) continue;
+    if (out.hazards.size() >= kHazardsDescribed) continue;
     char range[64];
     std::snprintf(range, sizeof range, "[0x%llx, 0x%llx)", static_cast<unsigned long long>(o.begin),
                   static_cast<unsigned long long>(o.end));
@@ -261,6 +286,33 @@ void Chip::State::check_hazards(ChipReport& out, int64_t first, int64_t last) co
     }
     out.hazards.push_back(std::move(text));
   }
+}
+
+void Chip::State::settle() {
+  for (size_t t = 0; t < open_op.size(); ++t) {
+    if (open_op[t] >= 0) {
+      throw Error("settle: op '" + op_names[size_t(open_op[t])].second + "' is still open on tile " +
+                  std::to_string(t));
+    }
+  }
+  schedule();
+  settled_report = report;
+  settled += int64_t(nodes.size());
+  origin = std::max(origin, std::ceil(static_cast<double>(report.total_cycles)));
+  nodes.clear();
+  orderings.clear();
+  op_names.clear();
+  start.clear();
+  end.clear();
+  timeline.clear();
+  op_spans.clear();
+  counters.clear();
+  for (auto& engines : last) engines.fill(-1);
+  for (auto& engines : pending) {
+    for (auto& waits : engines) waits.clear();
+  }
+  for (auto& segments : spm_users) segments.clear();
+  dirty = true;
 }
 
 }  // namespace tg::sim

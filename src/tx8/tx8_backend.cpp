@@ -375,6 +375,9 @@ class Tx8BackendImpl final : public Tx8Backend {
         {
           std::lock_guard<std::mutex> lock(device_->mutex);
           report = chip->compiled->program->run(device_->chip, chip->binding);
+          // The host waits for each run (the next step may read its results); settling keeps
+          // the chip's instruction record, and so each run's scheduling, to one run's size.
+          device_->chip.settle();
         }
         count([&](Tx8Stats& s) {
           ++s.chip_runs;

@@ -134,6 +134,12 @@ class Chip {
 
   // Runs the schedule over everything issued so far (cached until the next issue).
   ChipReport report();
+  // The host waits for the chip, as before it reads results: everything issued so far finishes,
+  // and what is issued later starts after it. The settled instructions are forgotten except as
+  // totals in report() (their timeline, op spans and counters go), which bounds the memory and
+  // the scheduling time of a long run such as a decode, one settle per program run. Marks and
+  // events stay valid; a report_window from before the settle does not.
+  void settle();
   // A point in the issue order: the number of instructions, fences and barriers issued so far.
   uint64_t mark() const;
   // The report of what was issued between two marks (`to` = kNow: up to now) on the same
@@ -145,7 +151,8 @@ class Chip {
   ChipReport report_window(uint64_t from, uint64_t to = kNow);
   const std::vector<TimelineEntry>& timeline();
   const std::vector<OpSpan>& ops();
-  // Cumulative DDR and NoC payload bytes at each time the transfers' rates change, for traces.
+  // Cumulative DDR and NoC payload bytes at each time the transfers' rates change, for traces
+  // (since the last settle, as timeline() and ops()).
   struct CounterSample {
     double time;
     double ddr_bytes;

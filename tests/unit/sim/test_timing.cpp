@@ -67,6 +67,42 @@ TEST(Timing, ReportWindowCoversTheInstructionsSinceAMark) {
   EXPECT_THROW(p.chip.report_window(mark + 5, mark), Error);
 }
 
+// settle() is a barrier the host waits on: what follows reports and schedules as after a
+// barrier, report() keeps the totals of what settled, and only the new instructions are kept.
+TEST(Timing, SettleKeepsTheTotalsAndForgetsTheInstructions) {
+  TwoEngines settled(true), barrier(true);
+  const Event before = settled.chip.tile(0).record(Engine::CT);
+  settled.chip.settle();
+  barrier.chip.barrier();
+  for (Chip* chip : {&settled.chip, &barrier.chip}) {
+    Tile& tile = chip->tile(0);
+    execute(tile, lsu::LoadConst{0, 0, kBytes});
+    tile.wait(Engine::CT, tile.record(Engine::RDMA));
+    execute(tile, cgra::ArithVV{cgra::ArithOp::Add, Format::FP32, kBytes, kBytes, 2 * kBytes, 16384});
+  }
+  settled.chip.tile(0).wait(Engine::RDMA, before);  // an event from before: it has happened
+  const ChipReport a = settled.chip.report(), b = barrier.chip.report();
+  EXPECT_EQ(a.total_cycles, b.total_cycles);
+  EXPECT_EQ(a.total_cycles, 2 * (settled.load + settled.add));
+  EXPECT_EQ(a.instructions, 4u);
+  EXPECT_EQ(a.ddr_read_bytes, b.ddr_read_bytes);
+  EXPECT_EQ(a.tiles[0].engines[size_t(Engine::CT)].busy_cycles, b.tiles[0].engines[size_t(Engine::CT)].busy_cycles);
+  EXPECT_EQ(settled.chip.timeline().size(), 2u);  // the two since the settle, at their absolute times
+  EXPECT_EQ(settled.chip.timeline()[0].start, double(settled.load + settled.add));
+  // Marks count on; a window after the settle reports itself, one before it cannot.
+  const uint64_t mark = settled.chip.mark();
+  EXPECT_EQ(mark, barrier.chip.mark() - 1);  // the barrier is a node, the settle is not
+  execute(settled.chip.tile(0), lsu::LoadConst{0, 0, kBytes});
+  EXPECT_EQ(settled.chip.report_window(mark).total_cycles, settled.load);
+  EXPECT_THROW(settled.chip.report_window(0), Error);
+  settled.chip.settle();
+  settled.chip.settle();  // nothing new: the same totals
+  // The last load overlaps the add before it (another engine, no wait).
+  const uint64_t last_end = 2 * settled.load + settled.add + std::max(settled.load, settled.add);
+  EXPECT_EQ(settled.chip.report().total_cycles, last_end);
+  EXPECT_EQ(settled.chip.report().instructions, 5u);
+}
+
 TEST(Timing, AWaitSerialises) {
   TwoEngines p(true);
   EXPECT_EQ(p.chip.report().total_cycles, p.load + p.add);
