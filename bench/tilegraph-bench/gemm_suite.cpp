@@ -6,8 +6,9 @@
 //           M = 1 is a matrix-vector product (OpenBLAS: sgemv), bound by reading W once, and is
 //           also reported against the memory-bandwidth bound (W's bytes / read bandwidth measured
 //           here before each round).
-// each on 1 and 2 threads. OpenBLAS must run with OPENBLAS_CORETYPE=SkylakeX, which it reads when
-// it is loaded, before main(): main.cpp sets it and re-executes the program (see there).
+// each on 1 and 2 threads. OpenBLAS runs with OPENBLAS_CORETYPE=SkylakeX on CPUs with AVX-512,
+// which it reads when it is loaded, before main(): main.cpp sets it and re-executes the program
+// (see there); elsewhere with the core it detects, printed in the header.
 //
 // Times are medians over rounds; each round times every library once, in turn, so that they see
 // the same load on this shared machine, and ratios are medians of the per-round ratios. Between

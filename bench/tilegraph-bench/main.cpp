@@ -14,11 +14,13 @@
 // runs. The gemm suite compares against its SkylakeX (AVX-512) kernels whatever its own CPU
 // detection would choose (SkylakeX on this machine today; a hypervisor hiding a CPUID bit would
 // silently give the AVX2 ones), so the first thing the program does is set the variable, unless
-// the caller chose a core, and start itself again.
+// the caller chose a core, and start itself again. A CPU without AVX-512 (AMD Zen 3) would stop
+// at the first SkylakeX instruction (SIGILL): there OpenBLAS keeps its own choice, which the gemm
+// suite prints.
 namespace {
 
 void run_with_openblas_core(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE")) return;
+  if (std::getenv("OPENBLAS_CORETYPE") || !__builtin_cpu_supports("avx512f")) return;
   setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
   execv("/proc/self/exe", argv);
   std::fprintf(stderr, "tilegraph-bench: cannot restart with OPENBLAS_CORETYPE=SkylakeX: %s\n", std::strerror(errno));
