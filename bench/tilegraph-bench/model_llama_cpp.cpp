@@ -44,14 +44,7 @@ struct PeerModel {
 std::vector<PeerModel> peer_models() {
   model::LlamaConfig tiny = model::llama_preset("tiny");
   tiny.n_ctx_train = 4096;
-  model::LlamaConfig big = tiny;
-  big.n_layer = 8;
-  big.n_embd = 2048;
-  big.n_head = 16;
-  big.n_head_kv = 8;
-  big.n_ff = 5632;
-  big.n_vocab = 8192;
-  return {{"tiny", tiny, 1000}, {"d2048x8", big, 6}};
+  return {{"tiny", tiny, 1000}, {"d2048x8", model::llama_preset("d2048"), 6}};
 }
 
 // The generated model's file, removed when the section is done with it.

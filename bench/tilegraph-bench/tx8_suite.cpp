@@ -99,12 +99,7 @@ std::unique_ptr<DecodeGraph> decode_graph(const model::LlamaConfig& config, DTyp
 }
 
 model::LlamaConfig llama_2048(int64_t layers) {
-  model::LlamaConfig c = model::llama_preset("small");
-  c.n_embd = 2048;
-  c.n_head = 16;
-  c.n_head_kv = 8;
-  c.n_ff = 5632;
-  c.n_vocab = 8192;
+  model::LlamaConfig c = model::llama_preset("d2048");
   c.n_layer = layers;
   c.validate();
   return c;

@@ -211,12 +211,20 @@ LlamaConfig llama_preset(std::string_view name) {
     c.n_ff = 704;
     c.n_head = 8;
     c.n_head_kv = 4;
+  } else if (name == "d2048") {  // large enough that decode reads its weights at the memory bound
+    c.n_vocab = 8192;
+    c.n_ctx_train = 4096;
+    c.n_embd = 2048;
+    c.n_layer = 8;
+    c.n_ff = 5632;
+    c.n_head = 16;
+    c.n_head_kv = 8;
   } else {
-    throw Error("llama: unknown preset '" + std::string(name) + "' (expected tiny or small)");
+    throw Error("llama: unknown preset '" + std::string(name) + "' (expected tiny, small or d2048)");
   }
   return c;
 }
 
-std::vector<std::string> llama_preset_names() { return {"tiny", "small"}; }
+std::vector<std::string> llama_preset_names() { return {"tiny", "small", "d2048"}; }
 
 }  // namespace tg::model

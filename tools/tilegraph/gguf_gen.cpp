@@ -86,8 +86,10 @@ void add_gguf_gen_command(CLI::App& app) {
                   "Architecture: llama, or qwen2 (biases on the Q, K and V projections, NEOX-style RoPE, qwen2.* keys)")
       ->check(CLI::IsMember({"llama", "qwen2"}))
       ->capture_default_str();
-  cmd->add_option("--config", o->config, "Preset to start from: tiny (d_model 128, 2 layers) or small (256, 4 layers)")
-      ->check(CLI::IsMember({"tiny", "small"}))
+  cmd->add_option("--config", o->config,
+                  "Preset to start from: tiny (d_model 128, 2 layers), small (256, 4 layers) or d2048 (2048, 8 layers, "
+                  "16 heads / 8 KV heads, n_ff 5632, vocabulary 8192)")
+      ->check(CLI::IsMember(model::llama_preset_names()))
       ->capture_default_str();
   cmd->add_option(
          "--type", o->type,
