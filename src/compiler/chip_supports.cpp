@@ -115,7 +115,9 @@ bool chip_supports(const Tensor& node, std::string* why) {
       if (node.param_f32(1) != 0.0f) return fail("ALiBi (max_bias > 0) is not in op_attention_decode");
       if (node.param_f32(2) != 0.0f) return fail("softcap is not in op_attention_decode");
       if (k.type != v.type) return fail("key and value of different types");
-      if (k.ne[0] != v.ne[0]) return fail("value rows of another length than key rows (op_attention_decode takes D == Dv)");
+      if (k.ne[0] != v.ne[0]) {
+        return fail("value rows of another length than key rows (op_attention_decode takes D == Dv)");
+      }
       if (const Tensor* mask = node.src[3]) {
         if (mask->type != DType::F32) return fail("the mask is not f32 (op_attention_decode adds an f32 mask)");
         if (mask->ne[2] != 1) return fail("a mask per head (op_attention_decode adds one row)");

@@ -163,7 +163,9 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
       if (window && whole) bytes = (imm * window + whole - 1) / whole;
       // ... at least what the generated call needs for its largest window, which need not
       // shrink with the window (attention's per-head scores, rope's tables).
-      if (codegenSupports(&op, nullptr)) bytes = std::max(bytes, codegenImmBytes(&op, largestWindow(op.getResult(0), split)));
+      if (codegenSupports(&op, nullptr)) {
+        bytes = std::max(bytes, codegenImmBytes(&op, largestWindow(op.getResult(0), split)));
+      }
     }
     if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};

@@ -289,7 +289,9 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
   }
   if (name == "attention") {
     auto attention = mlir::cast<AttentionOp>(op);
-    if (attention.getMaxBias().convertToDouble() != 0) return fail("ALiBi (max_bias > 0) is not in op_attention_decode");
+    if (attention.getMaxBias().convertToDouble() != 0) {
+      return fail("ALiBi (max_bias > 0) is not in op_attention_decode");
+    }
     if (attention.getSoftcap().convertToDouble() != 0) return fail("softcap is not in op_attention_decode");
     auto key = tensorType(attention.getKey()), value = tensorType(attention.getValue());
     if (key.getElementType() != value.getElementType()) return fail("key and value of different types");
@@ -901,7 +903,9 @@ class ProgramWriter {
       if (mlir::failed(checkWholeRowsOf(op, 1))) return mlir::failure();
       const ValueInfo& dest = values_[op->getOperand(0)];
       const ValueInfo& written = values_[*result.getUsers().begin()->getResults().begin()];
-      if (written.slot < 0) return op->emitOpError("tx8-codegen: set_rows' store is not a group result"), mlir::failure();
+      if (written.slot < 0) {
+        return op->emitOpError("tx8-codegen: set_rows' store is not a group result"), mlir::failure();
+      }
       code << "    begin_transfer_op(tile, {" << list << "});\n";
       code << "    set_rows(tile, ddr[" << dest.slot << "], ddr[" << written.slot << "], " << formatCode(out.format)
            << ", kWhole[" << out.id << "], " << winExpr(result) << ", " << layoutCode(out.layout) << ", "
@@ -976,8 +980,9 @@ class ProgramWriter {
     }
     // A group that took an earlier group's plan (template_id) names that group: identical layers
     // then have one source, which the JIT compiles once.
-    out << "// tx8-codegen: group " << (int32_t(group_.getTemplateId()) >= 0 ? int32_t(group_.getTemplateId()) : int32_t(group_.getGroupId())) << " (" << ops << "), "
-        << what << "\n";
+    out << "// tx8-codegen: group "
+        << (int32_t(group_.getTemplateId()) >= 0 ? int32_t(group_.getTemplateId()) : int32_t(group_.getGroupId()))
+        << " (" << ops << "), " << what << "\n";
     out << "#include \"tilegraph/compiler/tile_program.h\"\n\n";
     out << "using namespace tg::compiler::tile_program;\n";
     out << "using namespace tg::sim::oplib;\n";

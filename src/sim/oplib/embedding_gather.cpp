@@ -20,8 +20,7 @@ uint64_t op_embedding_gather(Tile& tile, const DdrTable& table, const Tsr& idx, 
                   "row_stride " + std::to_string(table.row_stride) + " is less than row_elements " +
                       std::to_string(table.row_elements));
   const uint64_t row_bytes = uint64_t(table.row_elements) * format_bytes(table.format);
-  const uint64_t stride_bytes =
-      table.row_stride ? uint64_t(table.row_stride) * format_bytes(table.format) : row_bytes;
+  const uint64_t stride_bytes = table.row_stride ? uint64_t(table.row_stride) * format_bytes(table.format) : row_bytes;
   detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);  // the indices, the buffer
   return execute(tile, lsu::RdmaGather{table.addr, row_bytes, stride_bytes, table.rows, idx.addr, count, out.addr});
 }
