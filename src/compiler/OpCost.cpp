@@ -6,6 +6,8 @@
 // Cx become NTensor or NCx for a slice with more than one batch).
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -16,6 +18,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "Transforms/Codegen.h"
 #include "core_bridge.h"
 #include "cost_model.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
@@ -340,6 +343,14 @@ OpCostQuery queryOpCost(Operation* op, ArrayRef<int64_t> outputSliceShape, const
     cost.reset();  // a slice the library refuses (larger than an SPM, a layout it does not take)
   }
   query = cost ? OpCostQuery{cost->cycles, cost->imm_bytes, CostSource::OpLib} : estimate(op, slices);
+  // The generated program may call more than the library op (a conversion, rope's cos / sin
+  // tables): the plan reserves the scratch its call needs.
+  if (codegenSupports(op, nullptr)) {
+    std::array<int64_t, 4> out4{1, 1, 1, 1};
+    const size_t rank = std::min<size_t>(slices.out.size(), 4);
+    for (size_t i = 0; i < rank; ++i) out4[4 - rank + i] = slices.out[slices.out.size() - rank + i];
+    query.immBytes = std::max(query.immBytes, codegenImmBytes(op, out4));
+  }
   std::lock_guard lock(mutex);
   memo.emplace(key, query);
   return query;

@@ -167,6 +167,9 @@ std::array<bool, kMaxDims> uncut_dims(Operation* op) {
       .Case<RmsNormOp, LayerNormOp, SoftmaxOp, SumRowsOp, RopeOp>([&](auto) { fixed[0] = true; })
       .Case([&](GluOp glu) { fixed[0] = !glu.getGate(); })
       .Case([&](GatherOp gather) { fixed[0] = is_quantized_value(gather.getTable()); })
+      // A cut value row would compute every score and softmax again on each tile, and
+      // op_attention_decode takes whole rows.
+      .Case([&](AttentionOp) { fixed[0] = true; })
       .Case([&](SetRowsOp set_rows) {
         fixed[0] = is_quantized_value(set_rows.getDest());
         fixed[1] = true;

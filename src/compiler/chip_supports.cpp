@@ -6,6 +6,7 @@
 
 #include "tilegraph/compiler/chip_program.h"
 #include "tilegraph/core/dtype.h"
+#include "tilegraph/core/ops.h"
 
 namespace tg::compiler {
 
@@ -90,6 +91,39 @@ bool chip_supports(const Tensor& node, std::string* why) {
         return fail("operands of different or non-float types");
       }
       return true;
+    case Op::GET_ROWS:
+      if (node.src[0]->type == DType::I32 ? node.type != DType::I32 : node.type != DType::F32) {
+        return fail("get_rows' result is neither f32 nor the i32 table's type");
+      }
+      return true;  // op_embedding_gather straight from the table in DDR
+    case Op::SET_ROWS:
+      if (!isChipFloat(node.type)) return fail("set_rows into a non-float tensor");
+      return true;  // op_wdmaScatter into the tensor in DDR
+    case Op::CPY:
+      if (!isChipFloat(node.type) || !isChipFloat(node.src[0]->type)) {
+        return fail("cpy between non-float types (the CGRA converts f32, f16 and bf16)");
+      }
+      return true;
+    case Op::ROPE:
+      if (RopeMode(node.op_params[2]) != RopeMode::NORMAL && RopeMode(node.op_params[2]) != RopeMode::NEOX) {
+        return fail("rope mode other than normal or NEOX");
+      }
+      if (!isChipFloat(node.type) || node.src[0]->type != node.type) return fail("input and result types differ");
+      return true;
+    case Op::FLASH_ATTN_EXT: {
+      const Tensor &k = *node.src[1], &v = *node.src[2];
+      if (node.param_f32(1) != 0.0f) return fail("ALiBi (max_bias > 0) is not in op_attention_decode");
+      if (node.param_f32(2) != 0.0f) return fail("softcap is not in op_attention_decode");
+      if (k.type != v.type) return fail("key and value of different types");
+      if (k.ne[0] != v.ne[0]) {
+        return fail("value rows of another length than key rows (op_attention_decode takes D == Dv)");
+      }
+      if (const Tensor* mask = node.src[3]) {
+        if (mask->type != DType::F32) return fail("the mask is not f32 (op_attention_decode adds an f32 mask)");
+        if (mask->ne[2] != 1) return fail("a mask per head (op_attention_decode adds one row)");
+      }
+      return true;
+    }
     default: break;
   }
   return fail(std::string(op_name(node.op)) + ": tx8-codegen has no program for it yet");

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/STLExtras.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/Verifier.h>
 
@@ -65,6 +66,9 @@ class Importer {
     for (const Tensor* t : arguments) {
       auto written = state_.find(t);
       if (written == state_.end()) continue;
+      // An output that is the write itself (a SET_ROWS node, which aliases its destination)
+      // already returns the new contents.
+      if (llvm::is_contained(returned, written->second)) continue;
       returned.push_back(written->second);
       result.results.push_back(t);
     }

@@ -1,5 +1,6 @@
 #include "tilegraph/tx8/tx8_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -272,30 +273,24 @@ class Tx8BackendImpl final : public Tx8Backend {
       }
     }
     for (const Tensor* out : run.graph.outputs()) b.results.push_back(address_of(*run.original.at(out)));
+    // State results follow, in argument order: each argument the run writes (SET_ROWS or CPY
+    // into it), unless its last write is an output already (graph_import.h).
+    std::vector<const Tensor*> states;
     for (const Tensor* argument : arguments) {
+      const Tensor* last_write = nullptr;
       for (const Tensor* node : run.graph.nodes()) {
-        if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) {
-          b.results.push_back(address_of(*run.original.at(argument)));
-          break;
-        }
+        if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) last_write = node;
       }
+      const auto& outputs = run.graph.outputs();
+      if (!last_write || std::find(outputs.begin(), outputs.end(), last_write) != outputs.end()) continue;
+      states.push_back(argument);
+      b.results.push_back(address_of(*run.original.at(argument)));
     }
     check_sizes("argument", compiled.program->argument_bytes(), b.arguments.size(),
                 [&](size_t i) { return run.original.at(arguments[i]); });
     check_sizes("result", compiled.program->result_bytes(), b.results.size(), [&](size_t i) {
       const size_t n_out = run.graph.outputs().size();
-      if (i < n_out) return run.original.at(run.graph.outputs()[i]);
-      // State results follow, in argument order.
-      size_t k = n_out;
-      for (const Tensor* argument : arguments) {
-        for (const Tensor* node : run.graph.nodes()) {
-          if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) {
-            if (k++ == i) return run.original.at(argument);
-            break;
-          }
-        }
-      }
-      return run.original.at(arguments.front());  // not reached: i < b.results.size()
+      return run.original.at(i < n_out ? run.graph.outputs()[i] : states[i - n_out]);
     });
     b.constant = [weights](std::string_view key) {
       auto it = weights->find(std::string(key));

@@ -2,7 +2,8 @@
 // Converts a core graph into a tx8be module: one function whose arguments are the graph's
 // non-weight leaves (inputs, and state such as KV caches), whose body is one tx8be op per core
 // node in graph order, and whose results are the graph's outputs followed by the new contents of
-// every state argument the graph writes (SET_ROWS / CPY into it), in argument order.
+// every state argument the graph writes (SET_ROWS / CPY into it) that no output already returns,
+// in argument order.
 //
 // Value semantics: a core view (VIEW, RESHAPE, PERMUTE, TRANSPOSE) becomes a view, reshape or
 // transpose op yielding a new tensor; CONT adds nothing; a write into a cache becomes set_rows,

@@ -15,23 +15,29 @@
 // op (ops share scratch); a store for the buffer it reads (read after write).
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <vector>
 
 #include <algorithm>
 
+#include "tilegraph/core/rope.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip.h"
 #include "tilegraph/sim/lsu.h"
+#include "tilegraph/sim/oplib/attention.h"
 #include "tilegraph/sim/oplib/data_layout_ops.h"
 #include "tilegraph/sim/oplib/elementwise.h"
 #include "tilegraph/sim/oplib/gemm.h"
 #include "tilegraph/sim/oplib/norm.h"
+#include "tilegraph/sim/oplib/rope.h"
 #include "tilegraph/sim/oplib/softmax.h"
 #include "tilegraph/sim/oplib/tensor_desc.h"
 
 namespace tg::compiler::tile_program {
 
 using sim::oplib::Dims;
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A window of a tensor: first element and size per dimension (N, H, W, C).
 struct Window {
@@ -108,6 +114,20 @@ inline void end_compute(sim::Tile& tile, std::initializer_list<Buffer*> buffers)
   }
 }
 
+inline constexpr sim::Engine kAllEngines[] = {sim::Engine::NE, sim::Engine::CT, sim::Engine::TDMA, sim::Engine::RDMA,
+                                              sim::Engine::WDMA};
+
+// Brackets an op that also moves data between DDR and SPM (gather, set_rows): as begin_compute /
+// end_compute, over the transfer engines too.
+inline void begin_transfer_op(sim::Tile& tile, std::initializer_list<const Buffer*> buffers) {
+  for (sim::Engine engine : kAllEngines) wait_for(tile, engine, buffers);
+}
+inline void end_transfer_op(sim::Tile& tile, std::initializer_list<Buffer*> buffers) {
+  for (Buffer* buffer : buffers) {
+    for (sim::Engine engine : kAllEngines) buffer->last[int(engine)] = tile.record(engine);
+  }
+}
+
 // A 2-D matrix of `rows` x `cols` at addr (the oplib's 1 x 1 x rows x cols).
 inline sim::oplib::Tsr matrix(sim::Format format, uint64_t addr, int64_t rows, int64_t cols) {
   const Dims shape{1, 1, rows, cols};
@@ -158,6 +178,208 @@ inline void convert(sim::Tile& tile, const sim::oplib::Tsr& in, const sim::oplib
   instr.dst = out.addr;
   instr.n = in.shape.real().elements();
   sim::cgra::execute(tile, instr);
+}
+
+inline uint64_t align_up(uint64_t bytes, uint64_t align) { return (bytes + align - 1) / align * align; }
+
+inline int64_t elements(const Dims& size) { return size[0] * size[1] * size[2] * size[3]; }
+
+// ggml's get_rows on windows: out [T3, T2, n, E] (window `out`) = rows idx[.., i] of the table
+// [T3, T2, R, E] (`table_whole`) in DDR, gathered straight from DDR by op_embedding_gather (a
+// column window reads its part of each row). A table of another format than out (f16 or bf16 into
+// f32) is gathered into `imm` and converted on the CGRA.
+inline uint64_t gather_imm_bytes(sim::Format table, sim::Format out, const Dims& out_window) {
+  return table == out ? 0 : uint64_t(elements(out_window)) * sim::format_bytes(table);
+}
+inline void gather_rows(sim::Tile& tile, uint64_t table_addr, sim::Format table_format, const Dims& table_whole,
+                        const sim::oplib::Tsr& idx, uint64_t imm, const sim::oplib::Tsr& out) {
+  const Window iw{idx.shape.shape_start, idx.shape.shape_real};
+  const Window ow{out.shape.shape_start, out.shape.shape_real};
+  const uint64_t eb = sim::format_bytes(table_format);
+  const bool convert = table_format != out.format;
+  const int64_t n = ow.size[2], cols = ow.size[3];
+  for (int64_t a3 = ow.start[0]; a3 < ow.start[0] + ow.size[0]; ++a3) {
+    for (int64_t a2 = ow.start[1]; a2 < ow.start[1] + ow.size[1]; ++a2) {
+      const int64_t batch = a3 * table_whole[1] + a2;
+      sim::oplib::DdrTable table;
+      table.addr = table_addr + uint64_t((batch * table_whole[2] * table_whole[3]) + ow.start[3]) * eb;
+      table.format = table_format;
+      table.rows = table_whole[2];
+      table.row_elements = cols;
+      table.row_stride = table_whole[3];
+      const uint64_t at = offset_in(ow, {a3, a2, ow.start[2], ow.start[3]}, 1);
+      const uint64_t dst = convert ? imm + at * eb : out.addr + at * sim::format_bytes(out.format);
+      sim::oplib::op_embedding_gather(
+          tile, table, matrix(sim::Format::INT32, idx.addr + offset_in(iw, {0, a3, a2, ow.start[2]}, 4), 1, n),
+          matrix(table_format, dst, n, cols));
+    }
+  }
+  if (!convert) return;
+  tile.wait(sim::Engine::CT, tile.record(sim::Engine::RDMA));
+  sim::cgra::execute(tile, sim::cgra::ConvertV{table_format, out.format, imm, out.addr, elements(ow.size)});
+}
+
+// ggml's set_rows on windows: the result [D3, D2, R, E] in DDR at `result` is `dest` (in DDR) with
+// row idx[.., i] of each batch replaced by source row i (f32, converted to the result's format in
+// `imm`), written by op_wdmaScatter straight into DDR. The window holds whole rows (which rows
+// change is data); a result elsewhere than dest first gets dest's window, copied through
+// `staging` (the result's SPM buffer).
+inline uint64_t set_rows_imm_bytes(sim::Format dest, const Dims& source_window) {
+  return dest == sim::Format::FP32 ? 0 : uint64_t(elements(source_window)) * sim::format_bytes(dest);
+}
+inline void set_rows(sim::Tile& tile, uint64_t dest, uint64_t result, sim::Format format, const Dims& whole,
+                     const Window& w, sim::MemLayout layout, Buffer& staging, const sim::oplib::Tsr& source,
+                     const sim::oplib::Tsr& idx, uint64_t imm) {
+  const uint64_t eb = sim::format_bytes(format);
+  if (dest != result) {
+    sim::lsu::LoadVar load;
+    load.format = format;
+    load.ddr = sim::lsu::DdrSlice{dest, sim::oplib::shape_of(whole), sim::oplib::shape_of(w.start),
+                                  sim::oplib::shape_of(w.size)};
+    load.spm_addr = staging.addr;
+    load.layout = layout;
+    sim::lsu::execute(tile, load);
+    tile.wait(sim::Engine::WDMA, tile.record(sim::Engine::RDMA));
+    sim::lsu::DmaStore store;
+    store.format = format;
+    store.spm_addr = staging.addr;
+    store.layout = layout;
+    store.ddr = load.ddr;
+    store.ddr.addr = result;
+    sim::lsu::execute(tile, store);
+  }
+  const Window sw{source.shape.shape_start, source.shape.shape_real};
+  const Window iw{idx.shape.shape_start, idx.shape.shape_real};
+  const Dims& idx_whole = idx.shape.shape_whole;
+  uint64_t rows = source.addr;
+  if (format != sim::Format::FP32) {
+    sim::cgra::execute(tile, sim::cgra::ConvertV{sim::Format::FP32, format, source.addr, imm, elements(sw.size)});
+    tile.wait(sim::Engine::WDMA, tile.record(sim::Engine::CT));
+    rows = imm;
+  }
+  for (int64_t d3 = w.start[0]; d3 < w.start[0] + w.size[0]; ++d3) {
+    for (int64_t d2 = w.start[1]; d2 < w.start[1] + w.size[1]; ++d2) {
+      sim::lsu::WdmaScatter scatter;
+      scatter.spm_src = rows + offset_in(sw, {d3, d2, sw.start[2], sw.start[3]}, eb);
+      scatter.row_bytes = uint64_t(w.size[3]) * eb;
+      scatter.index_addr = idx.addr + offset_in(iw, {0, d3 % idx_whole[1], d2 % idx_whole[2], iw.start[3]}, 4);
+      scatter.count = sw.size[2];
+      scatter.ddr_base = result + uint64_t((d3 * whole[1] + d2) * whole[2] * whole[3] + w.start[3]) * eb;
+      scatter.ddr_row_stride = uint64_t(whole[3]) * eb;
+      scatter.num_rows = whole[2];
+      sim::lsu::execute(tile, scatter);
+    }
+  }
+}
+
+// ggml's rope_ext on a window of x [B, tokens, heads, head_dim] (whole rows): the cos / sin tables
+// of the window's positions (read from their SPM buffer) computed by the tile's scalar core with
+// the core's YaRN formula (rope_tables; the CGRA has no sin / cos) into the front of `imm`, then
+// op_rope per batch with the rest of `imm` as its scratch.
+inline uint64_t rope_tables_bytes(int64_t tokens, int64_t n_dims) {
+  return align_up(2 * uint64_t(tokens) * uint64_t(n_dims / 2) * 4, 256);
+}
+inline uint64_t rope_imm_bytes(int64_t n_dims, bool neox, const Dims& window) {
+  return rope_tables_bytes(window[1], n_dims) +
+         sim::oplib::rope_imm_bytes(sim::oplib::RopeParam{n_dims, neox},
+                                    sim::Shape4{1, window[1], window[2], window[3]});
+}
+inline void rope(sim::Tile& tile, const RopeYarn& yarn, const sim::oplib::Tsr& x, const sim::oplib::Tsr& positions,
+                 const sim::oplib::Tsr* freq_factors, uint64_t imm, uint64_t imm_bytes, const sim::oplib::Tsr& out) {
+  const Window xw{x.shape.shape_start, x.shape.shape_real};
+  const Window pw{positions.shape.shape_start, positions.shape.shape_real};
+  const int64_t tokens = xw.size[1], pairs = yarn.n_dims / 2;
+  std::vector<int32_t> pos(size_t(tokens), 0);
+  tile.spm().read(positions.addr + offset_in(pw, {0, 0, 0, xw.start[1]}, 4), pos.data(), pos.size() * 4);
+  std::vector<float> factors;
+  if (freq_factors) {
+    factors.resize(size_t(pairs));
+    tile.spm().read(freq_factors->addr, factors.data(), factors.size() * 4);
+  }
+  const sim::oplib::RopeTables tables = sim::oplib::rope_tables(yarn, pos, factors);
+  const uint64_t cos_addr = imm, sin_addr = imm + uint64_t(tokens * pairs) * 4;
+  tile.spm().write(cos_addr, tables.cos.data(), tables.cos.size() * 4);
+  tile.spm().write(sin_addr, tables.sin.data(), tables.sin.size() * 4);
+  const uint64_t tables_bytes = rope_tables_bytes(tokens, yarn.n_dims);
+  const sim::oplib::RopeParam param{yarn.n_dims, yarn.neox};
+  const uint64_t x_batch = uint64_t(tokens * xw.size[2] * xw.size[3]);
+  for (int64_t b = 0; b < xw.size[0]; ++b) {
+    const Dims one{1, tokens, xw.size[2], xw.size[3]};
+    const Window all{{0, 0, 0, 0}, one};
+    sim::oplib::op_rope(
+        tile, param,
+        tsr(x.format, x.addr + uint64_t(b) * x_batch * sim::format_bytes(x.format), sim::MemLayout::Tensor, one, all),
+        matrix(sim::Format::FP32, cos_addr, tokens, pairs), matrix(sim::Format::FP32, sin_addr, tokens, pairs),
+        sim::oplib::imm_tsr(imm + tables_bytes, imm_bytes - tables_bytes),
+        tsr(out.format, out.addr + uint64_t(b) * x_batch * sim::format_bytes(out.format), sim::MemLayout::Tensor, one,
+            all));
+  }
+}
+
+// ggml's flash_attn_ext on windows: out [B, n_q, H, Dv] from q f32 [B, H, n_q, D], k and v
+// [B, Hkv, n_kv, D] (one float format, D == Dv) and an optional f32 mask [1|B, 1, >= n_q, n_kv].
+// Per batch, query row and cache head g, op_attention_decode takes the window's query heads of g
+// (at most H / Hkv) against g's cache rows; the query rows, converted to the cache's format (as
+// ggml's CPU backend rounds q to the K type's dot product) or gathered when strided, go to the
+// front of `imm`.
+inline uint64_t attention_query_bytes(sim::Format cache, int64_t heads, int64_t head_dim) {
+  return align_up(uint64_t(heads * head_dim) * sim::format_bytes(cache), 256);
+}
+inline uint64_t attention_imm_bytes(sim::Format cache, int64_t group_heads, int64_t n_kv, int64_t head_dim) {
+  return attention_query_bytes(cache, group_heads, head_dim) +
+         sim::oplib::attention_decode_imm_bytes(cache, group_heads, 1, n_kv, head_dim);
+}
+inline void attention(sim::Tile& tile, float scale, const sim::oplib::Tsr& q, const sim::oplib::Tsr& k,
+                      const sim::oplib::Tsr& v, const sim::oplib::Tsr* mask, uint64_t imm, uint64_t imm_bytes,
+                      const sim::oplib::Tsr& out) {
+  const Window qw{q.shape.shape_start, q.shape.shape_real}, kw{k.shape.shape_start, k.shape.shape_real};
+  const Window vw{v.shape.shape_start, v.shape.shape_real}, ow{out.shape.shape_start, out.shape.shape_real};
+  const sim::Format format = k.format;
+  const uint64_t eb = sim::format_bytes(format);
+  const int64_t group = q.shape.shape_whole[1] / k.shape.shape_whole[1];
+  const int64_t d = qw.size[3], n_kv = kw.size[2];
+  const int64_t h0 = ow.start[2], h1 = ow.start[2] + ow.size[2];
+  const uint64_t query_bytes = attention_query_bytes(format, std::min(group, ow.size[2]), d);
+  const uint64_t head_stride = uint64_t(qw.size[2] * d) * 4;  // between q's heads: its window's rows
+  for (int64_t b = ow.start[0]; b < ow.start[0] + ow.size[0]; ++b) {
+    for (int64_t iq = ow.start[1]; iq < ow.start[1] + ow.size[1]; ++iq) {
+      for (int64_t g = h0 / group; g * group < h1; ++g) {
+        const int64_t hs = std::max(h0, g * group), count = std::min(h1, (g + 1) * group) - hs;
+        uint64_t rows = q.addr + offset_in(qw, {b, hs, iq, 0}, 4);
+        const bool strided = count > 1 && qw.size[2] > 1;
+        if (format != sim::Format::FP32 || strided) {
+          // The previous call's GEMM reads the rows this one overwrites.
+          tile.wait(sim::Engine::CT, tile.record(sim::Engine::NE));
+          tile.wait(sim::Engine::TDMA, tile.record(sim::Engine::NE));
+          for (int64_t h = 0; h < count; ++h) {
+            const uint64_t from = rows + uint64_t(h) * head_stride, to = imm + uint64_t(h * d) * eb;
+            if (format != sim::Format::FP32) {
+              sim::cgra::execute(tile, sim::cgra::ConvertV{sim::Format::FP32, format, from, to, d});
+            } else {
+              sim::lsu::execute(tile, sim::lsu::GatherScatter{from, to, uint64_t(d) * 4, 1, 0, 0});
+            }
+          }
+          rows = imm;
+        }
+        const Dims cache_rows{1, n_kv, 1, d};
+        const Window whole_rows{{0, 0, 0, 0}, cache_rows};
+        sim::oplib::Tsr mask_row;
+        if (mask) {
+          const Window mw{mask->shape.shape_start, mask->shape.shape_real};
+          mask_row = matrix(sim::Format::FP32,
+                            mask->addr + offset_in(mw, {b % mask->shape.shape_whole[0], 0, iq, 0}, 4), 1, n_kv);
+        }
+        sim::oplib::op_attention_decode(
+            tile, sim::oplib::AttentionParam{scale},
+            tsr(format, rows, sim::MemLayout::Tensor, {1, 1, count, d}, Window{{0, 0, 0, 0}, {1, 1, count, d}}),
+            tsr(format, k.addr + offset_in(kw, {b, g, 0, 0}, eb), sim::MemLayout::Tensor, cache_rows, whole_rows),
+            tsr(format, v.addr + offset_in(vw, {b, g, 0, 0}, eb), sim::MemLayout::Tensor, cache_rows, whole_rows),
+            mask ? &mask_row : nullptr, sim::oplib::imm_tsr(imm + query_bytes, imm_bytes - query_bytes),
+            tsr(out.format, out.addr + offset_in(ow, {b, iq, hs, 0}, 4), sim::MemLayout::Tensor, {1, 1, count, d},
+                Window{{0, 0, 0, 0}, {1, 1, count, d}}));
+      }
+    }
+  }
 }
 
 // Copies a box of `size` elements from DDR to DDR through a staging buffer in the tile's SPM: the

@@ -3,10 +3,12 @@
 #include "BufferLife.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include <llvm/ADT/DenseMap.h>
 
+#include "Codegen.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
 
@@ -97,6 +99,18 @@ uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   return window_bytes(type, type.getShape());
 }
 
+// `value`'s largest per-step window as N, H, W, C (leading ones for a lower rank).
+std::array<int64_t, 4> largestWindow(mlir::Value value, const DataSplit& split) {
+  llvm::ArrayRef<int64_t> shape = value.getType().cast<mlir::RankedTensorType>().getShape();
+  for (const ValueSlicing& slicing : split.values) {
+    if (slicing.value == value && slicing.slice.size() == shape.size()) shape = slicing.slice;
+  }
+  std::array<int64_t, 4> dims{1, 1, 1, 1};
+  const size_t rank = std::min<size_t>(shape.size(), 4);
+  for (size_t i = 0; i < rank; ++i) dims[4 - rank + i] = shape[shape.size() - rank + i];
+  return dims;
+}
+
 }  // namespace
 
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
@@ -141,14 +155,19 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
     }
     auto lib = mlir::dyn_cast<OpLibInterface>(&op);
     const uint64_t imm = lib ? lib.getImmSpSize() : 0;
-    if (imm == 0) continue;
     // The op's scratch is sized for the whole op; one step needs its window's share.
     uint64_t bytes = imm;
     if (op.getNumResults() == 1) {
       const uint64_t window = windowBytes(op.getResult(0), split);
       const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
       if (window && whole) bytes = (imm * window + whole - 1) / whole;
+      // ... at least what the generated call needs for its largest window, which need not
+      // shrink with the window (attention's per-head scores, rope's tables).
+      if (codegenSupports(&op, nullptr)) {
+        bytes = std::max(bytes, codegenImmBytes(&op, largestWindow(op.getResult(0), split)));
+      }
     }
+    if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};
     std::map<int64_t, LiveInterval> lives;
     for (const auto& [step, cycle] : issued->second) extend(lives, step, cycle);

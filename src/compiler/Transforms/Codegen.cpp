@@ -14,6 +14,7 @@
 #include "GroupTags.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -29,6 +30,10 @@
 
 #include "TileMesh.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/compiler/tile_program.h"
+#include "tilegraph/core/context.h"
+#include "tilegraph/core/ops.h"
+#include "tilegraph/core/rope.h"
 #include "tilegraph/sim/layout.h"
 #include "tilegraph/sim/oplib/elementwise.h"
 #include "tilegraph/sim/oplib/norm.h"
@@ -157,6 +162,32 @@ bool isMove(std::string_view name) {
   return name == "reshape" || name == "view" || name == "transpose" || name == "concat";
 }
 
+// A value the op reads in DDR: a group input, or a constant left in DDR (bypass_codegen).
+bool isDdrInput(mlir::Value value) {
+  if (value.isa<mlir::BlockArgument>()) return true;
+  auto constant = value.getDefiningOp<LoadConstOp>();
+  return constant && constant.getBypassCodegen().value_or(false);
+}
+
+// The cos / sin formula of a rope op: its attributes decoded as the core decodes a ROPE node.
+RopeYarn ropeYarn(RopeOp rope) {
+  Context context(ContextOptions{.no_alloc = true});
+  const int64_t head_dim = tensorType(rope.getInput()).getShape().back();
+  RopeParams params;
+  params.n_dims = int32_t(rope.getNDims());
+  params.mode = RopeMode(rope.getMode());
+  params.n_ctx_orig = int32_t(rope.getNCtxOrig());
+  params.freq_base = rope.getFreqBase().convertToFloat();
+  params.freq_scale = rope.getFreqScale().convertToFloat();
+  params.ext_factor = rope.getExtFactor().convertToFloat();
+  params.attn_factor = rope.getAttnFactor().convertToFloat();
+  params.beta_fast = rope.getBetaFast().convertToFloat();
+  params.beta_slow = rope.getBetaSlow().convertToFloat();
+  Tensor* x = context.new_tensor(DType::F32, {head_dim, 1, 1});
+  Tensor* positions = context.new_tensor(DType::I32, {1});
+  return RopeYarn::from_node(*tg::rope(context, x, positions, params));
+}
+
 }  // namespace
 
 bool codegenSupports(mlir::Operation* op, std::string* why) {
@@ -226,6 +257,55 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
     if (op->getNumOperands() < 2) return fail("glu without a separate gate (the halves of one row are not generated)");
     return true;
   }
+  if (name == "gather") {
+    const sim::Format table = *formatOf(op->getOperand(0).getType());
+    if (out != (table == sim::Format::INT32 ? sim::Format::INT32 : sim::Format::FP32)) {
+      return fail("gather's result is neither f32 nor the i32 table's type");
+    }
+    if (!isDdrInput(op->getOperand(0))) return fail("gather's table is not a group input or constant in DDR");
+    return true;
+  }
+  if (name == "set_rows") {
+    if (!isFloat(out)) return fail("set_rows into a non-float tensor");
+    if (!isDdrInput(op->getOperand(0))) return fail("set_rows' destination is not a group input in DDR");
+    mlir::Value result = op->getResult(0);
+    if (!result.hasOneUse() || !mlir::isa<StoreVarOp>(*result.getUsers().begin())) {
+      return fail("set_rows' result is read other than by one store (it is written straight to DDR)");
+    }
+    return true;
+  }
+  if (name == "convert") {
+    if (!isFloat(out) || !isFloat(*formatOf(op->getOperand(0).getType()))) {
+      return fail("convert between non-float types (the CGRA converts f32, f16 and bf16)");
+    }
+    return true;
+  }
+  if (name == "rope") {
+    auto rope = mlir::cast<RopeOp>(op);
+    if (rope.getMode() != 0 && rope.getMode() != 2) return fail("rope mode other than normal (0) or NEOX (2)");
+    if (!isFloat(out) || *formatOf(rope.getInput().getType()) != out) return fail("input and result types differ");
+    if (tensorType(rope.getInput()).getRank() != 4) return fail("rope of a value that is not 4-D");
+    return true;
+  }
+  if (name == "attention") {
+    auto attention = mlir::cast<AttentionOp>(op);
+    if (attention.getMaxBias().convertToDouble() != 0) {
+      return fail("ALiBi (max_bias > 0) is not in op_attention_decode");
+    }
+    if (attention.getSoftcap().convertToDouble() != 0) return fail("softcap is not in op_attention_decode");
+    auto key = tensorType(attention.getKey()), value = tensorType(attention.getValue());
+    if (key.getElementType() != value.getElementType()) return fail("key and value of different types");
+    if (key.getShape().back() != value.getShape().back()) {
+      return fail("value rows of another length than key rows (op_attention_decode takes D == Dv)");
+    }
+    if (key.getRank() != 4 || tensorType(attention.getQuery()).getRank() != 4) return fail("attention not 4-D");
+    if (auto mask = attention.getMask()) {
+      auto m = tensorType(mask);
+      if (!m.getElementType().isF32()) return fail("the mask is not f32 (op_attention_decode adds an f32 mask)");
+      if (m.getRank() != 4 || m.getShape()[1] != 1) return fail("a mask per head (op_attention_decode adds one row)");
+    }
+    return true;
+  }
   return fail("tx8-codegen has no program for tx8be." + std::string(name));
 }
 
@@ -237,6 +317,24 @@ uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outS
     return sim::oplib::scale_imm_bytes(format, denseLayout(dims4(tensorType(op->getResult(0)).getShape(), 1)), out);
   if (name == "rmsnorm" || name == "layernorm") return sim::oplib::norm_imm_bytes(out);
   if (name == "softmax") return sim::oplib::softmax_imm_bytes(out);
+  if (name == "gather") {
+    return tile_program::gather_imm_bytes(*formatOf(op->getOperand(0).getType()), format, outSize);
+  }
+  if (name == "set_rows") {
+    const int64_t rows = tensorType(op->getOperand(1)).getShape().drop_back().back();
+    return tile_program::set_rows_imm_bytes(format, {outSize[0], outSize[1], rows, outSize[3]});
+  }
+  if (name == "rope") {
+    auto rope = mlir::cast<RopeOp>(op);
+    return tile_program::rope_imm_bytes(rope.getNDims(), rope.getMode() == 2, outSize);
+  }
+  if (name == "attention") {
+    auto attention = mlir::cast<AttentionOp>(op);
+    auto key = tensorType(attention.getKey()).getShape();
+    const int64_t group = tensorType(attention.getQuery()).getShape()[1] / key[1];
+    return tile_program::attention_imm_bytes(*formatOf(attention.getKey().getType()), std::min(group, outSize[2]),
+                                             key[2], key[3]);
+  }
   return 0;
 }
 
@@ -586,6 +684,35 @@ class ProgramWriter {
     return mlir::success();
   }
 
+  // Operand `i`'s window holds whole rows of it at every step (set_rows' source).
+  mlir::LogicalResult checkWholeRowsOf(mlir::Operation* op, unsigned i) const {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        if (!parts_[p].steps[s].count(op->getResult(0))) continue;
+        const Dims size = window4(p, s, op->getOperand(i)).second;
+        if (size[2] != values_.find(op->getOperand(i))->second.whole[2]) {
+          return op->emitOpError("tx8-codegen: operand ") << i << "'s window must hold all its rows";
+        }
+      }
+    }
+    return mlir::success();
+  }
+
+  // convert: the input window has as many elements as the result window (one flat range of both).
+  mlir::LogicalResult checkSameCount(mlir::Operation* op) const {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        if (!parts_[p].steps[s].count(op->getResult(0))) continue;
+        const Dims in = window4(p, s, op->getOperand(0)).second, out = window4(p, s, op->getResult(0)).second;
+        if (in[0] * in[1] * in[2] * in[3] != out[0] * out[1] * out[2] * out[3]) {
+          return op->emitOpError("tx8-codegen: convert's input window ")
+                 << listString(in) << " is not its result window " << listString(out) << " in elements";
+        }
+      }
+    }
+    return mlir::success();
+  }
+
   // matmul: the operand windows contain the rows the result window reads, K whole.
   mlir::LogicalResult checkMatmul(mlir::Operation* op) const {
     for (size_t p = 0; p < parts_.size(); ++p) {
@@ -687,6 +814,9 @@ class ProgramWriter {
       }
       return code.str();
     }
+    if (name == "store_var" && op->getOperand(0).getDefiningOp<SetRowsOp>()) {
+      return std::string("    (void)s;  // the set_rows wrote it in DDR\n");
+    }
     if (name == "store_var") {
       mlir::Value in = op->getOperand(0);
       if (values_[in].addrs.empty()) return op->emitOpError("tx8-codegen: stores a value not in SPM"), mlir::failure();
@@ -698,7 +828,9 @@ class ProgramWriter {
     auto imm = immBuffer(op);
     if (mlir::failed(imm)) return mlir::failure();
     std::vector<std::string> buffers;
+    const bool readsDdr = name == "gather" || name == "set_rows";  // operand 0 stays in DDR
     for (mlir::Value operand : op->getOperands()) {
+      if (readsDdr && operand == op->getOperand(0)) continue;
       if (values_[operand].addrs.empty()) {
         return op->emitOpError("tx8-codegen: operand is not in SPM (load it first)"), mlir::failure();
       }
@@ -758,6 +890,58 @@ class ProgramWriter {
       call = "op_activation(tile, cgra::UnaryOp::" + act + ", " + tsrExpr(x) + ", " + tsrExpr(result) +
              ");\n    op_binary(tile, cgra::ArithOp::Mul, " + tsrExpr(result) + ", " + tsrExpr(g) + ", " +
              tsrExpr(result) + ");";
+    } else if (name == "gather") {
+      mlir::Value table = op->getOperand(0);
+      const ValueInfo& t = values_[table];
+      code << "    begin_transfer_op(tile, {" << list << "});\n";
+      code << "    gather_rows(tile, ddr[" << t.slot << "], " << formatCode(t.format) << ", kWhole[" << t.id << "], "
+           << tsrExpr(op->getOperand(1)) << ", " << (imm->empty() ? "0" : *imm + ".addr") << ", " << tsrExpr(result)
+           << ");\n";
+      code << "    end_transfer_op(tile, {" << list << "});\n";
+      return code.str();
+    } else if (name == "set_rows") {
+      if (mlir::failed(checkWholeRowsOf(op, 1))) return mlir::failure();
+      const ValueInfo& dest = values_[op->getOperand(0)];
+      const ValueInfo& written = values_[*result.getUsers().begin()->getResults().begin()];
+      if (written.slot < 0) {
+        return op->emitOpError("tx8-codegen: set_rows' store is not a group result"), mlir::failure();
+      }
+      code << "    begin_transfer_op(tile, {" << list << "});\n";
+      code << "    set_rows(tile, ddr[" << dest.slot << "], ddr[" << written.slot << "], " << formatCode(out.format)
+           << ", kWhole[" << out.id << "], " << winExpr(result) << ", " << layoutCode(out.layout) << ", "
+           << bufExpr(result) << ", " << tsrExpr(op->getOperand(1)) << ", " << tsrExpr(op->getOperand(2)) << ", "
+           << (imm->empty() ? "0" : *imm + ".addr") << ");\n";
+      code << "    end_transfer_op(tile, {" << list << "});\n";
+      return code.str();
+    } else if (name == "convert") {
+      if (mlir::failed(checkSameCount(op))) return mlir::failure();
+      call = "convert(tile, " + tsrExpr(op->getOperand(0)) + ", " + tsrExpr(result) + ");";
+    } else if (name == "rope") {
+      if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkWholeRows(op))) return mlir::failure();
+      auto rope = mlir::cast<RopeOp>(op);
+      const RopeYarn y = ropeYarn(rope);
+      std::string factors = "nullptr";
+      if (rope.getFreqFactors()) {
+        code << "    const oplib::Tsr factors = " << tsrExpr(rope.getFreqFactors()) << ";\n";
+        factors = "&factors";
+      }
+      call = "rope(tile, tg::RopeYarn{" + std::to_string(y.n_dims) + ", " + (y.neox ? "true" : "false") + ", " +
+             doubleCode(y.freq_base) + ", " + doubleCode(y.freq_scale) + ", " + doubleCode(y.ext_factor) + ", " +
+             doubleCode(y.attn_factor) + ", " + doubleCode(y.corr_low) + ", " + doubleCode(y.corr_high) + "}, " +
+             tsrExpr(rope.getInput()) + ", " + tsrExpr(rope.getPositions()) + ", " + factors + ", " + *imm + ".addr, " +
+             std::to_string(imms_.back().second) + ", " + tsrExpr(result) + ");";
+    } else if (name == "attention") {
+      if (mlir::failed(checkWholeRows(op))) return mlir::failure();
+      auto attention = mlir::cast<AttentionOp>(op);
+      std::string mask = "nullptr";
+      if (attention.getMask()) {
+        code << "    const oplib::Tsr mask = " << tsrExpr(attention.getMask()) << ";\n";
+        mask = "&mask";
+      }
+      call = "attention(tile, " + floatCode(attention.getScale().convertToFloat()) + ", " +
+             tsrExpr(attention.getQuery()) + ", " + tsrExpr(attention.getKey()) + ", " + tsrExpr(attention.getValue()) +
+             ", " + mask + ", " + *imm + ".addr, " + std::to_string(imms_.back().second) + ", " + tsrExpr(result) +
+             ");";
     } else {
       return op->emitOpError("tx8-codegen: no program for this op"), mlir::failure();
     }
@@ -765,6 +949,16 @@ class ProgramWriter {
     code << "    " << call << "\n";
     code << "    end_compute(tile, {" << list << "});\n";
     return code.str();
+  }
+
+  static std::string doubleCode(double value) {
+    if (std::isinf(value)) return value > 0 ? "kInf" : "-kInf";  // YaRN's bounds without n_ctx_orig
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    std::string text = out.str();
+    if (text.find_first_of(".e") == std::string::npos && text.find("inf") == std::string::npos) text += ".0";
+    return text;
   }
 
   static std::string floatCode(double value) {
@@ -784,7 +978,11 @@ class ProgramWriter {
       if (name == "load_var" || name == "load_const" || name == "store_var") continue;
       join(ops, "+", std::string(name));
     }
-    out << "// tx8-codegen: group " << group_.getGroupId() << " (" << ops << "), " << what << "\n";
+    // A group that took an earlier group's plan (template_id) names that group: identical layers
+    // then have one source, which the JIT compiles once.
+    out << "// tx8-codegen: group "
+        << (int32_t(group_.getTemplateId()) >= 0 ? int32_t(group_.getTemplateId()) : int32_t(group_.getGroupId()))
+        << " (" << ops << "), " << what << "\n";
     out << "#include \"tilegraph/compiler/tile_program.h\"\n\n";
     out << "using namespace tg::compiler::tile_program;\n";
     out << "using namespace tg::sim::oplib;\n";

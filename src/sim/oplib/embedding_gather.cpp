@@ -1,3 +1,4 @@
+#include <string>
 #include <vector>
 
 #include "oplib/engine_order.h"
@@ -15,9 +16,13 @@ uint64_t op_embedding_gather(Tile& tile, const DdrTable& table, const Tsr& idx, 
   detail::require(
       out.shape.real() == Shape4{1, 1, count, table.row_elements}, kOp,
       "out is " + dims_string(out.shape.shape_real) + ", expected " + shape_string({1, 1, count, table.row_elements}));
+  detail::require(table.row_stride == 0 || table.row_stride >= table.row_elements, kOp,
+                  "row_stride " + std::to_string(table.row_stride) + " is less than row_elements " +
+                      std::to_string(table.row_elements));
   const uint64_t row_bytes = uint64_t(table.row_elements) * format_bytes(table.format);
+  const uint64_t stride_bytes = table.row_stride ? uint64_t(table.row_stride) * format_bytes(table.format) : row_bytes;
   detail::order(tile, {Engine::NE, Engine::CT, Engine::TDMA, Engine::WDMA}, Engine::RDMA);  // the indices, the buffer
-  return execute(tile, lsu::RdmaGather{table.addr, row_bytes, row_bytes, table.rows, idx.addr, count, out.addr});
+  return execute(tile, lsu::RdmaGather{table.addr, row_bytes, stride_bytes, table.rows, idx.addr, count, out.addr});
 }
 
 OpCost embedding_gather_cost(const ChipConfig& config, const DdrTable& table, int64_t count) {

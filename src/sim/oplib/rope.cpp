@@ -105,7 +105,8 @@ OpCost rope_cost(const ChipConfig& config, const RopeParam& param, Format format
   });
 }
 
-RopeTables rope_tables(const RopeYarn& yarn, const std::vector<int32_t>& positions) {
+RopeTables rope_tables(const RopeYarn& yarn, const std::vector<int32_t>& positions,
+                       const std::vector<float>& freq_factors) {
   const int64_t pairs = yarn.n_dims / 2;
   RopeTables t;
   t.cos.resize(positions.size() * size_t(pairs));
@@ -113,7 +114,8 @@ RopeTables rope_tables(const RopeYarn& yarn, const std::vector<int32_t>& positio
   for (size_t p = 0; p < positions.size(); ++p) {
     for (int64_t i = 0; i < pairs; ++i) {
       double c, s;
-      yarn.rotation(i, double(positions[p]) * yarn.inverse_frequency(i, 1.0), &c, &s);
+      const double factor = freq_factors.empty() ? 1.0 : double(freq_factors[size_t(i)]);
+      yarn.rotation(i, double(positions[p]) * yarn.inverse_frequency(i, factor), &c, &s);
       t.cos[p * size_t(pairs) + size_t(i)] = float(c);
       t.sin[p * size_t(pairs) + size_t(i)] = float(s);
     }

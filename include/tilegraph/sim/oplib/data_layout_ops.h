@@ -18,11 +18,13 @@ namespace tg::sim::oplib {
 uint64_t op_transpose(Tile& tile, const Tsr& in, const Tsr& out);
 OpCost transpose_cost(const ChipConfig& config, Format format, const Shape4& slice);
 
-// A dense rows x row_elements table in DDR.
+// A table of `rows` rows of row_elements in DDR, row_stride elements apart (0: row_elements, a
+// dense table; more: a window of a table's columns).
 struct DdrTable {
   uint64_t addr = 0;
   Format format = Format::FP32;
   int64_t rows = 0, row_elements = 0;
+  int64_t row_stride = 0;
 };
 // idx: int32 1 x 1 x 1 x count; out: 1 x 1 x count x row_elements in the table's format.
 uint64_t op_embedding_gather(Tile& tile, const DdrTable& table, const Tsr& idx, const Tsr& out);

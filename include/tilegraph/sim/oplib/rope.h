@@ -31,6 +31,8 @@ OpCost rope_cost(const ChipConfig& config, const RopeParam& param, Format format
 struct RopeTables {
   std::vector<float> cos, sin;  // [tokens][n_dims / 2]
 };
-RopeTables rope_tables(const RopeYarn& yarn, const std::vector<int32_t>& positions);
+// freq_factors (empty, or one per pair) divide the pairs' frequencies, as ROPE's optional operand.
+RopeTables rope_tables(const RopeYarn& yarn, const std::vector<int32_t>& positions,
+                       const std::vector<float>& freq_factors = {});
 
 }  // namespace tg::sim::oplib
