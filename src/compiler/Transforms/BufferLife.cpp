@@ -3,10 +3,13 @@
 #include "BufferLife.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <vector>
 
 #include <llvm/ADT/DenseMap.h>
 
+#include "Codegen.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
 
@@ -97,6 +100,19 @@ uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   return window_bytes(type, type.getShape());
 }
 
+// The scratch the generated program's call of `op` needs at its largest window (codegenImmBytes).
+uint64_t generatedImmBytes(mlir::Operation& op, const DataSplit& split) {
+  auto type = op.getResult(0).getType().dyn_cast<mlir::RankedTensorType>();
+  if (!type || type.getRank() > 4 || !codegenSupports(&op, nullptr)) return 0;
+  std::vector<int64_t> slice(type.getShape().begin(), type.getShape().end());
+  for (const ValueSlicing& slicing : split.values) {
+    if (slicing.value == op.getResult(0) && slicing.slice.size() == slice.size()) slice = slicing.slice;
+  }
+  std::array<int64_t, 4> size{1, 1, 1, 1};
+  std::copy(slice.begin(), slice.end(), size.end() - slice.size());
+  return codegenImmBytes(&op, size);
+}
+
 }  // namespace
 
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
@@ -141,14 +157,17 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
     }
     auto lib = mlir::dyn_cast<OpLibInterface>(&op);
     const uint64_t imm = lib ? lib.getImmSpSize() : 0;
-    if (imm == 0) continue;
     // The op's scratch is sized for the whole op; one step needs its window's share.
     uint64_t bytes = imm;
     if (op.getNumResults() == 1) {
       const uint64_t window = windowBytes(op.getResult(0), split);
       const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
       if (window && whole) bytes = (imm * window + whole - 1) / whole;
+      // At least what the generated call asks for at this window (a matmul's scratch follows its
+      // activation rows, not its result's size).
+      bytes = std::max(bytes, generatedImmBytes(op, split));
     }
+    if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};
     std::map<int64_t, LiveInterval> lives;
     for (const auto& [step, cycle] : issued->second) extend(lives, step, cycle);
