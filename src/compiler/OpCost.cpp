@@ -23,6 +23,7 @@
 #include "cost_model.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip_config.h"
 #include "tilegraph/sim/oplib/attention.h"
 #include "tilegraph/sim/oplib/batchnorm.h"
@@ -172,7 +173,19 @@ std::optional<oplib::OpCost> oplib_cost(Operation* op, const Slices& s, const si
         const std::optional<DType> lhs = core_dtype(element_of(mm.getLhs()));
         const std::optional<Format> format = lhs == DType::Q8_0 ? Format::INT8 : format_of(element_of(mm.getLhs()));
         if (!format || *format == Format::INT32 || out.size() < 2) return std::nullopt;
-        oplib::OpCost cost = oplib::gemm_cost(config, *format, out[out.size() - 2], out.back(), s.operands[0].back());
+        const int64_t n = out[out.size() - 2], k = s.operands[0].back();
+        oplib::OpCost cost = oplib::gemm_cost(config, *format, n, out.back(), k);
+        const std::optional<Format> activations = format_of(element_of(mm.getRhs()));
+        if (*format != Format::INT8 && activations && *activations != *format) {
+          // f32 activations rounded to the weights' type first (CGRA), into scratch of one batch.
+          const oplib::OpCost rounding = oplib::cost_only_run(config, 0, [&](sim::Tile& tile, oplib::SpmArena& arena) {
+            const oplib::Tsr from = arena.tensor(*activations, MemLayout::Tensor, Shape4{1, 1, n, k});
+            const oplib::Tsr to = arena.tensor(*format, MemLayout::Tensor, Shape4{1, 1, n, k});
+            return sim::cgra::execute(tile, sim::cgra::ConvertV{*activations, *format, from.addr, to.addr, n * k});
+          });
+          cost.cycles += rounding.cycles;
+          cost.imm_bytes = uint64_t(n * k) * sim::format_bytes(*format);
+        }
         cost.cycles *= uint64_t(product(out.drop_back(2)));
         return cost;
       })

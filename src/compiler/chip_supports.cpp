@@ -36,6 +36,7 @@ bool chip_supports(const Tensor& node, std::string* why) {
   if (node.op == Op::NONE || node.op == Op::CONT) return true;  // leaves; CONT imports as nothing
   for (int i = 0; i < kMaxSrc && node.src[i]; ++i) {
     if (node.op == Op::VIEW || node.op == Op::RESHAPE || node.op == Op::PERMUTE || node.op == Op::TRANSPOSE) break;
+    if (node.op == Op::MUL_MAT && i == 0 && node.src[0]->type == DType::Q8_0) continue;  // the NE's int8 path
     if (is_quantized(node.src[i]->type)) {
       return fail("operand " + std::to_string(i) + " is block-quantized (" +
                   std::string(dtype_name(node.src[i]->type)) + "): the generated programs take f32, f16, bf16 and i32");
@@ -51,9 +52,13 @@ bool chip_supports(const Tensor& node, std::string* why) {
       return true;  // DMA moves in DDR
     case Op::MUL_MAT: {
       const DType w = node.src[0]->type, x = node.src[1]->type;
-      if (!isChipFloat(w) || !isChipFloat(x)) return fail("mul_mat of non-float operands");
-      if (w != x) return fail("mul_mat of weights and activations of different types");
       if (node.type != DType::F32) return fail("mul_mat result not f32");
+      // q8_0 weights: op_gemm_q8_0 quantizes f32 activations per 32-block on the way in.
+      if (w == DType::Q8_0) return x == DType::F32 ? true : fail("mul_mat of q8_0 weights and non-f32 activations");
+      if (!isChipFloat(w) || !isChipFloat(x)) return fail("mul_mat of non-float operands");
+      // f16/bf16 weights and f32 activations: the activations are rounded to the weights' type
+      // on the CGRA first (the NE multiplies operands of one format).
+      if (w != x && x != DType::F32) return fail("mul_mat of activations neither f32 nor of the weights' type");
       return true;
     }
     case Op::ADD:

@@ -141,34 +141,6 @@ inline uint64_t offset_in(const Window& w, const Dims& at, uint64_t element_byte
   return uint64_t(offset) * element_bytes;
 }
 
-// ggml's mul_mat on windows: out[b][n][m] = sum_k rhs[b][n][k] * lhs[b / ratio][m][k], one NE GEMM
-// per batch of the out window (rows n of rhs, rows m of lhs: weights as stored, transposed
-// operand), lhs and rhs of one format. Each operand buffer holds a window containing what the out
-// window reads, K whole.
-inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib::Tsr& rhs,
-                   const sim::oplib::Tsr& out) {
-  const Window lw{lhs.shape.shape_start, lhs.shape.shape_real};
-  const Window rw{rhs.shape.shape_start, rhs.shape.shape_real};
-  const Window ow{out.shape.shape_start, out.shape.shape_real};
-  const int64_t k = lw.size[3], n = ow.size[2], m = ow.size[3];
-  const sim::Format in_format = lhs.format;
-  const uint64_t lhs_bytes = sim::format_bytes(lhs.format), rhs_bytes = sim::format_bytes(rhs.format);
-  const uint64_t out_bytes = sim::format_bytes(out.format);
-  for (int64_t b0 = ow.start[0]; b0 < ow.start[0] + ow.size[0]; ++b0) {
-    for (int64_t b1 = ow.start[1]; b1 < ow.start[1] + ow.size[1]; ++b1) {
-      const int64_t l0 = b0 / (out.shape.shape_whole[0] / lhs.shape.shape_whole[0]);
-      const int64_t l1 = b1 / (out.shape.shape_whole[1] / lhs.shape.shape_whole[1]);
-      const uint64_t a_addr = rhs.addr + offset_in(rw, {b0, b1, ow.start[2], 0}, rhs_bytes);
-      const uint64_t b_addr = lhs.addr + offset_in(lw, {l0, l1, ow.start[3], 0}, lhs_bytes);
-      const uint64_t o_addr = out.addr + offset_in(ow, {b0, b1, ow.start[2], ow.start[3]}, out_bytes);
-      sim::oplib::GemmParam param;
-      param.b_transposed = true;
-      sim::oplib::op_gemm(tile, param, matrix(in_format, a_addr, n, k), matrix(in_format, b_addr, m, k), nullptr,
-                          matrix(out.format, o_addr, n, m));
-    }
-  }
-}
-
 // out = in converted to out's format (CGRA), both dense with one shape.
 inline void convert(sim::Tile& tile, const sim::oplib::Tsr& in, const sim::oplib::Tsr& out) {
   sim::cgra::ConvertV instr;
@@ -378,6 +350,52 @@ inline void attention(sim::Tile& tile, float scale, const sim::oplib::Tsr& q, co
             tsr(out.format, out.addr + offset_in(ow, {b, iq, hs, 0}, 4), sim::MemLayout::Tensor, {1, 1, count, d},
                 Window{{0, 0, 0, 0}, {1, 1, count, d}}));
       }
+    }
+  }
+}
+
+// ggml's mul_mat on windows: out[b][n][m] = sum_k rhs[b][n][k] * lhs[b / ratio][m][k], one NE GEMM
+// per batch of the out window (rows n of rhs, rows m of lhs: weights as stored, transposed
+// operand). Each operand buffer holds a window containing what the out window reads, K whole.
+//   lhs of rhs's format:  op_gemm on the two;
+//   lhs f16/bf16, rhs f32: each batch's rhs rows rounded to lhs's format (CGRA, nearest even, as
+//                         ggml rounds activations to the weights' vec_dot type) into `imm`, then
+//                         op_gemm; f32 accumulation;
+//   lhs q8_0 (int8 bytes, rows of K / 32 blocks of 34), rhs f32: op_gemm_q8_0, which quantizes the
+//                         activations per row and 32-block on the way in.
+inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib::Tsr& rhs, const sim::oplib::Tsr& out,
+                   const sim::oplib::Tsr& imm = sim::oplib::Tsr{}) {
+  const Window lw{lhs.shape.shape_start, lhs.shape.shape_real};
+  const Window rw{rhs.shape.shape_start, rhs.shape.shape_real};
+  const Window ow{out.shape.shape_start, out.shape.shape_real};
+  const int64_t k = rw.size[3], n = ow.size[2], m = ow.size[3];
+  const bool q8_0 = lhs.format == sim::Format::INT8 && rhs.format == sim::Format::FP32;
+  const bool rounds = !q8_0 && lhs.format != rhs.format;
+  const uint64_t lhs_bytes = sim::format_bytes(lhs.format), rhs_bytes = sim::format_bytes(rhs.format);
+  const uint64_t out_bytes = sim::format_bytes(out.format);
+  for (int64_t b0 = ow.start[0]; b0 < ow.start[0] + ow.size[0]; ++b0) {
+    for (int64_t b1 = ow.start[1]; b1 < ow.start[1] + ow.size[1]; ++b1) {
+      const int64_t l0 = b0 / (out.shape.shape_whole[0] / lhs.shape.shape_whole[0]);
+      const int64_t l1 = b1 / (out.shape.shape_whole[1] / lhs.shape.shape_whole[1]);
+      uint64_t a_addr = rhs.addr + offset_in(rw, {b0, b1, ow.start[2], 0}, rhs_bytes);
+      const uint64_t b_addr = lhs.addr + offset_in(lw, {l0, l1, ow.start[3], 0}, lhs_bytes);
+      const uint64_t o_addr = out.addr + offset_in(ow, {b0, b1, ow.start[2], ow.start[3]}, out_bytes);
+      sim::oplib::GemmParam param;
+      param.b_transposed = true;
+      if (q8_0) {
+        sim::oplib::op_gemm_q8_0(tile, param, matrix(rhs.format, a_addr, n, k),
+                                 matrix(lhs.format, b_addr, m, lw.size[3]), nullptr, matrix(out.format, o_addr, n, m));
+        continue;
+      }
+      if (rounds) {
+        // The scratch is the previous batch's GEMM operand: the conversion waits for it.
+        tile.wait(sim::Engine::CT, tile.record(sim::Engine::NE));
+        convert(tile, matrix(rhs.format, a_addr, n, k), matrix(lhs.format, imm.addr, n, k));
+        tile.wait(sim::Engine::NE, tile.record(sim::Engine::CT));
+        a_addr = imm.addr;
+      }
+      sim::oplib::op_gemm(tile, param, matrix(lhs.format, a_addr, n, k), matrix(lhs.format, b_addr, m, k), nullptr,
+                          matrix(out.format, o_addr, n, m));
     }
   }
 }

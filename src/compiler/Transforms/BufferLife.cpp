@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <vector>
 
 #include <llvm/ADT/DenseMap.h>
 
@@ -99,16 +100,17 @@ uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   return window_bytes(type, type.getShape());
 }
 
-// `value`'s largest per-step window as N, H, W, C (leading ones for a lower rank).
-std::array<int64_t, 4> largestWindow(mlir::Value value, const DataSplit& split) {
-  llvm::ArrayRef<int64_t> shape = value.getType().cast<mlir::RankedTensorType>().getShape();
+// The scratch the generated program's call of `op` needs at its largest window (codegenImmBytes).
+uint64_t generatedImmBytes(mlir::Operation& op, const DataSplit& split) {
+  auto type = op.getResult(0).getType().dyn_cast<mlir::RankedTensorType>();
+  if (!type || type.getRank() > 4 || !codegenSupports(&op, nullptr)) return 0;
+  std::vector<int64_t> slice(type.getShape().begin(), type.getShape().end());
   for (const ValueSlicing& slicing : split.values) {
-    if (slicing.value == value && slicing.slice.size() == shape.size()) shape = slicing.slice;
+    if (slicing.value == op.getResult(0) && slicing.slice.size() == slice.size()) slice = slicing.slice;
   }
-  std::array<int64_t, 4> dims{1, 1, 1, 1};
-  const size_t rank = std::min<size_t>(shape.size(), 4);
-  for (size_t i = 0; i < rank; ++i) dims[4 - rank + i] = shape[shape.size() - rank + i];
-  return dims;
+  std::array<int64_t, 4> size{1, 1, 1, 1};
+  std::copy(slice.begin(), slice.end(), size.end() - slice.size());
+  return codegenImmBytes(&op, size);
 }
 
 }  // namespace
@@ -161,11 +163,10 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
       const uint64_t window = windowBytes(op.getResult(0), split);
       const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
       if (window && whole) bytes = (imm * window + whole - 1) / whole;
-      // ... at least what the generated call needs for its largest window, which need not
-      // shrink with the window (attention's per-head scores, rope's tables).
-      if (codegenSupports(&op, nullptr)) {
-        bytes = std::max(bytes, codegenImmBytes(&op, largestWindow(op.getResult(0), split)));
-      }
+      // At least what the generated call asks for at its largest window, which need not shrink
+      // with the window (a matmul's scratch follows its activation rows, attention's per-head
+      // scores, rope's tables).
+      bytes = std::max(bytes, generatedImmBytes(op, split));
     }
     if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};

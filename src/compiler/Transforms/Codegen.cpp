@@ -32,6 +32,7 @@
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/tile_program.h"
 #include "tilegraph/core/context.h"
+#include "tilegraph/core/dtype.h"
 #include "tilegraph/core/ops.h"
 #include "tilegraph/core/rope.h"
 #include "tilegraph/sim/layout.h"
@@ -79,12 +80,22 @@ Dims dims4(llvm::ArrayRef<int64_t> shape, int64_t fill) {
   return dims;
 }
 
+// A q8_0 tensor (GGUF's blocks of 32 int8 with an f16 scale) sits in DDR and SPM as its blocks'
+// bytes: an int8 tensor whose rows are K / 32 blocks of 34 bytes.
+bool isQ8_0(mlir::Type type) {
+  auto quant = type.cast<mlir::ShapedType>().getElementType().dyn_cast<BlockQuantType>();
+  return quant && quant.getName() == "q8_0";
+}
+
+int64_t q8_0Row(int64_t k) { return k / kQ8_0BlockSize * int64_t(sizeof(BlockQ8_0)); }
+
 std::optional<sim::Format> formatOf(mlir::Type type) {
   mlir::Type element = type.cast<mlir::ShapedType>().getElementType();
   if (element.isF32()) return sim::Format::FP32;
   if (element.isF16()) return sim::Format::FP16;
   if (element.isBF16()) return sim::Format::BF16;
   if (element.isInteger(32)) return sim::Format::INT32;
+  if (isQ8_0(type)) return sim::Format::INT8;  // its blocks' bytes (q8_0Row)
   return std::nullopt;
 }
 
@@ -208,6 +219,12 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
       return fail("element type " + os.str() + " has no sim format (f32, f16, bf16, i32)");
     }
   }
+  const bool readsQ8_0 = name == "matmul" && isQ8_0(op->getOperand(0).getType());
+  if (name != "load_var" && name != "load_const" && !readsQ8_0) {
+    for (mlir::Value value : values) {
+      if (isQ8_0(value.getType())) return fail("a q8_0 value is read only as a matmul's weight (the NE's int8 path)");
+    }
+  }
   if (name == "load_var" || name == "store_var" || name == "load_const" || isMove(name)) return true;
   const sim::Format out = *formatOf(op->getResult(0).getType());
   if (unaryOps().count(name) || name == "scale" || name == "rmsnorm" || name == "layernorm") {
@@ -245,11 +262,15 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
   }
   if (name == "matmul") {
     const sim::Format lhs = *formatOf(op->getOperand(0).getType()), rhs = *formatOf(op->getOperand(1).getType());
+    if (readsQ8_0) {
+      // op_gemm_q8_0: f32 activations quantized per 32-block on the way in, f32 sums.
+      return rhs == sim::Format::FP32 && out == sim::Format::FP32
+                 ? true
+                 : fail("a q8_0 matmul needs f32 activations and an f32 result");
+    }
     if (!isFloat(lhs) || !isFloat(rhs) || out != sim::Format::FP32) return fail("matmul of non-float types");
-    if (lhs != rhs) {
-      // Rounding the activations to the weights' type needs scratch the SPM allocation (the
-      // oplib's gemm cost, whose operands share a format) does not reserve.
-      return fail("matmul of weights and activations of different types");
+    if (lhs != rhs && rhs != sim::Format::FP32) {
+      return fail("matmul of activations neither f32 nor of the weights' type");
     }
     return true;
   }
@@ -309,6 +330,19 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
   return fail("tx8-codegen has no program for tx8be." + std::string(name));
 }
 
+namespace {
+
+// f32 activations times f16/bf16 weights: the activation rows of one batch of the result window,
+// rounded to the weights' type by the CGRA for the NE (tile_program.h, matmul).
+uint64_t matmulImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize) {
+  const std::optional<sim::Format> weights = formatOf(op->getOperand(0).getType());
+  if (!weights || !isFloat(*weights) || *weights == *formatOf(op->getOperand(1).getType())) return 0;
+  const int64_t k = tensorType(op->getOperand(0)).getShape().back();
+  return uint64_t(outSize[2] * k) * sim::format_bytes(*weights);
+}
+
+}  // namespace
+
 uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize) {
   const std::string_view name = mnemonicOf(op);
   const sim::Shape4 out = sim::oplib::shape_of(outSize);
@@ -335,6 +369,7 @@ uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outS
     return tile_program::attention_imm_bytes(*formatOf(attention.getKey().getType()), std::min(group, outSize[2]),
                                              key[2], key[3]);
   }
+  if (name == "matmul") return matmulImmBytes(op, outSize);
   return 0;
 }
 
@@ -528,6 +563,7 @@ class ProgramWriter {
       info.id = int(values_.size());
       info.format = *formatOf(value.getType());
       info.whole = dims4(tensorType(value).getShape(), 1);
+      if (isQ8_0(value.getType())) info.whole[3] = q8_0Row(info.whole[3]);
       info.layout = denseLayout(info.whole);
       values_[value] = info;
       order_.push_back(value);
@@ -587,10 +623,21 @@ class ProgramWriter {
     return mlir::success();
   }
 
-  // The window of `value` at (part, step) as N, H, W, C.
-  std::pair<Dims, Dims> window4(size_t part, size_t step, mlir::Value value) const {
+  // The window of `value` at (part, step) as N, H, W, C, in elements.
+  std::pair<Dims, Dims> elementWindow4(size_t part, size_t step, mlir::Value value) const {
     const Box& box = parts_[part].steps[step].find(value)->second;
     return {dims4(box.start, 0), dims4(box.size, 1)};
+  }
+
+  // The same as the program sees it: a q8_0 value's rows in bytes (its windows hold whole
+  // blocks: matmul never cuts K).
+  std::pair<Dims, Dims> window4(size_t part, size_t step, mlir::Value value) const {
+    auto window = elementWindow4(part, step, value);
+    if (isQ8_0(value.getType())) {
+      window.first[3] = q8_0Row(window.first[3]);
+      window.second[3] = q8_0Row(window.second[3]);
+    }
+    return window;
   }
 
   bool hasWindow(mlir::Value value) const {
@@ -718,11 +765,11 @@ class ProgramWriter {
     for (size_t p = 0; p < parts_.size(); ++p) {
       for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
         if (!parts_[p].steps[s].count(op->getResult(0))) continue;
-        auto [os, oz] = window4(p, s, op->getResult(0));
-        auto [ls, lz] = window4(p, s, op->getOperand(0));
-        auto [rs, rz] = window4(p, s, op->getOperand(1));
-        const Dims lw = values_.find(op->getOperand(0))->second.whole,
-                   ow = values_.find(op->getResult(0))->second.whole;
+        auto [os, oz] = elementWindow4(p, s, op->getResult(0));
+        auto [ls, lz] = elementWindow4(p, s, op->getOperand(0));
+        auto [rs, rz] = elementWindow4(p, s, op->getOperand(1));
+        const Dims lw = dims4(tensorType(op->getOperand(0)).getShape(), 1),
+                   ow = dims4(tensorType(op->getResult(0)).getShape(), 1);
         auto contains = [](int64_t start, int64_t size, int64_t lo, int64_t n) {
           return start <= lo && lo + n <= start + size;
         };
@@ -880,7 +927,7 @@ class ProgramWriter {
     } else if (name == "matmul") {
       if (mlir::failed(checkMatmul(op))) return mlir::failure();
       call = "matmul(tile, " + tsrExpr(op->getOperand(0)) + ", " + tsrExpr(op->getOperand(1)) + ", " + tsrExpr(result) +
-             ");";
+             (immTsr.empty() ? "" : ", " + immTsr) + ");";
     } else if (name == "glu") {
       if (mlir::failed(checkFollows(op, 0, false)) || mlir::failed(checkFollows(op, 1, false))) return mlir::failure();
       const bool swapped =

@@ -90,7 +90,7 @@ TEST(CompilerCodegen, ChipSupportsSaysWhyNot) {
   Context ctx;
   Rng rng{3};
   Tensor* x = test::random_input(ctx, rng, DType::F32, {32, 4});
-  Tensor* q = test::random_weight(ctx, rng, DType::Q8_0, {32, 8});
+  Tensor* q = test::random_weight(ctx, rng, DType::Q4_0, {32, 8});
   std::string why;
   EXPECT_FALSE(chip_supports(*mul_mat(ctx, q, x), &why));
   EXPECT_NE(why.find("block-quantized"), std::string::npos) << why;

@@ -10,6 +10,7 @@
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip_config.h"
 #include "tilegraph/sim/oplib/attention.h"
 #include "tilegraph/sim/oplib/elementwise.h"
@@ -85,9 +86,15 @@ TEST(CompilerOpCost, EveryOplibOpCostsMoreForALargerSlice) {
 TEST(CompilerOpCost, SlicesCostWhatTheOpLibrarySays) {
   Ops ops;
   ASSERT_TRUE(ops.module);
-  // matmul at the weight's precision, one GEMM of N x M x K per batch.
-  EXPECT_EQ(queryOpCost(ops.op("matmul"), {2, 16, 32}, kChip).cycles,
-            2 * sim::oplib::gemm_cost(kChip, sim::Format::FP16, 16, 32, 96).cycles);
+  // matmul at the weight's precision, one GEMM of N x M x K per batch, each after its f32
+  // activation rows are rounded to f16 (CGRA) into scratch of one batch.
+  const uint64_t rounding =
+      sim::oplib::cost_only_run(kChip, 0, [](sim::Tile& tile, sim::oplib::SpmArena&) {
+        return sim::cgra::execute(tile, sim::cgra::ConvertV{sim::Format::FP32, sim::Format::FP16, 0, 0x4000, 16 * 96});
+      }).cycles;
+  const OpCostQuery mm = queryOpCost(ops.op("matmul"), {2, 16, 32}, kChip);
+  EXPECT_EQ(mm.cycles, 2 * (sim::oplib::gemm_cost(kChip, sim::Format::FP16, 16, 32, 96).cycles + rounding));
+  EXPECT_EQ(mm.immBytes, 16u * 96u * 2u);
   // rmsnorm rows: its imm too.
   const OpCostQuery norm = queryOpCost(ops.op("rmsnorm"), {1, 8, 96}, kChip);
   const sim::oplib::OpCost want = sim::oplib::rmsnorm_cost(kChip, sim::Format::FP32, sim::Shape4{1, 1, 8, 96});

@@ -1,0 +1,137 @@
+// mul_mat on the chip against the core reference: weights of another type than the activations
+// (f16 / bf16 weights, f32 activations, rounded to the weights' type on the CGRA before the NE
+// GEMM) and q8_0 weights on the NE's int8 path (op_gemm_q8_0), on shapes around the NE's and the
+// q8_0 block's sizes (1, primes, 31..33, 63..65, 127..129, K not a multiple of 16 or 32).
+//
+// Tolerances (nmse against reference::compute_graph):
+//   bf16 weights  1e-10: the reference rounds the activations to bf16 as the chip does (nearest
+//                 even); only the chip's f32 sums differ from the reference's double ones.
+//   f16 weights   1e-6: the chip rounds the activations to f16 (as ggml's CPU backend does for its
+//                 f16 vec_dot), the reference keeps them f32; a relative rounding error of at most
+//                 2^-11 per activation gives an nmse of about 1e-7. Activations that are f16
+//                 values already give the reference's result to 1e-10.
+//   q8_0 weights  1e-10: chip and reference quantize the activations per 32-block by the same
+//                 rule (q8_32) and multiply the same integers; the scales' products and the
+//                 f32 sums differ in the last bits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "chip_run.h"
+#include "common/tensor_utils.h"
+#include "compiler_case.h"
+#include "random_graph.h"
+#include "tilegraph/compiler/chip_program.h"
+#include "tilegraph/core/dtype.h"
+#include "tilegraph/core/ops.h"
+
+namespace tg::compiler {
+namespace {
+
+using test::expect_chip_matches_reference;
+using test::mesh;
+using test::Rng;
+
+// (K, weight rows M, activation rows N)
+using Shape = std::tuple<int64_t, int64_t, int64_t>;
+
+// One mul_mat per shape, weights of `type`, f32 activations, in one graph.
+std::vector<Tensor*> matmuls(Context& ctx, Rng& rng, DType type, const std::vector<Shape>& shapes) {
+  std::vector<Tensor*> outs;
+  for (const auto& [k, m, n] : shapes) {
+    Tensor* w = test::random_weight(ctx, rng, type, {k, m});
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {k, n});
+    outs.push_back(mul_mat(ctx, w, x));
+  }
+  return outs;
+}
+
+TEST(CompilerCodegenMatmul, F16WeightsTimesF32Activations) {
+  const std::vector<Shape> shapes{{33, 65, 7}, {129, 31, 1}, {1, 127, 3}, {64, 32, 63}};
+  Context ctx;
+  Rng rng{11};
+  expect_chip_matches_reference(matmuls(ctx, rng, DType::F16, shapes), 1e-6);
+}
+
+TEST(CompilerCodegenMatmul, Bf16WeightsTimesF32Activations) {
+  const std::vector<Shape> shapes{{63, 129, 5}, {128, 1, 13}, {31, 64, 1}};
+  Context ctx;
+  Rng rng{12};
+  expect_chip_matches_reference(matmuls(ctx, rng, DType::BF16, shapes), 1e-10);
+}
+
+// Activations that are f16 values already: rounding them changes nothing, so the chip gives the
+// reference's result up to its f32 sums.
+TEST(CompilerCodegenMatmul, F16RoundingIsNearestEvenAndExactOnF16Values) {
+  Context ctx;
+  Rng rng{13};
+  Tensor* w = test::random_weight(ctx, rng, DType::F16, {65, 33});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {65, 17});
+  float* data = static_cast<float*>(x->data);
+  for (int64_t i = 0; i < 65 * 17; ++i) data[i] = f16_to_f32(f32_to_f16(data[i]));
+  expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10);
+}
+
+// Weights shared by batches of activations (ggml's broadcast: 4 activation batches over 2 weight
+// matrices) and a result that feeds another op; on one tile and on four, where one tile runs
+// several batches, each rounding into the scratch the previous batch's GEMM reads.
+TEST(CompilerCodegenMatmul, MixedTypesBroadcastOverBatches) {
+  for (int m : {1, 2}) {
+    SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m));
+    Context ctx;
+    Rng rng{14};
+    Tensor* w = test::random_weight(ctx, rng, DType::BF16, {33, 31, 2});
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {33, 5, 4});
+    expect_chip_matches_reference({unary(ctx, mul_mat(ctx, w, x), UnaryOp::SILU)}, 1e-10, mesh(m, m));
+  }
+}
+
+// A result larger than the tile's SPM (4.3 MiB of f32) on one tile makes the data split walk the
+// matmul in steps: the plan must reserve each step's rounded activations (codegenImmBytes) beside
+// the double-buffered operands, or the program refuses to generate or overwrites a live buffer (a
+// hazard, wrong sums).
+TEST(CompilerCodegenMatmul, MixedTypesWalkedInStepsReserveTheirScratch) {
+  Context ctx;
+  Rng rng{15};
+  Tensor* w = test::random_weight(ctx, rng, DType::F16, {129, 1100});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {129, 1031});
+  expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-6, mesh(1, 1));
+}
+
+TEST(CompilerCodegenMatmul, Q8_0WeightsOnTheInt8Path) {
+  const std::vector<Shape> shapes{{32, 33, 1}, {96, 63, 5}, {160, 129, 3}, {256, 1, 31}};
+  Context ctx;
+  Rng rng{16};
+  expect_chip_matches_reference(matmuls(ctx, rng, DType::Q8_0, shapes), 1e-10);
+}
+
+// As above: q8_0 weights walked in steps on one tile, each step's window of whole blocks.
+TEST(CompilerCodegenMatmul, Q8_0WalkedInStepsOnOneTile) {
+  Context ctx;
+  Rng rng{17};
+  Tensor* w = test::random_weight(ctx, rng, DType::Q8_0, {256, 1100});
+  Tensor* x = test::random_input(ctx, rng, DType::F32, {256, 1031});
+  expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, mesh(1, 1));
+}
+
+TEST(CompilerCodegenMatmul, ChipSupportsTheTypePairsTheProgramsRun) {
+  Context ctx;
+  Rng rng{18};
+  Tensor* x32 = test::random_input(ctx, rng, DType::F32, {64, 4});
+  Tensor* x16 = test::random_input(ctx, rng, DType::F16, {64, 4});
+  std::string why;
+  for (DType w : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
+    EXPECT_TRUE(chip_supports(*mul_mat(ctx, test::random_weight(ctx, rng, w, {64, 8}), x32), &why))
+        << dtype_name(w) << ": " << why;
+  }
+  EXPECT_FALSE(chip_supports(*mul_mat(ctx, test::random_weight(ctx, rng, DType::Q8_0, {64, 8}), x16), &why));
+  EXPECT_NE(why.find("q8_0"), std::string::npos) << why;
+  EXPECT_FALSE(chip_supports(*mul_mat(ctx, test::random_weight(ctx, rng, DType::BF16, {64, 8}), x16), &why));
+  EXPECT_FALSE(chip_supports(*mul_mat(ctx, test::random_weight(ctx, rng, DType::Q4_0, {64, 8}), x32), &why));
+  EXPECT_NE(why.find("block-quantized"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace tg::compiler
