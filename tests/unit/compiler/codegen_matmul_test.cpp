@@ -6,10 +6,10 @@
 // Tolerances (nmse against reference::compute_graph):
 //   bf16 weights  1e-10: the reference rounds the activations to bf16 as the chip does (nearest
 //                 even); only the chip's f32 sums differ from the reference's double ones.
-//   f16 weights   1e-6: the chip rounds the activations to f16 (as ggml's CPU backend does for its
-//                 f16 vec_dot), the reference keeps them f32; a relative rounding error of at most
-//                 2^-11 per activation gives an nmse of about 1e-7. Activations that are f16
-//                 values already give the reference's result to 1e-10.
+//   f16 weights   1e-6: the chip rounds the activations to f16 (as upstream ggml does: f16 is its
+//                 f16 vec_dot's type), the reference (and src/cpu) keep them f32; a relative
+//                 rounding error of at most 2^-11 per activation gives an nmse of about 3.5e-8. Activations that are
+//                 f16 values already give the reference's result to 1e-10.
 //   q8_0 weights  1e-10: chip and reference quantize the activations per 32-block by the same
 //                 rule (q8_32) and multiply the same integers; the scales' products and the
 //                 f32 sums differ in the last bits.
