@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip.h"
 #include "tilegraph/sim/lsu.h"

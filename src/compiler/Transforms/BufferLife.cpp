@@ -9,6 +9,9 @@
 
 #include "SwPipeline.h"
 #include "WindowBytes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/sim/chip_config.h"
 
 namespace tg::compiler::tx8be {
 
@@ -97,6 +100,30 @@ uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   return window_bytes(type, type.getShape());
 }
 
+// The scratch of `op` at its largest window: the op library's own figure for that slice (as the
+// data split counted it); an op whose slice has no query takes its share of the whole op's.
+// Scratch need not scale with the window: a convolution's holds its whole kernel and its input's
+// halo.
+uint64_t scratchBytes(mlir::Operation& op, const DataSplit& split) {
+  auto lib = mlir::dyn_cast<OpLibInterface>(&op);
+  if (!lib) return 0;
+  if (op.getNumResults() == 1) {
+    for (const ValueSlicing& slicing : split.values) {
+      if (slicing.value != op.getResult(0)) continue;
+      try {
+        return queryOpCost(&op, slicing.slice, sim::ChipConfig{}).immBytes;
+      } catch (const Error&) {
+        break;
+      }
+    }
+  }
+  const uint64_t imm = lib.getImmSpSize();
+  if (imm == 0 || op.getNumResults() != 1) return imm;
+  const uint64_t window = windowBytes(op.getResult(0), split);
+  const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
+  return window && whole ? (imm * window + whole - 1) / whole : imm;
+}
+
 }  // namespace
 
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
@@ -139,16 +166,8 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
         }
       }
     }
-    auto lib = mlir::dyn_cast<OpLibInterface>(&op);
-    const uint64_t imm = lib ? lib.getImmSpSize() : 0;
-    if (imm == 0) continue;
-    // The op's scratch is sized for the whole op; one step needs its window's share.
-    uint64_t bytes = imm;
-    if (op.getNumResults() == 1) {
-      const uint64_t window = windowBytes(op.getResult(0), split);
-      const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
-      if (window && whole) bytes = (imm * window + whole - 1) / whole;
-    }
+    const uint64_t bytes = scratchBytes(op, split);
+    if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};
     std::map<int64_t, LiveInterval> lives;
     for (const auto& [step, cycle] : issued->second) extend(lives, step, cycle);
