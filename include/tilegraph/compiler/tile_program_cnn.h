@@ -70,8 +70,8 @@ struct Conv2dNchw {
 };
 
 // Scratch of conv2d_nchw for an output window of cout x oh x ow (one batch at a time) of a kernel
-// cin x kh x kw: the kernel transposed and rearranged (two copies), the input window transposed,
-// the padded input, the NHWC result.
+// cin x kh x kw: the kernel in HWIO, the padded input, and one region used in turn by the
+// transposed kernel, the transposed input and the NHWC result (each dead before the next).
 inline uint64_t conv2d_nchw_imm_bytes(sim::Format format, const Conv2dNchw& p, int64_t cin, int64_t kh, int64_t kw,
                                       int64_t cout, int64_t oh, int64_t ow) {
   using cnn_detail::align256;
@@ -80,7 +80,8 @@ inline uint64_t conv2d_nchw_imm_bytes(sim::Format format, const Conv2dNchw& p, i
                 wp = (ow - 1) * p.stride_w + p.dil_w * (kw - 1) + 1;
   const uint64_t kernel = align256(uint64_t(cout * cin * kh * kw) * e);
   const uint64_t input = align256(uint64_t(hp * wp * cin) * e);
-  return 2 * kernel + 2 * input + align256(uint64_t(oh * ow * cout) * e);
+  const uint64_t result = align256(uint64_t(oh * ow * cout) * e);
+  return kernel + input + std::max({kernel, input, result});
 }
 
 // out [N][Cout][OH][OW] = conv(in [N][Cin][H][W] window, kernel [Cout][Cin][KH][KW] window) as
@@ -107,8 +108,8 @@ inline uint64_t conv2d_nchw(sim::Tile& tile, const Conv2dNchw& p, const sim::opl
   }
   const uint64_t kernel_bytes = align256(uint64_t(cout * cin * kh * kw) * e);
   const uint64_t input_bytes = align256(uint64_t(rows.extent * cols.extent * cin) * e);
-  const uint64_t wt = imm.addr, w = wt + kernel_bytes, xt = w + kernel_bytes, xp = xt + input_bytes,
-                 yt = xp + input_bytes;
+  // w: the HWIO kernel; xp: the padded input; wt, xt, yt: the shared region.
+  const uint64_t w = imm.addr, xp = w + kernel_bytes, wt = xp + input_bytes, xt = wt, yt = wt;
   uint64_t cycles = 0;
   // The kernel to HWIO: [Cout][Cin*KH*KW] transposed is [Cin][KH*KW][Cout]; each of the KH*KW
   // positions gathers its Cin rows of Cout.
@@ -132,6 +133,7 @@ inline uint64_t conv2d_nchw(sim::Tile& tile, const Conv2dNchw& p, const sim::opl
   const sim::oplib::Tsr result =
       sim::oplib::Tsr{out.format, yt, sim::MemLayout::Tensor, sim::oplib::LShape::whole({1, oh, ow, cout})};
   const uint64_t plane = uint64_t(x[2] * x[3]);
+  order(tile, Engine::TDMA, Engine::CT);  // the kernel's gathers have read wt
   for (int64_t b = 0; b < n; ++b) {
     // The batch to NHWC, then into the zero-padded input (CGRA, then TDMA: both after the NE read
     // the previous batch's).

@@ -72,7 +72,7 @@ constexpr int64_t kSizes[] = {1, 2, 5, 7, 13};
 TEST(CompilerCodegenCnn, Conv2dOnRandomShapes) {
   Rng rng(11);
   int ran = 0;
-  for (int i = 0; ran < 12; ++i) {
+  for (int i = 0; ran < 8; ++i) {
     const int64_t cin = kChannels[size_t(i) % 11], cout = kChannels[size_t(i * 7 + 3) % 11];
     const int32_t k = std::array{1, 3, 5}[size_t(i) % 3];
     Conv2dParams p;
@@ -98,8 +98,8 @@ TEST(CompilerCodegenCnn, Conv2dOnRandomShapes) {
 // Batchnorm over NCHW's C (core axis 2) and over the innermost dimension (axis 0).
 TEST(CompilerCodegenCnn, BatchnormOnRandomShapes) {
   Rng rng(12);
-  for (int i = 0; i < 11; ++i) {
-    const int64_t c = kChannels[size_t(i)], w = kSizes[rng() % 5], h = kSizes[rng() % 5], n = 1 + i % 2;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t c = kChannels[size_t(2 * i)], w = kSizes[rng() % 5], h = kSizes[rng() % 5], n = 1 + i % 2;
     SCOPED_TRACE("C " + std::to_string(c) + ", " + std::to_string(w) + "x" + std::to_string(h) + "x" +
                  std::to_string(n));
     Context ctx;
@@ -109,10 +109,29 @@ TEST(CompilerCodegenCnn, BatchnormOnRandomShapes) {
   }
 }
 
+// A batchnorm larger than a tile's SPM walks its range in steps, the per-channel constants loaded
+// once for all of them (the variance copied before the op overwrites it).
+TEST(CompilerCodegenCnn, BatchnormInSteps) {
+  Context ctx;
+  Rng rng(14);
+  Tensor* image = test::random_input(ctx, rng, DType::F32, {96, 96, 65, 2});
+  const std::vector<Tensor*> outputs = {batchnorm(ctx, rng, image, 65)};
+  test::CompilerContext c;
+  const test::CompilerCase cc = test::make_compiler_case(c.context, outputs);
+  const test::ChipRun run = test::run_on_chip(outputs, cc, mesh(1, 1));
+  test::expect_close(run.results, cc.reference, kF32Tolerance);
+  EXPECT_EQ(run.report.hazard_count, 0u) << (run.report.hazards.empty() ? "" : run.report.hazards[0]);
+  int64_t steps = 0;
+  for (const GroupReport& group : run.compile.groups) {
+    if (group.ops == "batchnorm_inference") steps = group.steps;
+  }
+  EXPECT_GT(steps, 1);
+}
+
 TEST(CompilerCodegenCnn, PoolOnRandomShapes) {
   Rng rng(13);
   int ran = 0;
-  for (int i = 0; ran < 12; ++i) {
+  for (int i = 0; ran < 8; ++i) {
     Pool2dParams p;
     p.op = i % 2 ? PoolOp::AVG : PoolOp::MAX;
     p.k0 = std::array{1, 2, 3, 5}[rng() % 4];
@@ -121,7 +140,7 @@ TEST(CompilerCodegenCnn, PoolOnRandomShapes) {
     p.s1 = int32_t(1 + rng() % 2);
     p.p0 = p.k0 > 1 ? int32_t(rng() % 2) : 0;
     p.p1 = p.k1 > 1 ? int32_t(rng() % 2) : 0;
-    const int64_t c = kChannels[size_t(i) % 11], w = kSizes[rng() % 5], h = kSizes[rng() % 5], n = 1 + i % 2;
+    const int64_t c = kChannels[size_t(3 * i) % 11], w = kSizes[rng() % 5], h = kSizes[rng() % 5], n = 1 + i % 2;
     if (w + 2 * p.p0 < p.k0 || h + 2 * p.p1 < p.k1) continue;
     ++ran;
     SCOPED_TRACE(std::string(p.op == PoolOp::MAX ? "max " : "avg ") + std::to_string(w) + "x" + std::to_string(h) +
@@ -136,7 +155,7 @@ TEST(CompilerCodegenCnn, PoolOnRandomShapes) {
 // The TX8 toolchain's BatchNorm example: a convolution, its batch norm, relu.
 TEST(CompilerCodegenCnn, ConvBatchnormReluRunsOnTheChip) {
   for (int m : {1, 2}) {
-    for (int64_t channels : {3, 32, 65}) {
+    for (int64_t channels : {3, 65}) {
       SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m) + ", C " + std::to_string(channels));
       Context ctx;
       Rng rng(unsigned(channels) + 21);
@@ -153,24 +172,22 @@ TEST(CompilerCodegenCnn, ConvBatchnormReluRunsOnTheChip) {
 // LeNet-5's shape: 32x32x1 -> conv 5x5 to 6 -> relu -> max pool 2 -> conv 5x5 to 16 -> relu ->
 // max pool 2 -> 400 -> matmul to 120 (+ bias) -> relu -> matmul to 10.
 TEST(CompilerCodegenCnn, LenetRunsOnTheChip) {
-  for (int m : {1, 2}) {
-    for (int64_t batch : {1, 3}) {
-      SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m) + ", batch " + std::to_string(batch));
-      Context ctx;
-      Rng rng(unsigned(batch) + 31);
-      Tensor* image = test::random_input(ctx, rng, DType::F32, {32, 32, 1, batch});
-      Tensor* k1 = test::random_weight(ctx, rng, DType::F32, {5, 5, 1, 6});
-      Tensor* k2 = test::random_weight(ctx, rng, DType::F32, {5, 5, 6, 16}, -0.2f, 0.2f);
-      Tensor* w1 = test::random_weight(ctx, rng, DType::F32, {400, 120}, -0.1f, 0.1f);
-      Tensor* b1 = test::random_weight(ctx, rng, DType::F32, {120});
-      Tensor* w2 = test::random_weight(ctx, rng, DType::F32, {120, 10}, -0.1f, 0.1f);
-      Pool2dParams pool;  // max 2x2, stride 2
-      Tensor* x = pool_2d(ctx, unary(ctx, conv_2d(ctx, k1, image), UnaryOp::RELU), pool);
-      x = pool_2d(ctx, unary(ctx, conv_2d(ctx, k2, x), UnaryOp::RELU), pool);
-      x = reshape(ctx, x, {400, batch});
-      x = unary(ctx, add(ctx, mul_mat(ctx, w1, x), b1), UnaryOp::RELU);
-      expect_runs_on_chip({mul_mat(ctx, w2, x)}, mesh(m, m));
-    }
+  for (auto [m, batch] : {std::pair{1, int64_t(1)}, {2, int64_t(3)}}) {
+    SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m) + ", batch " + std::to_string(batch));
+    Context ctx;
+    Rng rng(unsigned(batch) + 31);
+    Tensor* image = test::random_input(ctx, rng, DType::F32, {32, 32, 1, batch});
+    Tensor* k1 = test::random_weight(ctx, rng, DType::F32, {5, 5, 1, 6});
+    Tensor* k2 = test::random_weight(ctx, rng, DType::F32, {5, 5, 6, 16}, -0.2f, 0.2f);
+    Tensor* w1 = test::random_weight(ctx, rng, DType::F32, {400, 120}, -0.1f, 0.1f);
+    Tensor* b1 = test::random_weight(ctx, rng, DType::F32, {120});
+    Tensor* w2 = test::random_weight(ctx, rng, DType::F32, {120, 10}, -0.1f, 0.1f);
+    Pool2dParams pool;  // max 2x2, stride 2
+    Tensor* x = pool_2d(ctx, unary(ctx, conv_2d(ctx, k1, image), UnaryOp::RELU), pool);
+    x = pool_2d(ctx, unary(ctx, conv_2d(ctx, k2, x), UnaryOp::RELU), pool);
+    x = reshape(ctx, x, {400, batch});
+    x = unary(ctx, add(ctx, mul_mat(ctx, w1, x), b1), UnaryOp::RELU);
+    expect_runs_on_chip({mul_mat(ctx, w2, x)}, mesh(m, m));
   }
 }
 
