@@ -1,6 +1,7 @@
 // queryOpCost (OpCost.h): a tx8be op's slice mapped onto the C-model's op library. Shapes map to
-// the library's N x H x W x C with C innermost: CNN ops' NCHW to NHWC, everything else by its
-// innermost dimensions (C the innermost, W and H the next two, N the product of the rest).
+// the library's N x H x W x C with C innermost by their innermost dimensions (C the innermost, W
+// and H the next two, N the product of the rest); the CNN ops (conv2d, batchnorm_inference,
+// pool2d) run as the tile program runs them on its dense NCHW windows (tile_program_cnn.h).
 // Element types map to formats (f32, f16, bf16, i32; a q8_0 matmul weight runs as int8, the
 // activation rounded to 8 bits as the op does); layouts come from dev_info.mem_layout (Tensor or
 // Cx become NTensor or NCx for a slice with more than one batch).
