@@ -1,6 +1,7 @@
 // queryOpCost (OpCost.h): a tx8be op's slice mapped onto the C-model's op library. Shapes map to
-// the library's N x H x W x C with C innermost: CNN ops' NCHW to NHWC, everything else by its
-// innermost dimensions (C the innermost, W and H the next two, N the product of the rest).
+// the library's N x H x W x C with C innermost by their innermost dimensions (C the innermost, W
+// and H the next two, N the product of the rest); the CNN ops (conv2d, batchnorm_inference,
+// pool2d) run as the tile program runs them on its dense NCHW windows (tile_program_cnn.h).
 // Element types map to formats (f32, f16, bf16, i32; a q8_0 matmul weight runs as int8, the
 // activation rounded to 8 bits as the op does); layouts come from dev_info.mem_layout (Tensor or
 // Cx become NTensor or NCx for a slice with more than one batch).
@@ -22,6 +23,7 @@
 #include "core_bridge.h"
 #include "cost_model.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip_config.h"
@@ -84,8 +86,6 @@ Shape4 innermost_nhwc(ArrayRef<int64_t> s) {
   return shape;
 }
 
-Shape4 nchw_to_nhwc(ArrayRef<int64_t> s) { return Shape4{s[0], s[2], s[3], s[1]}; }
-
 MemLayout layout_of(Operation* op, const Shape4& shape) {
   MemLayout layout = MemLayout::Tensor;
   if (auto dev = op->getAttrOfType<DevAttr>("dev_info")) {
@@ -125,6 +125,11 @@ std::optional<sim::cgra::ArithOp> arith_of(Operation* op) {
       .Case([](MulOp) { return A::Mul; })
       .Case([](DivOp) { return A::Div; })
       .Default([](Operation*) { return std::nullopt; });
+}
+
+// A dense tensor of four dimensions as the tile program holds a window (any order of them).
+oplib::Tsr dense(oplib::SpmArena& arena, Format format, const Shape4& dims) {
+  return arena.tensor(format, dims.n > 1 ? MemLayout::NTensor : MemLayout::Tensor, dims);
 }
 
 // The DMA engines' load of a slice from the start of a dense tensor in DDR (op_dma_load), and its
@@ -190,27 +195,62 @@ std::optional<oplib::OpCost> oplib_cost(Operation* op, const Slices& s, const si
         return cost;
       })
       .Case([&](Conv2dOp conv) -> std::optional<oplib::OpCost> {
-        // The input slice with its halo, padding included, and no padding: the NE's work on a
-        // padded window.
+        // The tile program's convolution (tile_program_cnn.h) on an interior window: the input
+        // slice with its halo, padding included, and no padding.
         const std::optional<Format> format = format_of(element_of(conv.getKernel()));
         if (!format || out.size() != 4) return std::nullopt;
         const Shape& kernel = s.operands[1];
-        oplib::Conv2dParam param;
-        param.stride_h = int32_t(conv.getStrides()[0]);
-        param.stride_w = int32_t(conv.getStrides()[1]);
-        param.dil_h = int32_t(conv.getDilations()[0]);
-        param.dil_w = int32_t(conv.getDilations()[1]);
+        tile_program::Conv2dNchw param{conv.getStrides()[0],   conv.getStrides()[1],  0, 0,
+                                       conv.getDilations()[0], conv.getDilations()[1]};
         const int64_t h = (out[2] - 1) * param.stride_h + param.dil_h * (kernel[2] - 1) + 1;
         const int64_t w = (out[3] - 1) * param.stride_w + param.dil_w * (kernel[3] - 1) + 1;
-        return oplib::conv2d_cost(config, param, *format, Shape4{out[0], h, w, kernel[1]},
-                                  Shape4{kernel[2], kernel[3], kernel[1], out[1]});
+        const uint64_t imm = tile_program::conv2d_nchw_imm_bytes(*format, param, kernel[1], kernel[2], kernel[3],
+                                                                 out[1], out[2], out[3]);
+        return oplib::cost_only_run(config, imm, [&](sim::Tile& tile, oplib::SpmArena& arena) {
+          const oplib::Tsr x = dense(arena, *format, {out[0], kernel[1], h, w});
+          const oplib::Tsr k = dense(arena, *format, {kernel[0], kernel[1], kernel[2], kernel[3]});
+          const oplib::Tsr y = dense(arena, Format::FP32, {out[0], out[1], out[2], out[3]});
+          return tile_program::conv2d_nchw(tile, param, x, k, oplib::imm_tsr(arena.allocate(imm), imm), y);
+        });
       })
       .Case([&](BatchNormInferenceOp bn) -> std::optional<oplib::OpCost> {
+        // The tile program's batchnorm (tile_program_cnn.h): NCHW through NHWC, or channels
+        // innermost.
         const int64_t rank = int64_t(out.size());
         const int64_t axis = int64_t(bn.getChannelAxis());
-        if (!(rank == 4 && axis == 1) && axis != rank - 1) return std::nullopt;
-        const Shape4 shape = axis == rank - 1 ? innermost_nhwc(out) : nchw_to_nhwc(out);
-        return oplib::batchnorm_inference_cost(config, Format::FP32, layout_of(op, shape), shape);
+        const bool innermost = axis == rank - 1;
+        if (!(rank == 4 && axis == 1) && !innermost) return std::nullopt;
+        const Shape4 shape = innermost ? innermost_nhwc(out) : Shape4{out[0], out[1], out[2], out[3]};
+        const int64_t c = innermost ? shape.c : shape.h;
+        const uint64_t imm = tile_program::batchnorm_nchw_imm_bytes(innermost, oplib::dims_of(shape));
+        return oplib::cost_only_run(config, imm, [&](sim::Tile& tile, oplib::SpmArena& arena) {
+          const oplib::Tsr x = dense(arena, Format::FP32, shape);
+          const oplib::Tsr y = dense(arena, Format::FP32, shape);
+          std::vector<oplib::Tsr> v;
+          for (int i = 0; i < 4; ++i) v.push_back(dense(arena, Format::FP32, {1, 1, 1, c}));
+          return tile_program::batchnorm_nchw(tile, 1e-5f, innermost, x, v[0], v[1], v[2], v[3],
+                                              oplib::imm_tsr(arena.allocate(imm), imm), y);
+        });
+      })
+      .Case([&](Pool2dOp pool) -> std::optional<oplib::OpCost> {
+        // The tile program's pooling (tile_program_cnn.h) on an interior window (no padding); the
+        // scratch is that of a window at an edge, padded on one side.
+        if (out.size() != 4) return std::nullopt;
+        tile_program::Pool2dNchw param{pool.getMode() == "max" ? sim::cgra::PoolOp::Max : sim::cgra::PoolOp::Avg,
+                                       pool.getKernel()[0],
+                                       pool.getKernel()[1],
+                                       pool.getStrides()[0],
+                                       pool.getStrides()[1],
+                                       pool.getPads()[0],
+                                       pool.getPads()[1]};
+        const uint64_t imm = tile_program::pool2d_nchw_imm_bytes(Format::FP32, param, out[0], out[1], out[2], out[3]);
+        param.pad_h = param.pad_w = 0;
+        const int64_t h = (out[2] - 1) * param.stride_h + param.kh, w = (out[3] - 1) * param.stride_w + param.kw;
+        return oplib::cost_only_run(config, imm, [&](sim::Tile& tile, oplib::SpmArena& arena) {
+          const oplib::Tsr x = dense(arena, Format::FP32, {out[0], out[1], h, w});
+          const oplib::Tsr y = dense(arena, Format::FP32, {out[0], out[1], out[2], out[3]});
+          return tile_program::pool2d_nchw(tile, param, x, oplib::imm_tsr(arena.allocate(imm), imm), y);
+        });
       })
       .Case([&](ScaleOp) -> std::optional<oplib::OpCost> {
         const Shape4 shape = innermost_nhwc(out);

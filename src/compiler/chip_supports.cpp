@@ -129,6 +129,21 @@ bool chip_supports(const Tensor& node, std::string* why) {
       }
       return true;
     }
+    case Op::CONV_2D:
+      if (node.src[0]->type != DType::F32) {
+        return fail("conv_2d with a " + std::string(dtype_name(node.src[0]->type)) +
+                    " kernel (the NE's convolution takes the f32 input's format)");
+      }
+      return true;
+    case Op::BATCH_NORM:
+      // Core axis 2 is NCHW's C, axis 0 the innermost: the two the tile program has.
+      if (node.op_params[1] != 2 && node.op_params[1] != 0) {
+        return fail("batch_norm over axis " + std::to_string(node.op_params[1]) +
+                    " (the generated program takes NCHW's C, axis 2, or the innermost, axis 0)");
+      }
+      if (node.type != DType::F32) return fail("batch_norm of a non-f32 input");
+      return true;
+    case Op::POOL_2D: return true;  // f32, max or avg (core's rule)
     default: break;
   }
   return fail(std::string(op_name(node.op)) + ": tx8-codegen has no program for it yet");

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/rope.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip.h"

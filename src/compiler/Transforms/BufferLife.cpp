@@ -12,6 +12,9 @@
 #include "Codegen.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
+#include "tilegraph/core/error.h"
+#include "tilegraph/sim/chip_config.h"
 
 namespace tg::compiler::tx8be {
 
@@ -113,6 +116,30 @@ uint64_t generatedImmBytes(mlir::Operation& op, const DataSplit& split) {
   return codegenImmBytes(&op, size);
 }
 
+// The scratch of `op` at its largest window: the op library's own figure for that slice (as the
+// data split counted it); an op whose slice has no query takes its share of the whole op's.
+// Scratch need not scale with the window: a convolution's holds its whole kernel and its input's
+// halo.
+uint64_t scratchBytes(mlir::Operation& op, const DataSplit& split) {
+  auto lib = mlir::dyn_cast<OpLibInterface>(&op);
+  if (!lib) return 0;
+  if (op.getNumResults() == 1) {
+    for (const ValueSlicing& slicing : split.values) {
+      if (slicing.value != op.getResult(0)) continue;
+      try {
+        return queryOpCost(&op, slicing.slice, sim::ChipConfig{}).immBytes;
+      } catch (const Error&) {
+        break;
+      }
+    }
+  }
+  const uint64_t imm = lib.getImmSpSize();
+  if (imm == 0 || op.getNumResults() != 1) return imm;
+  const uint64_t window = windowBytes(op.getResult(0), split);
+  const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
+  return window && whole ? (imm * window + whole - 1) / whole : imm;
+}
+
 }  // namespace
 
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
@@ -155,19 +182,9 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
         }
       }
     }
-    auto lib = mlir::dyn_cast<OpLibInterface>(&op);
-    const uint64_t imm = lib ? lib.getImmSpSize() : 0;
-    // The op's scratch is sized for the whole op; one step needs its window's share.
-    uint64_t bytes = imm;
-    if (op.getNumResults() == 1) {
-      const uint64_t window = windowBytes(op.getResult(0), split);
-      const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
-      if (window && whole) bytes = (imm * window + whole - 1) / whole;
-      // At least what the generated call asks for at its largest window, which need not shrink
-      // with the window (a matmul's scratch follows its activation rows, attention's per-head
-      // scores, rope's tables).
-      bytes = std::max(bytes, generatedImmBytes(op, split));
-    }
+    // The op's scratch at its largest window, and at least what the generated call asks for
+    // there (a matmul's follows its activation rows, attention's per-head scores, rope's tables).
+    const uint64_t bytes = std::max(scratchBytes(op, split), generatedImmBytes(op, split));
     if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};
     std::map<int64_t, LiveInterval> lives;

@@ -31,6 +31,7 @@
 #include "TileMesh.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/tile_program.h"
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/context.h"
 #include "tilegraph/core/dtype.h"
 #include "tilegraph/core/ops.h"
@@ -199,6 +200,27 @@ RopeYarn ropeYarn(RopeOp rope) {
   return RopeYarn::from_node(*tg::rope(context, x, positions, params));
 }
 
+// The CNN ops' parameters as the tile program's helpers take them (tile_program_cnn.h).
+tile_program::Conv2dNchw convParams(Conv2dOp conv) {
+  return tile_program::Conv2dNchw{conv.getStrides()[0], conv.getStrides()[1],   conv.getPads()[0],
+                                  conv.getPads()[1],    conv.getDilations()[0], conv.getDilations()[1]};
+}
+
+tile_program::Pool2dNchw poolParams(Pool2dOp pool) {
+  return tile_program::Pool2dNchw{pool.getMode() == "max" ? sim::cgra::PoolOp::Max : sim::cgra::PoolOp::Avg,
+                                  pool.getKernel()[0],
+                                  pool.getKernel()[1],
+                                  pool.getStrides()[0],
+                                  pool.getStrides()[1],
+                                  pool.getPads()[0],
+                                  pool.getPads()[1]};
+}
+
+// A batchnorm whose channels are innermost ([.., C]) rather than NCHW's C.
+bool channelsInnermost(BatchNormInferenceOp bn) {
+  return int64_t(bn.getChannelAxis()) == tensorType(bn.getInput()).getRank() - 1;
+}
+
 }  // namespace
 
 bool codegenSupports(mlir::Operation* op, std::string* why) {
@@ -327,6 +349,22 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
     }
     return true;
   }
+  if (name == "conv2d" || name == "pool2d") {
+    if (tensorType(op->getResult(0)).getRank() != 4) return fail(std::string(name) + " of a value that is not NCHW");
+    if (name == "conv2d" && !tensorType(op->getOperand(1)).getElementType().isF32()) {
+      return fail("conv2d with a kernel that is not f32 (the NE's convolution takes one format)");
+    }
+    return true;
+  }
+  if (name == "batchnorm_inference") {
+    auto bn = mlir::cast<BatchNormInferenceOp>(op);
+    if (!channelsInnermost(bn) && !(tensorType(bn.getInput()).getRank() == 4 && bn.getChannelAxis() == 1)) {
+      return fail("batchnorm over a channel axis that is neither NCHW's C nor the innermost");
+    }
+    return true;
+  }
+  // The codegen's buffers are all dense: a change of layout is a copy.
+  if (name == "channel_norm") return true;
   return fail("tx8-codegen has no program for tx8be." + std::string(name));
 }
 
@@ -370,6 +408,18 @@ uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outS
                                              key[2], key[3]);
   }
   if (name == "matmul") return matmulImmBytes(op, outSize);
+  if (auto conv = mlir::dyn_cast<Conv2dOp>(op)) {
+    auto kernel = tensorType(conv.getKernel()).getShape();
+    return tile_program::conv2d_nchw_imm_bytes(format, convParams(conv), kernel[1], kernel[2], kernel[3], outSize[1],
+                                               outSize[2], outSize[3]);
+  }
+  if (auto bn = mlir::dyn_cast<BatchNormInferenceOp>(op)) {
+    return tile_program::batchnorm_nchw_imm_bytes(channelsInnermost(bn), outSize);
+  }
+  if (auto pool = mlir::dyn_cast<Pool2dOp>(op)) {
+    return tile_program::pool2d_nchw_imm_bytes(format, poolParams(pool), outSize[0], outSize[1], outSize[2],
+                                               outSize[3]);
+  }
   return 0;
 }
 
@@ -791,6 +841,36 @@ class ProgramWriter {
     return mlir::success();
   }
 
+  // Windowed ops (conv2d, pool2d, batchnorm): each operand's window is the one the op's own
+  // backWindow gives for the result window (`exact`), or contains it.
+  mlir::LogicalResult checkBackWindows(mlir::Operation* op, bool exact) const {
+    auto sharding = mlir::cast<ShardingInterface>(op);
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t s = 0; s < parts_[p].steps.size(); ++s) {
+        auto it = parts_[p].steps[s].find(op->getResult(0));
+        if (it == parts_[p].steps[s].end()) continue;
+        const std::vector<WindowParam> wants = sharding.backWindow(WindowParam{it->second.start, it->second.size});
+        for (unsigned i = 0; i < op->getNumOperands() && i < wants.size(); ++i) {
+          const Box& have = parts_[p].steps[s].find(op->getOperand(i))->second;
+          bool ok = true;
+          for (size_t d = 0; d < have.start.size() && ok; ++d) {
+            ok = exact ? have.start[d] == wants[i].start[d] && have.size[d] == wants[i].size[d]
+                       : have.start[d] <= wants[i].start[d] &&
+                             wants[i].start[d] + wants[i].size[d] <= have.start[d] + have.size[d];
+          }
+          if (!ok) {
+            return op->emitOpError("tx8-codegen: operand ")
+                   << i << "'s window " << listString(have.size) << " at " << listString(have.start)
+                   << (exact ? " is not " : " does not contain ") << "the window " << listString(wants[i].size)
+                   << " at " << listString(wants[i].start) << " the result window reads (tile part " << p << ", step "
+                   << s << ")";
+          }
+        }
+      }
+    }
+    return mlir::success();
+  }
+
   // The scratch buffer of `op` (its dev_info.imm_addr), checked against what every step needs.
   mlir::FailureOr<std::string> immBuffer(mlir::Operation* op) {
     uint64_t need = 0;
@@ -989,6 +1069,30 @@ class ProgramWriter {
              tsrExpr(attention.getQuery()) + ", " + tsrExpr(attention.getKey()) + ", " + tsrExpr(attention.getValue()) +
              ", " + mask + ", " + *imm + ".addr, " + std::to_string(imms_.back().second) + ", " + tsrExpr(result) +
              ");";
+    } else if (auto conv = mlir::dyn_cast<Conv2dOp>(op)) {
+      if (mlir::failed(checkBackWindows(op, false))) return mlir::failure();
+      const tile_program::Conv2dNchw p = convParams(conv);
+      call = "conv2d_nchw(tile, Conv2dNchw{" + std::to_string(p.stride_h) + ", " + std::to_string(p.stride_w) + ", " +
+             std::to_string(p.pad_h) + ", " + std::to_string(p.pad_w) + ", " + std::to_string(p.dil_h) + ", " +
+             std::to_string(p.dil_w) + "}, " + tsrExpr(conv.getInput()) + ", " + tsrExpr(conv.getKernel()) + ", " +
+             immTsr + ", " + tsrExpr(result) + ");";
+    } else if (auto bn = mlir::dyn_cast<BatchNormInferenceOp>(op)) {
+      if (mlir::failed(checkBackWindows(op, true))) return mlir::failure();
+      call = "batchnorm_nchw(tile, " + floatCode(bn.getEpsilon().convertToFloat()) + ", " +
+             (channelsInnermost(bn) ? "true" : "false") + ", " + tsrExpr(bn.getInput()) + ", " +
+             tsrExpr(bn.getScale()) + ", " + tsrExpr(bn.getOffset()) + ", " + tsrExpr(bn.getMean()) + ", " +
+             tsrExpr(bn.getVariance()) + ", " + immTsr + ", " + tsrExpr(result) + ");";
+    } else if (auto pool = mlir::dyn_cast<Pool2dOp>(op)) {
+      if (mlir::failed(checkBackWindows(op, true))) return mlir::failure();
+      const tile_program::Pool2dNchw p = poolParams(pool);
+      call = std::string("pool2d_nchw(tile, Pool2dNchw{sim::cgra::PoolOp::") +
+             (p.op == sim::cgra::PoolOp::Max ? "Max" : "Avg") + ", " + std::to_string(p.kh) + ", " +
+             std::to_string(p.kw) + ", " + std::to_string(p.stride_h) + ", " + std::to_string(p.stride_w) + ", " +
+             std::to_string(p.pad_h) + ", " + std::to_string(p.pad_w) + "}, " + tsrExpr(pool.getInput()) + ", " +
+             (immTsr.empty() ? "imm_tsr(0, 0)" : immTsr) + ", " + tsrExpr(result) + ");";
+    } else if (name == "channel_norm") {
+      if (mlir::failed(checkFollows(op, 0, false))) return mlir::failure();
+      call = "copy(tile, " + tsrExpr(op->getOperand(0)) + ", " + tsrExpr(result) + ");";
     } else {
       return op->emitOpError("tx8-codegen: no program for this op"), mlir::failure();
     }

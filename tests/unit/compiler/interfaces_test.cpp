@@ -12,8 +12,8 @@
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/registration.h"
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/sim/chip_config.h"
-#include "tilegraph/sim/oplib/batchnorm.h"
 #include "tilegraph/sim/oplib/gemm.h"
 
 namespace tg::compiler::tx8be {
@@ -59,10 +59,10 @@ TEST(CompilerInterfaces, BatchnormAsksForNpuAlignedChannels) {
   EXPECT_TRUE(attr.needPresetToNPU);
   EXPECT_EQ(attr.defaultLayout, "NTensor");  // batch 2
   EXPECT_EQ(attr.engine, Engine::CT);
-  // Scratch as the op library's batchnorm states it for its NCx f32 slice (NCHW as NHWC).
-  EXPECT_EQ(
-      cast<OpLibInterface>(bn.getOperation()).getImmSpSize(),
-      sim::oplib::batchnorm_inference_imm_bytes(sim::Format::FP32, sim::MemLayout::NCx, sim::Shape4{2, 5, 4, 16}));
+  // Scratch as the tile program's batchnorm states it (tile_program_cnn.h: the NCHW window
+  // transposed to NHWC, the variance's copy).
+  EXPECT_EQ(cast<OpLibInterface>(bn.getOperation()).getImmSpSize(),
+            tile_program::batchnorm_nchw_imm_bytes(false, {2, 16, 5, 4}));
 }
 
 TEST(CompilerInterfaces, LayoutFollowsTheFirstOperandAndStopsAtOpsThatCannotInfer) {

@@ -9,6 +9,7 @@
 #include "compiler_case.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
+#include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/cgra.h"
 #include "tilegraph/sim/chip_config.h"
@@ -38,6 +39,7 @@ func.func @ops(%a: tensor<2x64x96xf32>, %w: tensor<1x128x96xf16>, %img: tensor<2
   %t = tx8be.transpose %a {perm = [:i64 0, 2, 1]} : (tensor<2x64x96xf32>) -> tensor<2x96x64xf32>
   %ld = tx8be.load_var %a : (tensor<2x64x96xf32>) -> tensor<2x64x96xf32>
   %st = tx8be.store_var %a : (tensor<2x64x96xf32>) -> tensor<2x64x96xf32>
+  %erf = tx8be.gelu_erf %a : (tensor<2x64x96xf32>) -> tensor<2x64x96xf32>
   %pool = tx8be.pool2d %img {mode = "max", kernel = [:i64 2, 2], strides = [:i64 2, 2], pads = [:i64 0, 0]}
       : (tensor<2x8x9x9xf32>) -> tensor<2x8x4x4xf32>
   return
@@ -66,7 +68,8 @@ TEST(CompilerOpCost, EveryOplibOpCostsMoreForALargerSlice) {
   const std::vector<std::pair<const char*, std::vector<int64_t>>> cases = {
       {"matmul", {1, 16, 128}}, {"conv2d", {1, 16, 3, 9}},  {"add", {1, 8, 96}},          {"silu", {1, 8, 96}},
       {"rmsnorm", {1, 8, 96}},  {"softmax", {1, 8, 96}},    {"attention", {1, 1, 4, 64}}, {"rope", {1, 2, 4, 64}},
-      {"gather", {2, 64}},      {"transpose", {1, 96, 64}}, {"load_var", {1, 8, 96}},     {"store_var", {1, 8, 96}}};
+      {"gather", {2, 64}},      {"transpose", {1, 96, 64}}, {"load_var", {1, 8, 96}},     {"store_var", {1, 8, 96}},
+      {"pool2d", {1, 8, 2, 4}}};
   for (const auto& [name, slice] : cases) {
     SCOPED_TRACE(name);
     mlir::Operation* op = ops.op(name);
@@ -105,11 +108,14 @@ TEST(CompilerOpCost, SlicesCostWhatTheOpLibrarySays) {
             sim::oplib::binary_cost(kChip, sim::cgra::ArithOp::Add, sim::Format::FP32, sim::MemLayout::Tensor,
                                     sim::Shape4{1, 2, 64, 96})
                 .cycles);
-  // conv: rows 2..4 of the output read 5 input rows (the halo), 3 x 3 kernel, 8 channels in.
-  sim::oplib::Conv2dParam conv;
-  EXPECT_EQ(queryOpCost(ops.op("conv2d"), {1, 16, 3, 9}, kChip).cycles,
-            sim::oplib::conv2d_cost(kChip, conv, sim::Format::FP32, sim::Shape4{1, 5, 11, 8}, sim::Shape4{3, 3, 8, 16})
-                .cycles);
+  // conv: rows 2..4 of the output read 5 input rows (the halo), 3 x 3 kernel, 8 channels in; the
+  // tile program's NE convolution and its layout transposes (tile_program_cnn.h) and their scratch.
+  const OpCostQuery conv = queryOpCost(ops.op("conv2d"), {1, 16, 3, 9}, kChip);
+  EXPECT_GT(conv.cycles, sim::oplib::conv2d_cost(kChip, sim::oplib::Conv2dParam{}, sim::Format::FP32,
+                                                 sim::Shape4{1, 5, 11, 8}, sim::Shape4{3, 3, 8, 16})
+                             .cycles);
+  EXPECT_EQ(conv.immBytes,
+            tile_program::conv2d_nchw_imm_bytes(sim::Format::FP32, tile_program::Conv2dNchw{}, 8, 3, 3, 16, 3, 9));
   // attention: one decode call per query row, the cache's two heads shared by eight.
   EXPECT_EQ(queryOpCost(ops.op("attention"), kChip).cycles,
             sim::oplib::attention_decode_cost(kChip, sim::Format::FP16, 8, 2, 40, 64).cycles);
@@ -120,10 +126,10 @@ TEST(CompilerOpCost, SlicesCostWhatTheOpLibrarySays) {
 TEST(CompilerOpCost, OpsWithoutALibraryEntryUseTheFormula) {
   Ops ops;
   ASSERT_TRUE(ops.module);
-  const OpCostQuery pool = queryOpCost(ops.op("pool2d"), kChip);
-  EXPECT_EQ(pool.source, CostSource::Estimate);
-  EXPECT_GT(pool.cycles, 0u);
-  EXPECT_LT(queryOpCost(ops.op("pool2d"), {1, 8, 2, 4}, kChip).cycles, pool.cycles);
+  const OpCostQuery erf = queryOpCost(ops.op("gelu_erf"), kChip);
+  EXPECT_EQ(erf.source, CostSource::Estimate);
+  EXPECT_GT(erf.cycles, 0u);
+  EXPECT_LT(queryOpCost(ops.op("gelu_erf"), {1, 8, 96}, kChip).cycles, erf.cycles);
   // A slice larger than an SPM: the formula too.
   sim::ChipConfig small = kChip;
   small.spm_bytes = 4096;
