@@ -161,9 +161,9 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
       const uint64_t window = windowBytes(op.getResult(0), split);
       const uint64_t whole = windowBytes(op.getResult(0), DataSplit{});
       if (window && whole) bytes = (imm * window + whole - 1) / whole;
-      // ... at least what the generated call needs for its largest window, which need not
-      // shrink with the window (attention's per-head scores, rope's tables).
-      if (codegenSupports(&op, nullptr)) {
+      // ... at least what the generated call of the ops calling more than the library op needs
+      // for its largest window, which need not shrink with it (attention's per-head scores).
+      if (mlir::isa<GatherOp, SetRowsOp, RopeOp, AttentionOp>(&op) && codegenSupports(&op, nullptr)) {
         bytes = std::max(bytes, codegenImmBytes(&op, largestWindow(op.getResult(0), split)));
       }
     }
