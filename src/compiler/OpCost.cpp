@@ -396,9 +396,9 @@ OpCostQuery queryOpCost(Operation* op, ArrayRef<int64_t> outputSliceShape, const
     cost.reset();  // a slice the library refuses (larger than an SPM, a layout it does not take)
   }
   query = cost ? OpCostQuery{cost->cycles, cost->imm_bytes, CostSource::OpLib} : estimate(op, slices);
-  // The generated program may call more than the library op (a conversion, rope's cos / sin
-  // tables): the plan reserves the scratch its call needs.
-  if (codegenSupports(op, nullptr)) {
+  // The generated programs of these call more than the library op (a conversion, rope's cos /
+  // sin tables, attention's query rows): the plan reserves the scratch their call needs.
+  if (isa<GatherOp, SetRowsOp, RopeOp, AttentionOp>(op) && codegenSupports(op, nullptr)) {
     std::array<int64_t, 4> out4{1, 1, 1, 1};
     const size_t rank = std::min<size_t>(slices.out.size(), 4);
     for (size_t i = 0; i < rank; ++i) out4[4 - rank + i] = slices.out[slices.out.size() - rank + i];

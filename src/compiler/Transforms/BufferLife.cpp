@@ -182,9 +182,14 @@ std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const
         }
       }
     }
-    // The op's scratch at its largest window, and at least what the generated call asks for
-    // there (a matmul's follows its activation rows, attention's per-head scores, rope's tables).
-    const uint64_t bytes = std::max(scratchBytes(op, split), generatedImmBytes(op, split));
+    // The op's scratch at its largest window; for the ops whose generated call does more than
+    // the library op, at least what that call asks for there, which need not shrink with the
+    // window (a matmul's rounding follows its activation rows, attention's per-head scores, rope's
+    // tables).
+    uint64_t bytes = scratchBytes(op, split);
+    if (mlir::isa<MatMulOp, GatherOp, SetRowsOp, RopeOp, AttentionOp>(&op)) {
+      bytes = std::max(bytes, generatedImmBytes(op, split));
+    }
     if (bytes == 0) continue;
     BufferLife scratch{.scratchOf = &op, .bytes = alignUp(bytes, kSpmAlign)};
     std::map<int64_t, LiveInterval> lives;

@@ -5,6 +5,7 @@
 // bindings, capture = compile, replays, re-binds, fallbacks) independently of code generation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,12 +59,15 @@ class ReferenceProgram final : public ChipProgram {
     for (const Tensor* out : graph.outputs()) outputs.push_back(clones.at(out));
     results_ = outputs;
     graph_ = Graph::build(outputs);
+    // The state written, as compile_graph's import returns it: each argument the graph writes
+    // whose last write is not an output already.
     for (Tensor* argument : arguments_) {
+      const Tensor* last_write = nullptr;
       for (const Tensor* node : graph_.nodes()) {
-        if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) {
-          results_.push_back(argument);
-          break;
-        }
+        if ((node->op == Op::SET_ROWS || node->op == Op::CPY) && node->view_src == argument) last_write = node;
+      }
+      if (last_write && std::find(outputs.begin(), outputs.end(), last_write) == outputs.end()) {
+        results_.push_back(argument);
       }
     }
     report_.groups.resize(graph_.size());
