@@ -118,7 +118,11 @@ void add_groups(json& spm_rows, std::vector<double>& errors, const std::string& 
                         {"ops", g.ops},
                         {"spm_peak", g.spm_peak},
                         {"spm_lower_bound", g.spm_lower_bound},
-                        {"ratio", g.spm_lower_bound ? double(g.spm_peak) / double(g.spm_lower_bound) : 0.0}});
+                        {"ratio", g.spm_lower_bound ? double(g.spm_peak) / double(g.spm_lower_bound) : 0.0},
+                        {"tiles", g.tiles},
+                        {"steps", g.steps},
+                        {"estimated_cycles", g.estimated_cycles},
+                        {"simulated_cycles", g.simulated_cycles}});
     if (g.simulated_cycles > 0) {
       errors.push_back(std::abs(double(g.estimated_cycles) - double(g.simulated_cycles)) / double(g.simulated_cycles));
     }

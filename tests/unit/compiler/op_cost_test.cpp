@@ -88,9 +88,9 @@ TEST(CompilerOpCost, SlicesCostWhatTheOpLibrarySays) {
   // matmul at the weight's precision, one GEMM of N x M x K per batch.
   EXPECT_EQ(queryOpCost(ops.op("matmul"), {2, 16, 32}, kChip).cycles,
             2 * sim::oplib::gemm_cost(kChip, sim::Format::FP16, 16, 32, 96).cycles);
-  // rmsnorm rows: its imm too.
+  // rmsnorm rows (the op has no gamma): its imm too.
   const OpCostQuery norm = queryOpCost(ops.op("rmsnorm"), {1, 8, 96}, kChip);
-  const sim::oplib::OpCost want = sim::oplib::rmsnorm_cost(kChip, sim::Format::FP32, sim::Shape4{1, 1, 8, 96});
+  const sim::oplib::OpCost want = sim::oplib::rmsnorm_cost(kChip, sim::Format::FP32, sim::Shape4{1, 1, 8, 96}, false);
   EXPECT_EQ(norm.cycles, want.cycles);
   EXPECT_EQ(norm.immBytes, want.imm_bytes);
   EXPECT_GT(norm.immBytes, 0u);

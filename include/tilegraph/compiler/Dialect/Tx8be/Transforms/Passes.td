@@ -199,8 +199,10 @@ def SpmAlloc : Pass<"spm-alloc", "::mlir::func::FuncOp"> {
   let constructor = "::tg::compiler::tx8be::createSpmAllocPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">,
     Option<"spmBytes", "spm-bytes", "uint64_t", /*default=*/"0",
-           "SPM bytes per tile (0: the TX8 chip's, 4 MiB)">
+           "SPM bytes per tile, over the chip's (0: the chip's)">
   ];
 }
 
@@ -250,7 +252,7 @@ def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
 }
 
@@ -268,7 +270,7 @@ def Estimate : Pass<"estimate", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
 }
 
@@ -288,7 +290,7 @@ def GroupCost : Pass<"group-cost", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
   let statistics = [
     Statistic<"searched", "searched", "Groups whose candidates were searched">,
