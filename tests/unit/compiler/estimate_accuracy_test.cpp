@@ -101,19 +101,32 @@ TEST(EstimateAccuracy, MedianErrorOverTheRegressionSetIsWithinTenPercent) {
     measure("llama block t" + std::to_string(tokens), {llamaBlockF32(ctx, tokens)},
             tokens == 1 ? test::mesh(4, 4) : small_spm, errors);
   }
+  // Streams cut into many steps on 16 tiles, each tile's part of the DDR (12.8 bytes per cycle)
+  // below a DMA engine's: a load and a store in flight together share it.
+  sim::ChipConfig streaming = test::mesh(4, 4);
+  streaming.spm_bytes = 32 * 1024;
   {
     Context ctx;
     Rng rng{3};
     Tensor* w = test::random_weight(ctx, rng, DType::BF16, {256, 256});
     Tensor* x = test::random_input(ctx, rng, DType::BF16, {256, 192});
-    measure("gemm steps", {mul_mat(ctx, w, x)}, small_spm, errors);
+    measure("gemm steps", {mul_mat(ctx, w, x)}, streaming, errors);
+  }
+  {
+    Context ctx;
+    Rng rng{5};
+    Tensor* w = test::random_weight(ctx, rng, DType::F32, {64, 512});
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {64, 256});
+    measure("gemm short k", {mul_mat(ctx, w, x)}, streaming, errors);
   }
   {
     Context ctx;
     Rng rng{4};
-    Tensor* x = test::random_input(ctx, rng, DType::F32, {256, 96});
+    Tensor* x = test::random_input(ctx, rng, DType::F32, {256, 512});
+    Tensor* y = test::random_input(ctx, rng, DType::F32, {256, 512});
     Tensor* row = test::random_weight(ctx, rng, DType::F32, {256});
-    measure("rows steps", {unary(ctx, add(ctx, rms_norm(ctx, x, 1e-5f), row), UnaryOp::SILU)}, small_spm, errors);
+    measure("stream", {unary(ctx, add(ctx, x, y), UnaryOp::SILU)}, streaming, errors);
+    measure("rows steps", {unary(ctx, add(ctx, rms_norm(ctx, x, 1e-5f), row), UnaryOp::SILU)}, streaming, errors);
   }
   int random = 0;
   for (uint32_t seed = 1; seed <= 40 && random < 4; ++seed) {
@@ -133,12 +146,24 @@ TEST(EstimateAccuracy, MedianErrorOverTheRegressionSetIsWithinTenPercent) {
                 (unsigned long long)e.group.estimated_cycles, (unsigned long long)e.group.simulated_cycles,
                 100 * e.error);
   }
+  // The target: the median over all groups. And every group of several steps, where the
+  // overlap of neighbouring steps (and their sharing of the DDR) is what the model has to get
+  // right, within the same 10% (a sum of per-cycle maxima misses that by 11-18% on the streams).
   std::vector<double> sorted;
-  for (const GroupError& e : errors) sorted.push_back(e.error);
+  size_t stepped = 0;
+  for (const GroupError& e : errors) {
+    sorted.push_back(e.error);
+    if (e.group.steps <= 1) continue;
+    ++stepped;
+    EXPECT_LE(e.error, 0.10) << e.graph << " group " << e.group.group_id << " (" << e.group.ops << "): estimated "
+                             << e.group.estimated_cycles << ", simulated " << e.group.simulated_cycles;
+  }
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
-  std::printf("estimate vs simulated: median |error| %.1f%% over %zu groups\n", 100 * median, sorted.size());
+  std::printf("estimate vs simulated: median |error| %.1f%% over %zu groups (%zu of several steps)\n", 100 * median,
+              sorted.size(), stepped);
   EXPECT_LE(median, 0.10);
+  EXPECT_GE(stepped, 8u);
 }
 
 }  // namespace
