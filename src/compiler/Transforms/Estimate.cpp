@@ -95,10 +95,6 @@ struct ItemCost {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // The engine queues of one tile as the generated program uses them: RDMA loads, WDMA stores, and
 // the compute ops, which run one after another whatever their engines (each waits for the
 // previous one: they share scratch).
