@@ -16,15 +16,14 @@ constexpr llvm::StringLiteral kChipAttr = "tx8be.chip";
 mlir::FailureOr<sim::ChipConfig> chipOption(mlir::ModuleOp module, llvm::StringRef pass, const std::string& path) {
   sim::ChipConfig chip;
   try {
-    if (!path.empty()) {
-      chip = sim::load_chip_config(path);
-    } else if (mlir::Attribute attr = module->getAttr(kChipAttr)) {
+    if (mlir::Attribute attr = module->getAttr(kChipAttr)) {
       auto text = attr.dyn_cast<mlir::StringAttr>();
       if (!text) return module.emitError() << pass << ": " << kChipAttr << " must be a string of JSON, got " << attr;
       const nlohmann::json json = nlohmann::json::parse(text.getValue().str(), nullptr, false);
       if (json.is_discarded()) return module.emitError() << pass << ": " << kChipAttr << " is not JSON";
       chip = sim::chip_config_from_json(json);
     }
+    if (!path.empty()) chip = sim::load_chip_config(path);
     if (module->hasAttr("tx8be.tile_dx") || module->hasAttr("tx8be.tile_dy")) {
       mlir::FailureOr<TileMesh> mesh = tile_mesh(module);
       if (mlir::failed(mesh)) return mlir::failure();

@@ -5,7 +5,8 @@
 // pass's `chip-config` option (a JSON file, docs/sim.md) overrides it, as for a module written by
 // hand; with neither, the TX8 chip's defaults. The module's tile_dx / tile_dy, where present, are
 // the mesh: the groups' dev_regions were cut from it. A file that cannot be read, or an invalid
-// configuration, is a diagnostic on the module naming the pass.
+// configuration (tx8be.chip's too, when the option is given), is a diagnostic on the module
+// naming the pass.
 #include <string>
 
 #include <mlir/IR/BuiltinOps.h>
