@@ -259,15 +259,26 @@ std::optional<oplib::OpCost> oplib_cost(Operation* op, const Slices& s, const si
       })
       .Case([&](RmsNormOp) -> std::optional<oplib::OpCost> {
         if (!out_format) return std::nullopt;
-        return oplib::rmsnorm_cost(config, *out_format, innermost_nhwc(out));
+        return oplib::rmsnorm_cost(config, *out_format, innermost_nhwc(out), /*affine=*/false);
       })
       .Case([&](LayerNormOp) -> std::optional<oplib::OpCost> {
         if (!out_format) return std::nullopt;
-        return oplib::layernorm_cost(config, *out_format, innermost_nhwc(out));
+        return oplib::layernorm_cost(config, *out_format, innermost_nhwc(out), /*affine=*/false);
       })
       .Case([&](SoftmaxOp softmax) -> std::optional<oplib::OpCost> {
         if (!out_format) return std::nullopt;
         return oplib::softmax_cost(config, *out_format, innermost_nhwc(out), bool(softmax.getMask()));
+      })
+      .Case([&](GluOp glu) -> std::optional<oplib::OpCost> {
+        // With a gate: the activation of the input, then the product with the gate, as the tile
+        // program runs it. The halves of one row (no gate) have no program: the formula.
+        if (!glu.getGate() || !out_format) return std::nullopt;
+        const Shape4 shape = innermost_nhwc(out);
+        const MemLayout layout = layout_of(op, shape);
+        const auto act = glu.getKind() == "swiglu" ? sim::cgra::UnaryOp::Silu : sim::cgra::UnaryOp::Gelu;
+        oplib::OpCost cost = oplib::activation_cost(config, act, *out_format, layout, shape);
+        cost.cycles += oplib::binary_cost(config, sim::cgra::ArithOp::Mul, *out_format, layout, shape).cycles;
+        return cost;
       })
       .Case([&](RopeOp rope) -> std::optional<oplib::OpCost> {
         if (!out_format) return std::nullopt;

@@ -19,6 +19,7 @@
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/Pass/PassManager.h>
 
+#include "Transforms/ChipOption.h"
 #include "Transforms/Codegen.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -101,8 +102,9 @@ class CompiledProgram final : public ChipProgram {
       }
       constants[i] = addr;
     }
-    // A program reads what earlier runs wrote to DDR, which no SPM dependency orders: it starts
-    // when everything before it on the chip has finished.
+    // The program starts on an idle chip, as the host launches it: it reads what earlier runs wrote
+    // to DDR, which no SPM dependency orders, and a group's window would otherwise take in the tail
+    // of an earlier program on some of its tiles.
     chip.barrier();
     const uint64_t first = chip.mark();
     std::vector<uint64_t> marks;
@@ -180,6 +182,7 @@ void describeSpm(GroupOp group, const sim::ChipConfig& chip, GroupReport& report
 std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   double program_search_seconds = 0;
+  GroupCostCounts program_counts;
   auto progress = [&](std::string_view stage, size_t done, size_t total) {
     if (options.progress) options.progress(CompileProgress{stage, done, total});
   };
@@ -192,9 +195,7 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
   progress("import", 0, 1);
   ImportedGraph imported = import_graph(context, graph);
   mlir::ModuleOp module = *imported.module;
-  mlir::Builder builder(&context);
-  module->setAttr("tx8be.tile_dx", builder.getI32IntegerAttr(options.chip.mesh_x));
-  module->setAttr("tx8be.tile_dy", builder.getI32IntegerAttr(options.chip.mesh_y));
+  setModuleChip(module, options.chip);
   progress("import", 1, 1);
 
   progress("front end", 0, 1);
@@ -220,7 +221,7 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
   {
     mlir::PassManager pm(&context);
     pm.addPass(createDataSplitPass());
-    buildBackendPipeline(pm);
+    buildBackendPipeline(pm, &program_counts, options.plan_memo);
     const auto planning = std::chrono::steady_clock::now();
     runPasses(pm, module, "the back end");
     program_search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
@@ -351,6 +352,7 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
   }
   program->report_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   program->report_.search_seconds = program_search_seconds;
+  program->report_.search = program_counts;
   return program;
 }
 

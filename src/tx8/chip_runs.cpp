@@ -9,6 +9,9 @@ namespace tg::tx8 {
 
 ChipRunsReport compile_and_run_chip_runs(const Graph& graph, const compiler::CompileOptions& options, sim::Chip& chip) {
   ChipRunsReport out;
+  // One memo for every run: a layer identical to one of an earlier run takes its plan.
+  compiler::CompileOptions run_options = options;
+  if (!run_options.plan_memo) run_options.plan_memo = compiler::make_group_plan_memo();
   std::map<std::string, int> host_ops;
   const std::vector<int64_t> readers = last_readers(graph);
   const auto on_chip = [](const Tensor& node) { return compiler::chip_supports(node); };
@@ -18,7 +21,7 @@ ChipRunsReport compile_and_run_chip_runs(const Graph& graph, const compiler::Com
       continue;
     }
     const RunGraph part_graph = extract_run(graph, part, readers);
-    std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(part_graph.graph, options);
+    std::unique_ptr<compiler::ChipProgram> program = compiler::compile_graph(part_graph.graph, run_options);
     compiler::run_with_zero_arguments(*program, chip);
     const int first = int(out.compile.groups.size());
     for (compiler::GroupReport g : program->report().groups) {
@@ -29,6 +32,11 @@ ChipRunsReport compile_and_run_chip_runs(const Graph& graph, const compiler::Com
     out.compile.compile_seconds += program->report().compile_seconds;
     out.compile.search_seconds += program->report().search_seconds;
     out.compile.jit_compiles += program->report().jit_compiles;
+    const compiler::GroupCostCounts& search = program->report().search;
+    out.compile.search.searched += search.searched;
+    out.compile.search.reused += search.reused;
+    out.compile.search.earlier += search.earlier;
+    out.compile.search.candidates += search.candidates;
   }
   for (const auto& [op, count] : host_ops) out.host_ops.push_back(op + " x" + std::to_string(count));
   return out;

@@ -235,6 +235,7 @@ class Tx8BackendImpl final : public Tx8Backend {
     }
     compiler::CompileOptions options;
     options.chip = tx8_.chip;
+    options.plan_memo = plans_;
     const auto start = std::chrono::steady_clock::now();
     auto compiled = std::make_shared<CompiledRun>();
     try {
@@ -249,6 +250,8 @@ class Tx8BackendImpl final : public Tx8Backend {
       ++s.compiles;
       s.compile_seconds += seconds;
       s.jit_compiles += compiled->program->report().jit_compiles;
+      s.groups_searched += uint64_t(compiled->program->report().search.searched);
+      s.groups_reused += uint64_t(compiled->program->report().search.reused);
     });
     compiled->scratch = std::make_unique<DdrBlock>(device_, compiled->program->scratch_bytes());
     return compiled;
@@ -403,6 +406,9 @@ class Tx8BackendImpl final : public Tx8Backend {
   std::shared_ptr<Device> device_;
   std::unique_ptr<Backend> cpu_;
   std::mutex mutex_;  // one compute at a time
+  // The sharding search's plans, shared by every run the backend compiles: identical layers in
+  // different runs (and steps) are searched once.
+  std::shared_ptr<compiler::GroupPlanMemo> plans_ = compiler::make_group_plan_memo();
   GraphMode mode_;
   mutable std::mutex stats_mutex_;
   mutable Tx8Stats stats_;
@@ -422,6 +428,8 @@ std::string format_stats(const Tx8Stats& s) {
                     " (of " + std::to_string(s.chip_runs) + " chip runs), compile failures " +
                     std::to_string(s.compile_failures) + ", CPU runs " + std::to_string(s.cpu_runs) + " (" +
                     std::to_string(s.cpu_nodes) + " nodes)";
+  out +=
+      ", groups searched " + std::to_string(s.groups_searched) + ", reusing a plan " + std::to_string(s.groups_reused);
   char seconds[64];
   std::snprintf(seconds, sizeof seconds, ", compile %.2f s", s.compile_seconds);
   out += seconds;

@@ -120,6 +120,11 @@ nlohmann::json report_json(const CompileRun& run) {
           {"host_ops", run.host_ops},
           {"compile_seconds", run.compile.compile_seconds},
           {"jit_compiles", run.compile.jit_compiles},
+          {"search",
+           {{"groups_searched", run.compile.search.searched},
+            {"groups_reusing_a_plan", run.compile.search.reused},
+            {"from_an_earlier_run", run.compile.search.earlier},
+            {"candidates", run.compile.search.candidates}}},
           {"simulated",
            {{"cycles", run.simulated.total_cycles},
             {"seconds", run.simulated.seconds},
@@ -176,8 +181,12 @@ std::string report_text(const CompileRun& run) {
                   100 * use[size_t(e)].utilisation);
     out += line;
   }
-  std::snprintf(line, sizeof line, "\ncompile: %.2f s, %llu kernels built by the JIT\n", run.compile.compile_seconds,
-                (unsigned long long)run.compile.jit_compiles);
+  const compiler::GroupCostCounts& search = run.compile.search;
+  std::snprintf(line, sizeof line,
+                "\ncompile: %.2f s, %llu kernels built by the JIT; sharding search: %lld groups searched, %lld "
+                "reusing a plan (%lld of an earlier chip run)\n",
+                run.compile.compile_seconds, (unsigned long long)run.compile.jit_compiles, (long long)search.searched,
+                (long long)search.reused, (long long)search.earlier);
   out += line;
   return out;
 }

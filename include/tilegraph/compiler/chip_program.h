@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tilegraph/compiler/group_plan_memo.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/sim/chip.h"
 #include "tilegraph/sim/chip_config.h"
@@ -31,9 +32,12 @@ struct CompileProgress {
 };
 
 struct CompileOptions {
-  sim::ChipConfig chip;
-  std::string group_patterns_file;                       // extra group-pattern file ("": the built-in set only)
+  sim::ChipConfig chip;             // what every pass plans for (the module carries it: tx8be.chip)
+  std::string group_patterns_file;  // extra group-pattern file ("": the built-in set only)
   std::function<void(const CompileProgress&)> progress;  // may be empty
+  // The sharding search's plans shared with other compiles (group_plan_memo.h): a backend hands
+  // one memo to every chip run it compiles. Null: this compile's own.
+  std::shared_ptr<GroupPlanMemo> plan_memo;
 };
 
 // One SPM buffer of a group's allocation, for the occupancy chart.
@@ -66,6 +70,7 @@ struct CompileReport {
   double compile_seconds = 0;
   double search_seconds = 0;  // of compile_seconds, the back end's planning (group-cost's search and the rest)
   uint64_t jit_compiles = 0;  // kernels the JIT built (not found in its caches)
+  GroupCostCounts search;     // groups searched, and reusing a plan (from an earlier compile: search.earlier)
 };
 
 // Where a program's tensors live in the chip's DDR when it runs.

@@ -48,6 +48,10 @@ struct Tx8Stats {
   double simulated_seconds = 0;   // the same at the configured clock
   double compile_seconds = 0;
   uint64_t jit_compiles = 0;  // kernels the JIT built for compiled programs
+  // Groups of compiled runs whose sharding was searched, and that took the plan of an identical
+  // group searched before (in the same run or an earlier one: the backend shares its memo).
+  uint64_t groups_searched = 0;
+  uint64_t groups_reused = 0;
   // What ran on the CPU and why: per op kind the chip does not run ("flash_attn_ext"), and per
   // reason the compiler gave for refusing a run ("compile: <its message>").
   std::map<std::string, std::string> fallbacks;

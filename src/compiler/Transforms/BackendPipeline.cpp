@@ -8,8 +8,8 @@
 
 namespace tg::compiler::tx8be {
 
-void buildBackendPipeline(mlir::OpPassManager& pm) {
-  pm.addPass(createGroupCostPass());
+void buildBackendPipeline(mlir::OpPassManager& pm, GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo) {
+  pm.addPass(createGroupCostPass(counts, std::move(memo)));
   mlir::OpPassManager& groups = pm.nest<mlir::func::FuncOp>();
   groups.addPass(createSwPipelinePass());
   groups.addPass(createSpmAllocPass());
@@ -20,7 +20,7 @@ void buildBackendPipeline(mlir::OpPassManager& pm) {
 void registerBackendPipeline() {
   mlir::PassPipelineRegistration<>("tx8-backend",
                                    "The TX8 back end: group-cost, sw-pipeline, spm-alloc, opt-barrier, opt-ddr",
-                                   buildBackendPipeline);
+                                   [](mlir::OpPassManager& pm) { buildBackendPipeline(pm); });
   mlir::PassPipelineRegistration<>("tx8-pipeline",
                                    "The TX8 front end (--tx8-frontend), then the back end (--tx8-backend)",
                                    [](mlir::OpPassManager& pm) {

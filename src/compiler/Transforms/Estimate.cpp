@@ -1,27 +1,39 @@
 // estimateCycles (GroupPlan.h) and the `estimate` pass: the cycles a group's plan takes on the
-// chip, as the TX8 toolchain's EstimatePass prices a candidate. The formula:
-//
-//   cycles = sum over pipeline cycles c of  max over engines e of  sum of cost(item) for the
-//            items of c on e
-//
-// on tile 0, whose range is the largest (tiles run side by side; the group ends with the slowest).
-// The pipeline's start-up and drain are in the sum: its first cycles hold the first loads (and
-// the step-invariant ones) with nothing to overlap, its last the last stores. An item's cost:
-//   - a load or a store (RDMA / WDMA): latency + ceil(ddr_bytes / bandwidth), where ddr_bytes is
-//     its window at that step cut into contiguous runs, each rounded up to whole DDR bursts, and
-//     bandwidth = min(the DMA engine's bytes per cycle, the DDR's bytes per cycle / the tiles the
-//     group uses): all of the group's tiles load and store at about the same time and share DDR;
-//   - a computing or moving op (NE, CT, TDMA): the cycles of its window at that step on one tile
-//     from the C-model's op library (queryOpCost, OpCost.h: the op run on the slice), or, for a
-//     window the query does not take, the whole op's getOpClockCycle scaled by the window's
-//     share of the result's elements.
-// A step whose window is empty on tile 0 costs nothing. What the formula leaves out, and the
-// C-model has: NoC traffic, the DDR's sharing with other groups, and waits between engines
-// inside a pipeline cycle (an op's inputs are ready when its cycle starts).
+// chip, as the TX8 toolchain's EstimatePass prices a candidate. The model is the C-model's own
+// schedule of the program codegen writes for the plan, run on tile 0 (whose range is the
+// largest; the tiles run side by side and the group ends with the slowest):
+//   - the tasks: every (op, step) of the pipeline, in the program's issue order (cycle by cycle;
+//     in a cycle the stores last, the rest by step), each on its queue: loads on the RDMA,
+//     stores on the WDMA, compute ops one after another (each waits for the previous: they share
+//     scratch);
+//   - the waits the program states (tile_program.h), over the SPM plan's buffer copies: a load
+//     waits for whatever last touched the bytes it overwrites (the compute that read the copy
+//     `copies` steps ago, its store), a compute op for whatever touched its operands, result and
+//     scratch and (the op library's rule) for every transfer issued before it, a store for
+//     whatever touched the buffer it reads;
+//   - the costs: a transfer is the DMA engine's latency, then its DDR bytes (its window cut
+//     into contiguous runs, each rounded up to whole bursts) moving while the transfers in flight
+//     share the tile's part of the DDR bandwidth (the DDR's bytes per cycle / the tiles the group
+//     uses, all tiles moving alike; max-min fair, each within its engine's bytes per cycle); a
+//     compute op is the cycles of its window at that step on one tile from the C-model's op
+//     library (queryOpCost, OpCost.h: the op run on the slice), or, for a window the query does
+//     not take, the whole op's getOpClockCycle scaled by the window's share of the result;
+//   - the estimate is when the last task ends. A step whose window is empty on tile 0 costs
+//     nothing.
+// So a load of step s + 1 overlaps the compute of step s and the store of step s - 1 exactly as
+// far as the buffers' copies and the shared DDR let it, and the step-invariant operands (the
+// weights) are loaded once, in the first cycles. What it leaves out, and the C-model has: NoC
+// traffic, DDR shared with other groups, tiles whose steps differ in size (tile 0's stand for
+// all), and the overlap of one op's own instructions on different engines.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
 #include <mlir/Pass/Pass.h>
 
 #include "ChipOption.h"
@@ -65,13 +77,9 @@ uint64_t ddr_bytes(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> window, 
 
 struct ItemCost {
   const sim::ChipConfig& chip;
-  double dmaShare;  // each tile's share of the DDR bandwidth, bytes per cycle
 
-  uint64_t transfer(const sim::DmaConfig& dma, mlir::Value value, llvm::ArrayRef<int64_t> window) const {
-    auto type = value.getType().cast<mlir::RankedTensorType>();
-    const double bandwidth = std::min(dma.bytes_per_cycle, dmaShare);
-    return uint64_t(dma.latency_cycles) +
-           uint64_t(std::ceil(double(ddr_bytes(type, window, chip.ddr.burst_bytes)) / bandwidth));
+  double ddrBytes(mlir::Value value, llvm::ArrayRef<int64_t> window) const {
+    return double(ddr_bytes(value.getType().cast<mlir::RankedTensorType>(), window, chip.ddr.burst_bytes));
   }
 
   uint64_t compute(mlir::Operation* op, llvm::ArrayRef<int64_t> window) const {
@@ -87,6 +95,96 @@ struct ItemCost {
   }
 };
 
+// The engine queues of one tile as the generated program uses them: RDMA loads, WDMA stores, and
+// the compute ops, which run one after another whatever their engines (each waits for the
+// previous one: they share scratch).
+enum class Queue { Load, Store, Compute };
+
+// One (op, step) of the pipeline on tile 0, as the program issues it.
+struct Task {
+  Queue queue = Queue::Compute;
+  uint64_t latency = 0;       // a transfer's fixed cycles before its bytes move
+  double work = 0;            // a transfer's DDR bytes; a compute op's cycles
+  double cap = 0;             // a transfer's engine limit, bytes per cycle
+  std::vector<size_t> after;  // the tasks issued before it that it waits for
+  double end = -1;
+};
+
+// An SPM buffer copy by its bytes: what the program's waits are kept for.
+struct Range {
+  uint64_t lo = 0, hi = 0;
+  bool operator<(const Range& o) const { return lo != o.lo ? lo < o.lo : hi < o.hi; }
+  bool overlaps(const Range& o) const { return lo < o.hi && o.lo < hi; }
+};
+
+// Runs the tasks as the C-model schedules them: each queue in issue order, a task when its queue
+// is free and what it waits for has ended; a transfer spends its latency, then moves its bytes
+// while the transfers in flight share the tile's part of the DDR bandwidth (max-min fair, each
+// within its engine's limit). Returns when the last task ends.
+double schedule(std::vector<Task>& tasks, double ddrShare) {
+  std::vector<size_t> queue[3];
+  for (size_t i = 0; i < tasks.size(); ++i) queue[size_t(tasks[i].queue)].push_back(i);
+  size_t next[3] = {0, 0, 0};
+  struct Running {
+    size_t task;
+    double latencyLeft, workLeft;
+  };
+  std::optional<Running> running[3];
+  double now = 0;
+  size_t done = 0;
+  while (done < tasks.size()) {
+    for (size_t q = 0; q < 3; ++q) {
+      if (running[q] || next[q] == queue[q].size()) continue;
+      const Task& task = tasks[queue[q][next[q]]];
+      const bool ready = std::all_of(task.after.begin(), task.after.end(), [&](size_t t) { return tasks[t].end >= 0; });
+      if (!ready) continue;
+      running[q] = Running{queue[q][next[q]++], double(task.latency), task.work};
+    }
+    // The rates of the transfers moving bytes: max-min fair shares of ddrShare under their caps.
+    double rate[3] = {0, 0, 0};
+    std::vector<size_t> moving;
+    for (size_t q : {size_t(Queue::Load), size_t(Queue::Store)}) {
+      if (running[q] && running[q]->latencyLeft <= 0) moving.push_back(q);
+    }
+    std::sort(moving.begin(), moving.end(),
+              [&](size_t a, size_t b) { return tasks[running[a]->task].cap < tasks[running[b]->task].cap; });
+    double left = ddrShare;
+    for (size_t i = 0; i < moving.size(); ++i) {
+      rate[moving[i]] = std::min(tasks[running[moving[i]]->task].cap, left / double(moving.size() - i));
+      left -= rate[moving[i]];
+    }
+    double step = std::numeric_limits<double>::infinity();
+    for (size_t q = 0; q < 3; ++q) {
+      if (!running[q]) continue;
+      const Running& r = *running[q];
+      if (r.latencyLeft > 0) {
+        step = std::min(step, r.latencyLeft);
+      } else if (q == size_t(Queue::Compute)) {
+        step = std::min(step, r.workLeft);
+      } else if (rate[q] > 0) {
+        step = std::min(step, r.workLeft / rate[q]);
+      }
+    }
+    if (!std::isfinite(step)) break;  // nothing runs and nothing can start: not a schedule
+    now += step;
+    for (size_t q = 0; q < 3; ++q) {
+      if (!running[q]) continue;
+      Running& r = *running[q];
+      if (r.latencyLeft > 0) {
+        r.latencyLeft -= step;
+      } else {
+        r.workLeft -= q == size_t(Queue::Compute) ? step : step * rate[q];
+      }
+      if (r.latencyLeft <= 1e-9 && r.workLeft <= 1e-6 * std::max(1.0, tasks[r.task].work)) {
+        tasks[r.task].end = now;
+        running[q].reset();
+        ++done;
+      }
+    }
+  }
+  return now;
+}
+
 }  // namespace
 
 uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipConfig& chip) {
@@ -94,7 +192,8 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
   const llvm::ArrayRef<int64_t> shape = primaryValue(group).getType().cast<mlir::ShapedType>().getShape();
   int64_t tiles = 1;
   for (int32_t parts : split.sharding) tiles *= parts;
-  const ItemCost cost{chip, chip.ddr.bytes_per_cycle / double(tiles)};
+  const double ddrShare = chip.ddr.bytes_per_cycle / double(tiles);
+  const ItemCost cost{chip};
 
   // Tile 0's windows of every value, per step (computed once per step the pipeline names).
   llvm::DenseMap<int64_t, llvm::DenseMap<mlir::Value, WindowParam>> windows_of_step;
@@ -112,25 +211,111 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
     return found->second.size;
   };
 
-  uint64_t total = 0;
+  // Where each value's and each op's scratch copies sit (the SPM plan: the program's waits follow
+  // its buffers); a plan not placed yet is placed here.
+  SpmPlan placed = plan.spm;
+  if (placed.buffers.empty()) allocateSpm(group, split, plan.pipeline, chip, placed);
+  llvm::DenseMap<mlir::Value, const SpmBuffer*> bufferOf;
+  llvm::DenseMap<mlir::Operation*, const SpmBuffer*> scratchOf;
+  for (const SpmBuffer& buffer : placed.buffers) {
+    if (buffer.value) bufferOf[buffer.value] = &buffer;
+    if (!buffer.value && buffer.scratchOf) scratchOf[buffer.scratchOf] = &buffer;
+  }
+  llvm::DenseSet<mlir::Value> invariant;
+  for (const ValueSlicing& v : split.values) {
+    if (v.stepInvariant) invariant.insert(v.value);
+  }
+  auto copy_of = [&](mlir::Value value, int64_t step) -> std::optional<Range> {
+    const SpmBuffer* buffer = bufferOf.lookup(value);
+    if (!buffer) return std::nullopt;
+    const uint64_t copy = invariant.contains(value) ? 0 : uint64_t(step % std::max(buffer->copies, 1));
+    const uint64_t lo = buffer->offset + copy * buffer->bytes;
+    return Range{lo, lo + buffer->bytes};
+  };
+
+  // The tasks in the program's issue order (Codegen.cpp): cycle by cycle, in a cycle stores last
+  // and the rest by step; with the waits of tile_program.h: a load waits for whatever touched the
+  // bytes it overwrites, a compute op for whatever touched its operands, result and scratch, for
+  // the previous compute op and (the op library's rule) for every transfer issued before it, a
+  // store for whatever touched the buffer it reads.
+  std::vector<Task> tasks;
+  std::map<Range, std::vector<size_t>> touched;  // per buffer copy, the last task of each queue that touched it
+  std::optional<size_t> lastOf[3];
+  auto waits_for_overlapping = [&](const Range& range, std::vector<size_t>& after) {
+    for (const auto& [other, last] : touched) {
+      if (other.overlaps(range)) after.insert(after.end(), last.begin(), last.end());
+    }
+  };
+  auto waits_for = [&](const Range& range, std::vector<size_t>& after) {
+    auto it = touched.find(range);
+    if (it != touched.end()) after.insert(after.end(), it->second.begin(), it->second.end());
+  };
+  auto touch = [&](const Range& range, size_t task) {
+    std::vector<size_t>& last = touched[range];
+    const Queue queue = tasks[task].queue;
+    llvm::erase_if(last, [&](size_t t) { return tasks[t].queue == queue; });
+    last.push_back(task);
+  };
   for (const std::vector<PipelineItem>& cycle : plan.pipeline.cycles) {
-    uint64_t per_engine[5] = {};
-    for (const PipelineItem& item : cycle) {
+    std::vector<PipelineItem> items = cycle;
+    std::stable_sort(items.begin(), items.end(), [](const PipelineItem& a, const PipelineItem& b) {
+      return std::pair{a.engine == PipelineEngine::Store, a.step} <
+             std::pair{b.engine == PipelineEngine::Store, b.step};
+    });
+    for (const PipelineItem& item : items) {
       if (item.op->getNumResults() != 1) continue;
       mlir::Value result = item.op->getResult(0);
       const std::vector<int64_t> window = window_of(result, item.step);
       if (window.empty() || elements(window) == 0) continue;
-      uint64_t cycles = 0;
+      Task task;
+      std::vector<Range> reads, writes;
       switch (item.engine) {
-        case PipelineEngine::Load: cycles = cost.transfer(chip.rdma, result, window); break;
-        case PipelineEngine::Store: cycles = cost.transfer(chip.wdma, result, window); break;
-        default: cycles = cost.compute(item.op, window); break;
+        case PipelineEngine::Load: {
+          task.queue = Queue::Load;
+          task.latency = uint64_t(chip.rdma.latency_cycles);
+          task.work = cost.ddrBytes(result, window);
+          task.cap = chip.rdma.bytes_per_cycle;
+          if (auto range = copy_of(result, item.step)) {
+            waits_for_overlapping(*range, task.after);
+            writes.push_back(*range);
+          }
+          break;
+        }
+        case PipelineEngine::Store: {
+          task.queue = Queue::Store;
+          task.latency = uint64_t(chip.wdma.latency_cycles);
+          task.work = cost.ddrBytes(result, window);
+          task.cap = chip.wdma.bytes_per_cycle;
+          if (auto range = copy_of(item.op->getOperand(0), item.step)) {
+            waits_for(*range, task.after);
+            writes.push_back(*range);
+          }
+          break;
+        }
+        default: {
+          task.queue = Queue::Compute;
+          task.work = double(cost.compute(item.op, window));
+          for (mlir::Value operand : item.op->getOperands()) {
+            if (auto range = copy_of(operand, item.step)) writes.push_back(*range);
+          }
+          if (auto range = copy_of(result, item.step)) writes.push_back(*range);
+          if (const SpmBuffer* scratch = scratchOf.lookup(item.op)) {
+            writes.push_back(Range{scratch->offset, scratch->offset + scratch->bytes});
+          }
+          for (const Range& range : writes) waits_for(range, task.after);
+          for (std::optional<size_t> last : lastOf) {
+            if (last) task.after.push_back(*last);
+          }
+          break;
+        }
       }
-      per_engine[size_t(item.engine)] += cycles;
+      const size_t index = tasks.size();
+      lastOf[size_t(task.queue)] = index;
+      tasks.push_back(std::move(task));
+      for (const Range& range : writes) touch(range, index);
     }
-    total += *std::max_element(std::begin(per_engine), std::end(per_engine));
   }
-  return total;
+  return uint64_t(std::ceil(schedule(tasks, ddrShare)));
 }
 
 namespace {

@@ -1,9 +1,11 @@
 // The group-cost pass (the TX8 toolchain's GroupCostPass): for every group, the plan of least
 // estimated cycles over its sharding candidates. For a group:
 //   1. bail out when it works in DDR (group_tag 2): nothing of it sits in SPM;
-//   2. the template memo: a group whose GroupKey (GroupCost.h) an earlier group of this run had
-//      takes that group's plan, rebound to its own ops, and `template_id` = that group's id (the
-//      32 identical layers of a llama model are searched once);
+//   2. the template memo: a group whose GroupKey (GroupCost.h) an earlier group had takes that
+//      group's plan, bound to its own ops by position (GroupPlanMemo.h), and `template_id` = that
+//      group's id when it is of this module (the 32 identical layers of a llama model are searched
+//      once). The memo is this run's own, or one handed in and shared with other compiles (the
+//      chip runs of one graph), keyed by the chip too;
 //   3. the slice space (SliceSpace): the candidates of ShardingCandidates.h for the primary result over the
 //      group's tiles (its dev_region, else the chip's mesh), each run through the stages
 //      dataSplit -> buildPipeline -> allocateSpm -> estimateCycles; a candidate an op refuses or
@@ -11,15 +13,17 @@
 //   4. the cheapest (the first of equal ones, in the candidates' order) is written (writePlan);
 //      when none fits, an error names the group and the least SPM a candidate would need.
 #include <limits>
-#include <map>
+#include <memory>
 #include <optional>
 
 #include <llvm/Support/raw_ostream.h>
 #include <mlir/Pass/Pass.h>
+#include <nlohmann/json.hpp>
 
 #include "ChipOption.h"
 #include "DataSplit.h"
 #include "GroupCost.h"
+#include "GroupPlanMemo.h"
 #include "GroupTags.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
@@ -51,27 +55,6 @@ std::vector<mlir::Operation*> body_ops(GroupOp group) {
 int32_t group_tiles(GroupOp group, const sim::ChipConfig& chip) {
   if (auto region = group.getDevRegionAttr()) return region.getWidth() * region.getHeight();
   return chip.tile_count();
-}
-
-// `plan`, made for `from`, over the ops of `to` (the same body: the same GroupKey).
-GroupPlan rebind(const GroupPlan& plan, GroupOp from, GroupOp to) {
-  const std::vector<mlir::Operation*> a = body_ops(from), b = body_ops(to);
-  llvm::DenseMap<mlir::Operation*, mlir::Operation*> op_map;
-  llvm::DenseMap<mlir::Value, mlir::Value> value_map;
-  for (size_t i = 0; i < a.size(); ++i) {
-    op_map[a[i]] = b[i];
-    for (unsigned r = 0; r < a[i]->getNumResults(); ++r) value_map[a[i]->getResult(r)] = b[i]->getResult(r);
-  }
-  GroupPlan out = plan;
-  for (ValueSlicing& v : out.split.values) v.value = value_map.lookup(v.value);
-  for (std::vector<PipelineItem>& cycle : out.pipeline.cycles) {
-    for (PipelineItem& item : cycle) item.op = op_map.lookup(item.op);
-  }
-  for (SpmBuffer& buffer : out.spm.buffers) {
-    if (buffer.value) buffer.value = value_map.lookup(buffer.value);
-    if (buffer.scratchOf) buffer.scratchOf = op_map.lookup(buffer.scratchOf);
-  }
-  return out;
 }
 
 // The TX8 toolchain's SliceSpace: one group's search, its candidates (the ShardingLevel) and
@@ -108,26 +91,28 @@ struct SliceSpace {
 };
 
 struct GroupCostPass : public GroupCostBase<GroupCostPass> {
-  explicit GroupCostPass(GroupCostCounts* counts = nullptr) : counts_out(counts) {}
+  GroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo)
+      : counts_out(counts), shared(std::move(memo)) {}
   GroupCostCounts* counts_out;
+  std::shared_ptr<GroupPlanMemo> shared;  // null: a memo for each run alone
   GroupCostCounts counts;
-  struct Template {
-    GroupOp group;
-    GroupPlan plan;
-  };
-  std::map<std::string, Template> templates;  // the memo, for one run of the pass
+  std::shared_ptr<GroupPlanMemo> memo;
+  uint64_t compile = 0;  // this run's number in the memo
+  std::string chipKey;   // the chip's configuration, the first part of every memo key
   sim::ChipConfig chip;
 
   void runOnOperation() override {
     mlir::FailureOr<sim::ChipConfig> configured = chipOption(getOperation(), "group-cost", chipConfig);
     if (mlir::failed(configured)) return signalPassFailure();
     chip = *configured;
-    templates.clear();
+    chipKey = sim::to_json(chip).dump();
+    memo = shared ? shared : make_group_plan_memo();
+    compile = memo->beginCompile();
     counts = {};
     getOperation().walk([&](GroupOp group) {
       if (mlir::failed(plan_group(group))) signalPassFailure();
     });
-    templates.clear();
+    memo.reset();
     searched = uint64_t(counts.searched);
     reused = uint64_t(counts.reused);
     candidates = uint64_t(counts.candidates);
@@ -136,18 +121,21 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
 
   mlir::LogicalResult plan_group(GroupOp group) {
     if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return mlir::success();
-    const std::string key = groupKey(group);
-    if (auto found = templates.find(key); found != templates.end()) {
-      writePlan(group, rebind(found->second.plan, found->second.group, group));
-      group.setTemplateIdAttr(
-          mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 32), int32_t(found->second.group.getGroupId())));
+    const std::string key = chipKey + "\n" + groupKey(group);
+    if (const GroupPlanMemo::Entry* found = memo->find(key)) {
+      writePlan(group, bindPlan(found->plan, group));
+      if (found->compile == compile) {
+        group.setTemplateIdAttr(mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 32), found->groupId));
+      } else {
+        ++counts.earlier;
+      }
       ++counts.reused;
       return mlir::success();
     }
     std::optional<GroupPlan> best = search(group);
     if (!best) return mlir::failure();
     writePlan(group, *best);
-    templates.emplace(key, Template{group, std::move(*best)});
+    memo->insert(key, GroupPlanMemo::Entry{planTemplate(*best, group), int32_t(group.getGroupId()), compile});
     ++counts.searched;
     return mlir::success();
   }
@@ -224,9 +212,9 @@ std::string groupKey(GroupOp group) {
   return key;
 }
 
-std::unique_ptr<mlir::Pass> createGroupCostPass() { return std::make_unique<GroupCostPass>(); }
-std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts) {
-  return std::make_unique<GroupCostPass>(counts);
+std::unique_ptr<mlir::Pass> createGroupCostPass() { return std::make_unique<GroupCostPass>(nullptr, nullptr); }
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo) {
+  return std::make_unique<GroupCostPass>(counts, std::move(memo));
 }
 
 }  // namespace tg::compiler::tx8be

@@ -3,6 +3,7 @@
 // buffer (all its copies) keeps one offset for its whole life; buffers whose lifetimes meet get
 // disjoint bytes (best fit over several orders, IntervalPlacement.h).
 #include "BufferLife.h"
+#include "ChipOption.h"
 #include "SwPipeline.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -45,7 +46,10 @@ namespace {
 
 struct SpmAllocPass : public SpmAllocBase<SpmAllocPass> {
   void runOnOperation() override {
-    sim::ChipConfig chip;
+    auto module = getOperation()->getParentOfType<mlir::ModuleOp>();
+    mlir::FailureOr<sim::ChipConfig> configured = chipOption(module, "spm-alloc", chipConfig);
+    if (mlir::failed(configured)) return signalPassFailure();
+    sim::ChipConfig chip = *configured;
     if (spmBytes != 0) chip.spm_bytes = spmBytes;
     const mlir::WalkResult walked = getOperation().walk([&](GroupOp group) {
       if (worksInDdr(group)) return mlir::WalkResult::advance();

@@ -13,7 +13,7 @@ uint64_t norm_imm_bytes(const Shape4& s) {
 
 namespace {
 
-OpCost norm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool layer) {
+OpCost norm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool layer, bool affine) {
   const uint64_t imm_bytes = norm_imm_bytes(slice);
   return cost_only_run(config, imm_bytes, [&](Tile& tile, SpmArena& arena) {
     const MemLayout layout = slice.n == 1 ? MemLayout::Tensor : MemLayout::NTensor;
@@ -22,17 +22,19 @@ OpCost norm_cost(const ChipConfig& config, Format format, const Shape4& slice, b
     const Tsr gamma = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, 1, slice.c}, 1);
     const Tsr beta = arena.tensor(Format::FP32, MemLayout::Tensor, {1, 1, 1, slice.c}, 1);
     const Tsr imm = imm_tsr(arena.allocate(imm_bytes), imm_bytes);
-    return layer ? op_layernorm(tile, {}, in, &gamma, &beta, imm, out) : op_rmsnorm(tile, {}, in, &gamma, imm, out);
+    const Tsr* g = affine ? &gamma : nullptr;
+    return layer ? op_layernorm(tile, {}, in, g, affine ? &beta : nullptr, imm, out)
+                 : op_rmsnorm(tile, {}, in, g, imm, out);
   });
 }
 
 }  // namespace
 
-OpCost rmsnorm_cost(const ChipConfig& config, Format format, const Shape4& slice) {
-  return norm_cost(config, format, slice, false);
+OpCost rmsnorm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool affine) {
+  return norm_cost(config, format, slice, false, affine);
 }
-OpCost layernorm_cost(const ChipConfig& config, Format format, const Shape4& slice) {
-  return norm_cost(config, format, slice, true);
+OpCost layernorm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool affine) {
+  return norm_cost(config, format, slice, true, affine);
 }
 
 namespace detail {

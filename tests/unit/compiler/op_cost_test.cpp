@@ -98,9 +98,9 @@ TEST(CompilerOpCost, SlicesCostWhatTheOpLibrarySays) {
   const OpCostQuery mm = queryOpCost(ops.op("matmul"), {2, 16, 32}, kChip);
   EXPECT_EQ(mm.cycles, 2 * (sim::oplib::gemm_cost(kChip, sim::Format::FP16, 16, 32, 96).cycles + rounding));
   EXPECT_EQ(mm.immBytes, 16u * 96u * 2u);
-  // rmsnorm rows: its imm too.
+  // rmsnorm rows (the op has no gamma): its imm too.
   const OpCostQuery norm = queryOpCost(ops.op("rmsnorm"), {1, 8, 96}, kChip);
-  const sim::oplib::OpCost want = sim::oplib::rmsnorm_cost(kChip, sim::Format::FP32, sim::Shape4{1, 1, 8, 96});
+  const sim::oplib::OpCost want = sim::oplib::rmsnorm_cost(kChip, sim::Format::FP32, sim::Shape4{1, 1, 8, 96}, false);
   EXPECT_EQ(norm.cycles, want.cycles);
   EXPECT_EQ(norm.immBytes, want.imm_bytes);
   EXPECT_GT(norm.immBytes, 0u);

@@ -29,7 +29,8 @@ uint64_t op_layernorm(Tile& tile, const NormParam& param, const Tsr& in, const T
 
 // Both need two f32 copies of the slice and two f32 values per row.
 uint64_t norm_imm_bytes(const Shape4& slice);
-OpCost rmsnorm_cost(const ChipConfig& config, Format format, const Shape4& slice);
-OpCost layernorm_cost(const ChipConfig& config, Format format, const Shape4& slice);
+// `affine`: with gamma (and layernorm's beta), each an instruction more over the rows.
+OpCost rmsnorm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool affine = true);
+OpCost layernorm_cost(const ChipConfig& config, Format format, const Shape4& slice, bool affine = true);
 
 }  // namespace tg::sim::oplib

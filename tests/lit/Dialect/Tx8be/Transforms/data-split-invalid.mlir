@@ -60,3 +60,12 @@ func.func @weight_too_large(%x: tensor<1x524288xf32>, %w: tensor<2x524288xf32>) 
   }
   return %0 : tensor<1x2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{data-split: tx8be.chip is not JSON}}
+module attributes {tx8be.chip = "spm_bytes = 8192"} {
+func.func @bad_module_chip(%x: tensor<8x96xf32>) -> tensor<8x96xf32> {
+  return %x : tensor<8x96xf32>
+}
+}

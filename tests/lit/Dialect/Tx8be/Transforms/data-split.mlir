@@ -72,3 +72,26 @@ func.func @given(%x: tensor<8x96xf32>) -> tensor<768xf32> {
   }
   return %1 : tensor<768xf32>
 }
+
+// -----
+
+// The chip a module carries (tx8be.chip, as compile_graph writes CompileOptions' chip): 8 KiB of
+// SPM cut the same group into 4 steps without a chip-config option. (With the option, the file's
+// chip wins: the same 8 KiB here.)
+// CHECK-LABEL: func.func @module_chip
+// CHECK: tx8be.group{{.*}}sharding = [:i32 4, 1], slice = [:i64 4, 96], steps = 4 : i64
+// SMALL-LABEL: func.func @module_chip
+// SMALL: tx8be.group{{.*}}sharding = [:i32 4, 1], slice = [:i64 4, 96], steps = 4 : i64
+module attributes {tx8be.chip = "{\"spm_bytes\": 8192}", tx8be.tile_dx = 2 : i32, tx8be.tile_dy = 2 : i32} {
+func.func @module_chip(%x: tensor<64x96xf32>, %b: tensor<1x96xf32>) -> tensor<64x96xf32> {
+  %0 = tx8be.group(%x, %b) {group_tag = 0 : i32, dev_region = #tx8be.region<x = 0, y = 0, width = 2, height = 2>} : (tensor<64x96xf32>, tensor<1x96xf32>) -> tensor<64x96xf32> {
+  ^bb0(%a: tensor<64x96xf32>, %c: tensor<1x96xf32>):
+    %l = tx8be.load_var %a : (tensor<64x96xf32>) -> tensor<64x96xf32>
+    %lc = tx8be.load_var %c : (tensor<1x96xf32>) -> tensor<1x96xf32>
+    %s = tx8be.add %l, %lc : (tensor<64x96xf32>, tensor<1x96xf32>) -> tensor<64x96xf32>
+    %o = tx8be.store_var %s : (tensor<64x96xf32>) -> tensor<64x96xf32>
+    tx8be.yield %o : tensor<64x96xf32>
+  }
+  return %0 : tensor<64x96xf32>
+}
+}

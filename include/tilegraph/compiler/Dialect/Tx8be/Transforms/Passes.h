@@ -10,6 +10,7 @@
 
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/ConstContainer.h"
+#include "tilegraph/compiler/group_plan_memo.h"
 
 namespace tg::compiler::tx8be {
 
@@ -29,15 +30,12 @@ std::unique_ptr<mlir::Pass> createGroupMappingPass();
 std::unique_ptr<mlir::Pass> createDataSplitPass();
 std::unique_ptr<mlir::Pass> createEstimatePass();
 std::unique_ptr<mlir::Pass> createGroupCostPass();
-// What a group-cost run did. The pass also counts it in MLIR pass statistics
-// (--mlir-pass-statistics), which count only where LLVM's statistics are enabled (not in
-// Debian's release LLVM); the same, handed to `counts` (which must outlive the pass).
-struct GroupCostCounts {
-  int64_t searched = 0;    // groups whose candidates were searched
-  int64_t reused = 0;      // groups that took an earlier group's plan (template_id)
-  int64_t candidates = 0;  // candidates run through the stages
-};
-std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts);
+// The same, handing what it did to `counts` (which must outlive the pass; the pass also counts
+// it in MLIR pass statistics (--mlir-pass-statistics), which count only where LLVM's statistics
+// are enabled, not in Debian's release LLVM), and planning with `memo` (group_plan_memo.h) when
+// given: plans of identical groups other compiles searched with it are taken, not searched again.
+using compiler::GroupCostCounts;
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo = nullptr);
 std::unique_ptr<mlir::Pass> createCodegenPass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
@@ -53,7 +51,9 @@ std::unique_ptr<mlir::Pass> createOptDdrPass();
 
 // The back-end pipeline (--tx8-backend): group-cost, sw-pipeline, spm-alloc, opt-barrier,
 // opt-ddr on a module the front end grouped; --tx8-pipeline is the front end and then it.
-void buildBackendPipeline(mlir::OpPassManager& pm);
+// compile_graph's: group-cost counting into `counts` and planning with `memo` (either may be null).
+void buildBackendPipeline(mlir::OpPassManager& pm, GroupCostCounts* counts = nullptr,
+                          std::shared_ptr<GroupPlanMemo> memo = nullptr);
 // Registers --tx8-backend and --tx8-pipeline with the pass registry.
 void registerBackendPipeline();
 

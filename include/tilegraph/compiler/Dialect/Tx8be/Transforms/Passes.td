@@ -199,8 +199,10 @@ def SpmAlloc : Pass<"spm-alloc", "::mlir::func::FuncOp"> {
   let constructor = "::tg::compiler::tx8be::createSpmAllocPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">,
     Option<"spmBytes", "spm-bytes", "uint64_t", /*default=*/"0",
-           "SPM bytes per tile (0: the TX8 chip's, 4 MiB)">
+           "SPM bytes per tile, over the chip's (0: the chip's)">
   ];
 }
 
@@ -250,25 +252,26 @@ def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
 }
 
 def Estimate : Pass<"estimate", "::mlir::ModuleOp"> {
   let summary = "Estimates the cycles of every group's plan (estimated_cycles)";
   let description = [{
-    Reads each group's plan (it needs a pipeline: run sw-pipeline first) and writes
-    `estimated_cycles`: per pipeline cycle the most any engine is busy with that cycle's items
-    on tile 0 (loads and stores by their DDR bursts over the DMA's bandwidth or the tile's share
-    of the DDR's, ops by their OpLib cycles scaled to the step's window), summed over the cycles
-    (src/compiler/Transforms/Estimate.cpp states the formula). Groups working in DDR
-    (group_tag 2) are left alone.
+    Reads each group's plan (it needs a pipeline: run sw-pipeline first; a plan without an SPM
+    placement is placed for the estimate) and writes `estimated_cycles`: the C-model's schedule
+    of the group's program on tile 0, its (op, step) tasks in issue order on the RDMA, WDMA and
+    compute queues with the program's waits over the SPM buffer copies, loads and stores by
+    their latency and DDR bursts sharing the tile's part of the DDR bandwidth, ops by their
+    OpLib cycles for the step's window (src/compiler/Transforms/Estimate.cpp states the model).
+    Groups working in DDR (group_tag 2) are left alone.
   }];
   let constructor = "::tg::compiler::tx8be::createEstimatePass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
 }
 
@@ -281,14 +284,15 @@ def GroupCost : Pass<"group-cost", "::mlir::ModuleOp"> {
     candidate of fewest estimated cycles among those that fit the SPM is written as the group's
     plan. A group with the same structure (GroupKey: op names, connections, types, layouts,
     attributes but ids, addresses and constant data, tag and tile count) as one planned earlier
-    in the same run reuses its plan and names it in `template_id`. A group no candidate fits is
+    for the same chip reuses its plan, and names it in `template_id` when it is of this module
+    (compile_graph may share the memo across compiles: CompileOptions::plan_memo). A group no candidate fits is
     an error naming the SPM the smallest would need.
   }];
   let constructor = "::tg::compiler::tx8be::createGroupCostPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); the TX8 chip's defaults when empty">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
   ];
   let statistics = [
     Statistic<"searched", "searched", "Groups whose candidates were searched">,
