@@ -227,6 +227,33 @@ struct GemmLanesPortable {
     }
     return acc;
   }
+  // Whether dot4_pairs / add_pairs / scale_pairs_add exist: dot4_add in parts, so that pairs of
+  // products of several steps are added (as int16 in the vector structs; the caller keeps them
+  // in range, QuantGemmLayout::int16_steps) before one multiply by the scales.
+  static constexpr bool kInt16Pairs = true;
+  struct P {
+    int32_t v[2 * kLanes];
+  };
+  static P dot4_pairs(const W& w, const int8_t* x) {
+    P p;
+    for (int l = 0; l < kLanes; ++l) {
+      const uint8_t* q = w.v + 4 * l;
+      p.v[2 * l] = q[0] * x[0] + q[1] * x[1];
+      p.v[2 * l + 1] = q[2] * x[2] + q[3] * x[3];
+    }
+    return p;
+  }
+  static P add_pairs(P a, const P& b) {
+    for (int i = 0; i < 2 * kLanes; ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  static I scale_pairs_add(I acc, const P& p, const I& scales) {
+    for (int l = 0; l < kLanes; ++l) {
+      const int32_t low = int16_t(scales.v[l] & 0xFFFF), high = int16_t(uint32_t(scales.v[l]) >> 16);
+      acc.v[l] += low * p.v[2 * l] + high * p.v[2 * l + 1];
+    }
+    return acc;
+  }
   // q8_0's signed weights (int8 bytes, -128..127), without a scale: the vector structs multiply
   // |w| by x with w's sign, which split_sign prepares once per load for every token.
   using SignedW = W;
@@ -582,6 +609,13 @@ struct GemmLanesAvx2 {
     const I pairs = _mm256_maddubs_epi16(w, broadcast4(x));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
   }
+  static constexpr bool kInt16Pairs = true;
+  using P = __m256i;
+  TG_SIMD_INLINE P dot4_pairs(W w, const int8_t* x) { return _mm256_maddubs_epi16(w, broadcast4(x)); }
+  TG_SIMD_INLINE P add_pairs(P a, P b) { return _mm256_add_epi16(a, b); }
+  TG_SIMD_INLINE I scale_pairs_add(I acc, P pairs, I scales) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
+  }
   // |w| (at most 128, so maddubs's pairs stay below 2^15) and w for the sign.
   struct SignedW {
     W magnitude, sign;
@@ -611,6 +645,8 @@ struct GemmLanesAvx512 {
   static constexpr int kLanes = 16;
   static constexpr int kTileTokens = 12;
   static constexpr bool kDpbusd = false;
+  // No int16 pair sums (GemmLanesAvx2::kInt16Pairs) here yet: not measured or tested on an AVX-512 CPU.
+  static constexpr bool kInt16Pairs = false;
   using W = __m512i;
   using I = __m512i;
   using F = __m512;
@@ -768,6 +804,8 @@ TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
 struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
   static constexpr int kTileTokens = 8;
   static constexpr bool kDpbusd = true;
+  // No int16 pair sums (GemmLanesAvx2::kInt16Pairs) here yet: not measured or tested on an AVX-512 CPU.
+  static constexpr bool kInt16Pairs = false;
   TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) { return _mm512_dpbusd_epi32(acc, w, broadcast4(x)); }
   // sum + part * scale, the scale word's high half (both halves hold the int16 scale).
   TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {
