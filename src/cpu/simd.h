@@ -92,6 +92,34 @@ struct Quants32Portable {
     for (int i = 0; i < 32; ++i) b.v[i] = int16_t(bits >> i & 1u ? value : 0);
     return b;
   }
+  // Two rows of a 32-element block type (Quants32Avx2::RowPair: there, both in one pair of
+  // registers, here apart) against one token's quants; a row's sum and its f32 accumulator.
+  struct RowPair {
+    B a, b;
+  };
+  using XPair = B;
+  struct PairAcc {
+    int32_t a, b;
+  };
+  struct PairFAcc {
+    float a, b;
+  };
+  static RowPair nibbles16_pair(const uint8_t* a, const uint8_t* b) { return {nibbles16(a), nibbles16(b)}; }
+  static RowPair or_bits32_pair(const RowPair& q, uint32_t qh_a, uint32_t qh_b, int value) {
+    return {or_(q.a, bits32(qh_a, value)), or_(q.b, bits32(qh_b, value))};
+  }
+  static XPair x_pair(const int8_t* x) { return load_i8(x); }
+  static RowPair splat_pair(int value) { return {splat(value), splat(value)}; }
+  static PairAcc dot_pair(const RowPair& q, const XPair& x) { return {dot(q.a, x), dot(q.b, x)}; }
+  static PairAcc pair_sub(PairAcc a, PairAcc b) { return {a.a - b.a, a.b - b.b}; }
+  static PairFAcc pair_fzero() { return {0.0f, 0.0f}; }
+  static PairFAcc pair_fmadd(PairAcc a, const float* d_a, const float* d_b, float dx, PairFAcc acc) {
+    return {__builtin_fmaf(float(a.a), *d_a * dx, acc.a), __builtin_fmaf(float(a.b), *d_b * dx, acc.b)};
+  }
+  static void pair_reduce(PairFAcc acc, float* a, float* b) {
+    *a = acc.a;
+    *b = acc.b;
+  }
   static Acc zero() { return 0; }
   // 16 int16, one per 16 elements of a K block.
   struct I16x16 {
@@ -196,6 +224,33 @@ struct GemmLanesPortable {
       const uint8_t* q = w.v + 4 * l;
       const int32_t low = int16_t(scales.v[l] & 0xFFFF), high = int16_t(uint32_t(scales.v[l]) >> 16);
       acc.v[l] += low * (q[0] * x[0] + q[1] * x[1]) + high * (q[2] * x[2] + q[3] * x[3]);
+    }
+    return acc;
+  }
+  // Whether dot4_pairs / add_pairs / scale_pairs_add exist: dot4_add in parts, so that pairs of
+  // products of several steps are added (as int16 in the vector structs; the caller keeps them
+  // in range, QuantGemmLayout::int16_steps) before one multiply by the scales.
+  static constexpr bool kInt16Pairs = true;
+  struct P {
+    int32_t v[2 * kLanes];
+  };
+  static P dot4_pairs(const W& w, const int8_t* x) {
+    P p;
+    for (int l = 0; l < kLanes; ++l) {
+      const uint8_t* q = w.v + 4 * l;
+      p.v[2 * l] = q[0] * x[0] + q[1] * x[1];
+      p.v[2 * l + 1] = q[2] * x[2] + q[3] * x[3];
+    }
+    return p;
+  }
+  static P add_pairs(P a, const P& b) {
+    for (int i = 0; i < 2 * kLanes; ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  static I scale_pairs_add(I acc, const P& p, const I& scales) {
+    for (int l = 0; l < kLanes; ++l) {
+      const int32_t low = int16_t(scales.v[l] & 0xFFFF), high = int16_t(uint32_t(scales.v[l]) >> 16);
+      acc.v[l] += low * p.v[2 * l] + high * p.v[2 * l + 1];
     }
     return acc;
   }
@@ -418,6 +473,63 @@ struct Quants32Avx2 {
     const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
     return _mm256_and_si256(set, _mm256_set1_epi8(char(value)));
   }
+  // Two rows a and b of a 32-element block type in one pair of registers: `low` holds elements
+  // 0-15 of a in its low 128-bit lane and of b in its high lane, `high` elements 16-31, which is
+  // how q4_0..q5_1 pack them (byte j: elements j and j + 16). A token's quants are then the same
+  // in both lanes (XPair), and one maddubs + madd per pair of blocks leaves a's sums in lanes 0-3
+  // and b's in lanes 4-7 (PairAcc): half the multiplies, conversions and FMAs of two rows apart.
+  struct RowPair {
+    __m256i low, high;
+  };
+  using XPair = RowPair;
+  using PairAcc = __m256i;
+  using PairFAcc = __m256;
+  TG_SIMD_INLINE RowPair nibbles16_pair(const uint8_t* a, const uint8_t* b) {
+    const __m256i bytes = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b), reinterpret_cast<const __m128i*>(a));
+    const __m256i mask = _mm256_set1_epi8(0xF);
+    return {_mm256_and_si256(bytes, mask), _mm256_and_si256(_mm256_srli_epi16(bytes, 4), mask)};
+  }
+  // Or `value` into the bytes whose element has its bit set in qh_a / qh_b (bit i: element i).
+  // Both words in every 64-bit lane, then as bits32: byte i of `low` gets bit i % 8 of byte i / 8
+  // of a's bits 0-15 (bytes 0-15) and b's (bytes 16-31), `high` of their bits 16-31.
+  TG_SIMD_INLINE RowPair or_bits32_pair(RowPair q, uint32_t qh_a, uint32_t qh_b, int value) {
+    const __m256i both = _mm256_set1_epi64x(int64_t(uint64_t(qh_b) << 32 | qh_a));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+    const auto spread = [&](__m256i order) {
+      const __m256i bytes = _mm256_shuffle_epi8(both, order);
+      return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(char(value)));
+    };
+    return {_mm256_or_si256(q.low, spread(_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                           4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5))),
+            _mm256_or_si256(q.high, spread(_mm256_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,  //
+                                                            6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)))};
+  }
+  TG_SIMD_INLINE XPair x_pair(const int8_t* x) {
+    const __m128i* p = reinterpret_cast<const __m128i*>(x);
+    return {_mm256_broadcastsi128_si256(_mm_loadu_si128(p)), _mm256_broadcastsi128_si256(_mm_loadu_si128(p + 1))};
+  }
+  TG_SIMD_INLINE RowPair splat_pair(int value) { return {splat(value), splat(value)}; }
+  // Unsigned quants at most 31 against |x| <= 127: each int16 below 4 * 31 * 127 < 2^15.
+  TG_SIMD_INLINE PairAcc dot_pair(RowPair q, XPair x) {
+    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(q.low, x.low), _mm256_maddubs_epi16(q.high, x.high));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  }
+  TG_SIMD_INLINE PairAcc pair_sub(PairAcc a, PairAcc b) { return _mm256_sub_epi32(a, b); }
+  TG_SIMD_INLINE PairFAcc pair_fzero() { return _mm256_setzero_ps(); }
+  // acc + a * (d_a * dx) in a's lanes and a * (d_b * dx) in b's: the steps broadcast from memory
+  // into their lanes (loads, not shuffles).
+  TG_SIMD_INLINE PairFAcc pair_fmadd(PairAcc a, const float* d_a, const float* d_b, float dx, PairFAcc acc) {
+    const __m256 d = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(d_a)), _mm_broadcast_ss(d_b), 1);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc);
+  }
+  // Row a's sum and row b's, each added as reduce() adds a 4-lane half (lanes i and i + 2, then
+  // i and i + 1).
+  TG_SIMD_INLINE void pair_reduce(PairFAcc acc, float* a, float* b) {
+    const __m256 s = _mm256_add_ps(acc, _mm256_permute_ps(acc, 0x4e));
+    const __m256 t = _mm256_add_ps(s, _mm256_permute_ps(s, 0xb1));
+    *a = _mm256_cvtss_f32(t);
+    *b = _mm_cvtss_f32(_mm256_extractf128_ps(t, 1));
+  }
   TG_SIMD_INLINE Acc zero() { return _mm256_setzero_si256(); }
   TG_SIMD_INLINE Acc dot(B q, B x) { return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1)); }
   // maddubs takes one operand unsigned: |q| against x with q's sign. |q| <= 128 and |x| <= 127,
@@ -497,6 +609,13 @@ struct GemmLanesAvx2 {
     const I pairs = _mm256_maddubs_epi16(w, broadcast4(x));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
   }
+  static constexpr bool kInt16Pairs = true;
+  using P = __m256i;
+  TG_SIMD_INLINE P dot4_pairs(W w, const int8_t* x) { return _mm256_maddubs_epi16(w, broadcast4(x)); }
+  TG_SIMD_INLINE P add_pairs(P a, P b) { return _mm256_add_epi16(a, b); }
+  TG_SIMD_INLINE I scale_pairs_add(I acc, P pairs, I scales) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
+  }
   // |w| (at most 128, so maddubs's pairs stay below 2^15) and w for the sign.
   struct SignedW {
     W magnitude, sign;
@@ -526,6 +645,8 @@ struct GemmLanesAvx512 {
   static constexpr int kLanes = 16;
   static constexpr int kTileTokens = 12;
   static constexpr bool kDpbusd = false;
+  // No int16 pair sums (GemmLanesAvx2::kInt16Pairs) here yet: not measured or tested on an AVX-512 CPU.
+  static constexpr bool kInt16Pairs = false;
   using W = __m512i;
   using I = __m512i;
   using F = __m512;
@@ -683,6 +804,8 @@ TG_BEGIN_TARGET(TG_TARGET_AVX512_VNNI)
 struct GemmLanesAvx512Vnni : GemmLanesAvx512 {
   static constexpr int kTileTokens = 8;
   static constexpr bool kDpbusd = true;
+  // No int16 pair sums (GemmLanesAvx2::kInt16Pairs) here yet: not measured or tested on an AVX-512 CPU.
+  static constexpr bool kInt16Pairs = false;
   TG_SIMD_INLINE I dot4(I acc, W w, const int8_t* x) { return _mm512_dpbusd_epi32(acc, w, broadcast4(x)); }
   // sum + part * scale, the scale word's high half (both halves hold the int16 scale).
   TG_SIMD_INLINE I scale_add(I sum, I part, I scale_word) {

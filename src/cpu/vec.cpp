@@ -52,6 +52,7 @@ void throw_wrong_quant_type(DType type, const char* kernel) {
 
 QuantGemmLayout quant_gemm_layout(DType type) {
   if (type == DType::Q8_0) return kQuantGemm8;
+  if (type == DType::Q6_K) return kQuantGemmQ6K;
   switch (activation_type(type)) {
     case ActivationType::Q8_K: return kQuantGemmK;
     case ActivationType::Q8_32: return kQuantGemm32;

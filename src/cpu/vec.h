@@ -46,6 +46,14 @@ struct QuantGemmLayout {
   int group;           // elements per offset: 16 or 32
   bool int_scales;     // an int16 scale per 16 elements (K types), else 1
   bool signed_quants;  // q8_0: int8 quants, no offsets, int32 group sums
+  int max_quant;       // the largest unsigned quant (q4 15, q5 31, q6 63); q8_0: 128 (|q|)
+
+  // 4-element steps whose maddubs pairs (2 products each, |x| <= 127) can be added in int16
+  // before they are widened and scaled: a tile multiplies fewer times.
+  constexpr int int16_steps() const {
+    const int fit = 32767 / (2 * 127 * max_quant);
+    return fit < 4 ? (fit < 1 ? 1 : fit) : 4;
+  }
 
   // One block of a panel of `rows` weight rows: quants [block / 4][rows][4] bytes, then scales
   // int32 [block / 16][rows] (the int16 scale in both halves; K types only), steps d f32 [rows]
@@ -64,9 +72,10 @@ struct QuantGemmLayout {
   constexpr size_t sums_at() const { return dx_at() + 4; }
   constexpr size_t activation_block_bytes() const { return sums_at() + size_t(block / group) * 4; }
 };
-inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false};   // q4_K, q5_K, q6_K
-inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false};  // q4_0, q4_1, q5_0, q5_1
-inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true};    // q8_0
+inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false, 31};    // q4_K, q5_K
+inline constexpr QuantGemmLayout kQuantGemmQ6K{256, 16, true, false, 63};  // q6_K
+inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false, 31};   // q4_0, q4_1, q5_0, q5_1
+inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true, 128};    // q8_0
 // The most tokens a table's quant_gemm_tile takes at once.
 inline constexpr int kMaxQuantTileTokens = 12;
 // The layout of `type`; throws for the types that do not take 8-bit activations.

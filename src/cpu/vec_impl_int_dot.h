@@ -101,9 +101,10 @@ inline void with_q8k_decoder(DType type, Fn fn) {
   throw_wrong_quant_type(type, "dot_q8k_rows");
 }
 
-// The quants of a 32-element type (unsigned: q4 0..15, q5 0..31), as DecodeBlock32 reads them;
-// its step is block_step, and its offset the centre kCentre (q4_0 8, q5_0 16) times the step, or
-// block_offset (q4_1, q5_1: m) when kCentre is 0.
+// The quants of a 32-element type (unsigned: q4 0..15, q5 0..31), as DecodeBlock32 reads them, of
+// one row (the GEMM's panels) or of two at once (Q32::RowPair); its step is block_step, and its
+// offset the centre kCentre (q4_0 8, q5_0 16) times the step, or block_offset (q4_1, q5_1: m) when
+// kCentre is 0.
 template <class B, bool kHighBit, int kCentreQuant>
 struct IntBlock32 {
   using Block = B;
@@ -112,6 +113,11 @@ struct IntBlock32 {
   static Q32::B quants(const Block& b) {
     const Q32::B low = Q32::nibbles16(b.qs);
     if constexpr (kHighBit) return Q32::or_(low, Q32::bits32(load_u32(b.qh), 16));
+    return low;
+  }
+  static Q32::RowPair quants(const Block& a, const Block& b) {
+    const Q32::RowPair low = Q32::nibbles16_pair(a.qs, b.qs);
+    if constexpr (kHighBit) return Q32::or_bits32_pair(low, load_u32(a.qh), load_u32(b.qh), 16);
     return low;
   }
 };
@@ -138,54 +144,89 @@ inline void with_q8_32_decoder(DType type, Fn fn) {
   throw_wrong_quant_type(type, "dot_q8_32_rows");
 }
 
-// R rows x T tokens of a 32-element type (for_each_quant_tile), as dot_q8k_tile. The offsets
-// are summed apart, in block order, and added at the end.
-template <class D, int R, int T>
-inline void dot_q8_32_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride, const BlockQ8_32* x,
-                           int64_t x_stride, float* out, int64_t out_stride, const float* f16_table) {
-  using Block = typename D::Block;
-  const Block* row[R];
+// R rows x T tokens of q8_0 (for_each_quant_tile), as dot_q8k_tile.
+template <int R, int T>
+inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride, const BlockQ8_32* x,
+                          int64_t x_stride, float* out, int64_t out_stride, const float* f16_table) {
+  const BlockQ8_0* row[R];
   tile_rows(first_row, row_step, stride, row);
   Q32::FAcc acc[R][T];
-  float offsets[R][T];
   for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      acc[r][t] = Q32::fzero();
-      offsets[r][t] = 0.0f;
-    }
+    for (int t = 0; t < T; ++t) acc[r][t] = Q32::fzero();
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const BlockQ8_32* xb[T];
     Q32::B xq[T];
-    Q32::Acc centre[T];  // kCentre * sum x, for every row of the tile
     for (int t = 0; t < T; ++t) {
       xb[t] = x + t * x_stride + b;
       xq[t] = Q32::load_i8(xb[t]->qs);
-      if constexpr (D::kCentre != 0) centre[t] = Q32::dot(Q32::splat(D::kCentre), xq[t]);
     }
     for (int r = 0; r < R; ++r) {
-      const Block& w = row[r][b];
-      const Q32::B q = D::quants(w);
-      const float d = block_step(w, f16_table);
-      if constexpr (D::kSigned) {
-        for (int t = 0; t < T; ++t) acc[r][t] = Q32::fmadd(Q32::dot_signed(q, xq[t]), d * xb[t]->d, acc[r][t]);
-      } else if constexpr (D::kCentre != 0) {
+      const Q32::B q = IntQ8_0::quants(row[r][b]);
+      const float d = block_step(row[r][b], f16_table);
+      for (int t = 0; t < T; ++t) acc[r][t] = Q32::fmadd(Q32::dot_signed(q, xq[t]), d * xb[t]->d, acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) out[t * out_stride + r * row_step] = Q32::reduce(acc[r][t]);
+  }
+}
+
+// R rows x T tokens of q4_0, q4_1, q5_0 or q5_1 (for_each_quant_tile), two rows at a time
+// (Q32::RowPair). An odd last row is paired with itself, so a row is summed the same way wherever
+// it falls in a tile. q4_1's and q5_1's offsets are summed apart, in block order, and added at the
+// end.
+template <class D, int R, int T>
+inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
+                             const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride,
+                             const float* f16_table) {
+  using Block = typename D::Block;
+  constexpr int P = (R + 1) / 2;
+  const Block* row[R];
+  tile_rows(first_row, row_step, stride, row);
+  Q32::PairFAcc acc[P][T];
+  float offsets[R][T];
+  for (int t = 0; t < T; ++t) {
+    for (int p = 0; p < P; ++p) acc[p][t] = Q32::pair_fzero();
+    for (int r = 0; r < R; ++r) offsets[r][t] = 0.0f;
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const BlockQ8_32* xb[T];
+    Q32::XPair xq[T];
+    Q32::PairAcc centre[T];  // kCentre * sum x, for every row of the tile
+    for (int t = 0; t < T; ++t) {
+      xb[t] = x + t * x_stride + b;
+      xq[t] = Q32::x_pair(xb[t]->qs);
+      if constexpr (D::kCentre != 0) centre[t] = Q32::dot_pair(Q32::splat_pair(D::kCentre), xq[t]);
+    }
+    for (int p = 0; p < P; ++p) {
+      const Block& wa = row[2 * p][b];
+      const Block& wb = row[2 * p + 1 < R ? 2 * p + 1 : 2 * p][b];
+      const Q32::RowPair q = D::quants(wa, wb);
+      const float* da = &f16_table[wa.d.bits];
+      const float* db = &f16_table[wb.d.bits];
+      for (int t = 0; t < T; ++t) {
+        Q32::PairAcc sum = Q32::dot_pair(q, xq[t]);
+        if constexpr (D::kCentre != 0) sum = Q32::pair_sub(sum, centre[t]);
+        acc[p][t] = Q32::pair_fmadd(sum, da, db, xb[t]->d, acc[p][t]);
+      }
+      if constexpr (D::kCentre == 0) {
         for (int t = 0; t < T; ++t) {
-          acc[r][t] = Q32::fmadd(Q32::sub(Q32::dot(q, xq[t]), centre[t]), d * xb[t]->d, acc[r][t]);
-        }
-      } else {
-        const float offset = block_offset(w, f16_table);
-        for (int t = 0; t < T; ++t) {
-          acc[r][t] = Q32::fmadd(Q32::dot(q, xq[t]), d * xb[t]->d, acc[r][t]);
-          offsets[r][t] = __builtin_fmaf(offset, xb[t]->s, offsets[r][t]);
+          offsets[2 * p][t] = __builtin_fmaf(block_offset(wa, f16_table), xb[t]->s, offsets[2 * p][t]);
+          if (2 * p + 1 < R) {
+            offsets[2 * p + 1][t] = __builtin_fmaf(block_offset(wb, f16_table), xb[t]->s, offsets[2 * p + 1][t]);
+          }
         }
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
+  for (int p = 0; p < P; ++p) {
     for (int t = 0; t < T; ++t) {
-      const float sum = Q32::reduce(acc[r][t]);
-      out[t * out_stride + r * row_step] = D::kSigned || D::kCentre != 0 ? sum : sum + offsets[r][t];
+      float sum[2];
+      Q32::pair_reduce(acc[p][t], &sum[0], &sum[1]);
+      for (int r = 2 * p; r < 2 * p + 2 && r < R; ++r) {
+        out[t * out_stride + r * row_step] = D::kCentre != 0 ? sum[r - 2 * p] : sum[r - 2 * p] + offsets[r][t];
+      }
     }
   }
 }
@@ -251,15 +292,22 @@ void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t
   });
 }
 
+// q4_0..q5_1 tiles take twice the rows: each pair of rows is one accumulator (Q32::RowPair).
+constexpr int kBlock32Accumulators = 2 * kIntDotAccumulators;
+
 void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
                     const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride) {
   with_q8_32_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
-    for_each_quant_tile<kIntDotAccumulators, kIntDotTileTokens>(
-        count, rows, stride, tokens, x, x_stride, out, out_stride,
-        [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_32* xt, float* ot) {
-          dot_q8_32_tile<D, R, T>(n / kQ8_32BlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride,
+    const auto tile = [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_32* xt, float* ot) {
+      if constexpr (D::kSigned) {
+        dot_q8_0_tile<R, T>(n / kQ8_32BlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride, f16_table);
+      } else {
+        dot_block32_tile<D, R, T>(n / kQ8_32BlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride,
                                   f16_table);
-        });
+      }
+    };
+    for_each_quant_tile<D::kSigned ? kIntDotAccumulators : kBlock32Accumulators, kIntDotTileTokens>(
+        count, rows, stride, tokens, x, x_stride, out, out_stride, tile);
   });
 }

@@ -62,6 +62,25 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
 #pragma GCC unroll 12
           for (int t = 0; t < T; ++t) sum[t] = G::dot4_signed_add(sum[t], q, activations(t, 4 * s + j));
         }
+      } else if constexpr (G::kInt16Pairs) {
+        // int16 pairs of products added over int16_steps() steps, then one madd by the scale.
+        constexpr int kSteps = L.int16_steps();
+        const typename G::I scale = L.int_scales ? G::load_i(scales + s * kLanes) : G::ones();
+#pragma GCC unroll 4
+        for (int j0 = 0; j0 < 4; j0 += kSteps) {
+          typename G::P pairs[T];
+          const typename G::W q0 = quants(4 * s + j0);
+#pragma GCC unroll 12
+          for (int t = 0; t < T; ++t) pairs[t] = G::dot4_pairs(q0, activations(t, 4 * s + j0));
+#pragma GCC unroll 4
+          for (int j = j0 + 1; j < j0 + kSteps; ++j) {
+            const typename G::W q = quants(4 * s + j);
+#pragma GCC unroll 12
+            for (int t = 0; t < T; ++t) pairs[t] = G::add_pairs(pairs[t], G::dot4_pairs(q, activations(t, 4 * s + j)));
+          }
+#pragma GCC unroll 12
+          for (int t = 0; t < T; ++t) sum[t] = G::scale_pairs_add(sum[t], pairs[t], scale);
+        }
       } else {
         const typename G::I scale = L.int_scales ? G::load_i(scales + s * kLanes) : G::ones();
 #pragma GCC unroll 4
@@ -114,7 +133,10 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
 
 void quant_gemm_tile(QuantGemmLayout layout, int64_t n, const uint8_t* panel, int rows, int tokens,
                      const uint8_t* const* x, float* c, int64_t ldc, bool accumulate) {
-  if (layout.int_scales) {
+  if (layout.int_scales && layout.max_quant > kQuantGemmK.max_quant) {
+    quant_gemm_tile_t<GL, kQuantGemmQ6K, GL::kTileTokens>(n / kQuantGemmQ6K.block, panel, rows, tokens, x, c, ldc,
+                                                          accumulate);
+  } else if (layout.int_scales) {
     quant_gemm_tile_t<GL, kQuantGemmK, GL::kTileTokens>(n / kQuantGemmK.block, panel, rows, tokens, x, c, ldc,
                                                         accumulate);
   } else if (layout.signed_quants) {

@@ -238,9 +238,9 @@ TEST(VecQuant, DotRowsMatchDoubleReferenceOnEveryIsa) {
   for (DType type : kQuantTypes) {
     const int64_t block = int64_t(dtype_traits(type).block_size);
     for (int64_t blocks : {1, 2, 3, 5, 7, 13}) {
-      expect_matches_reference(type, blocks * block, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 5, 9}, rng);
+      expect_matches_reference(type, blocks * block, {1, 2, 3, 4, 5, 6, 7, 8, 9, 33}, {1, 2, 3, 5, 9}, rng);
     }
-    expect_matches_reference(type, 4096, {1, 8, 9}, {1, 2, 5}, rng);
+    expect_matches_reference(type, 4096, {1, 8, 9, 129}, {1, 2, 5}, rng);
   }
   // Enough rows of 4096 for several of the 256 KiB panels the rows are walked in.
   expect_matches_reference(DType::Q8_0, 4096, {131}, {1, 5}, rng);
@@ -470,6 +470,51 @@ TEST(VecQuant, Q8_0ExtremeQuantsSumExactlyOnEveryIsa) {
     for (int64_t r = 0; r < kRows; ++r) {
       EXPECT_EQ(out[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " mat-vec row " << r;
       EXPECT_EQ(tile[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " GEMM row " << r;
+    }
+  }
+}
+
+// Every unsigned type's largest quants (all bits set, the K types' 6-bit scales 63, q6_K's
+// scales 127) against activations that all quantize to 127: the largest sums the kernels add in
+// int16 before widening them (QuantGemmLayout::int16_steps, the row-pair dot of q4_0..q5_1), in
+// the matrix-vector kernel and the GEMM tile on every ISA.
+TEST(VecQuant, LargestUnsignedQuantsSumWithoutOverflowOnEveryIsa) {
+  for (DType type : kQuantTypes) {
+    if (type == DType::Q8_0) continue;  // Q8_0ExtremeQuantsSumExactlyOnEveryIsa
+    const QuantGemmLayout layout = quant_gemm_layout(type);
+    const int64_t n = 2 * layout.block, rows = 3;
+    const size_t block_bytes = dtype_traits(type).type_size, row_bytes = size_t(n / layout.block) * block_bytes;
+    std::vector<char> bytes(size_t(rows) * row_bytes, char(0xFF));
+    for (size_t at = 0; at < bytes.size(); at += block_bytes) {
+      const std::vector<size_t> fields = f16_fields(type);
+      const f16 one = f32_to_f16(1.0f), zero = f32_to_f16(0.0f);
+      std::memcpy(&bytes[at + fields[0]], &one, sizeof one);
+      if (fields.size() > 1) std::memcpy(&bytes[at + fields[1]], &zero, sizeof zero);  // m, dmin
+      if (type == DType::Q6_K) std::memset(&bytes[at + offsetof(BlockQ6_K, scales)], 127, 16);
+    }
+    const std::vector<float> x(static_cast<size_t>(n), 1.0f);
+    const Activations xa(type, x, n, 1, n);
+    std::vector<float> w(static_cast<size_t>(n));
+    row_to_f32(type, bytes.data(), w.data(), n);
+    double want = 0.0;
+    for (int64_t i = 0; i < n; ++i) want += double(w[size_t(i)]) * xa.values[size_t(i)];
+    for (Isa isa : runnable_isas()) {
+      const VecKernels& vec = vec_kernels(isa);
+      std::vector<float> out(static_cast<size_t>(rows));
+      xa.dot(vec, rows, bytes.data(), row_bytes, 0, 1, out.data(), 1);
+      std::vector<uint8_t> panel(size_t(n / layout.block) * layout.weight_block_bytes(vec.quant_panel_rows));
+      std::vector<uint8_t> acts(size_t(n / layout.block) * layout.activation_block_bytes());
+      vec.pack_quant_panel(type, n, int(rows), bytes.data(), row_bytes, panel.data());
+      vec.pack_quant_activations(type, n, x.data(), acts.data());
+      const uint8_t* x_row = acts.data();
+      std::vector<float> tile(size_t(vec.quant_panel_rows));
+      vec.quant_gemm_tile(layout, n, panel.data(), int(rows), 1, &x_row, tile.data(), vec.quant_panel_rows, false);
+      for (int64_t r = 0; r < rows; ++r) {
+        EXPECT_NEAR(out[size_t(r)], want, 1e-6 * std::abs(want))
+            << dtype_name(type) << " " << isa_name(isa) << " mat-vec row " << r;
+        EXPECT_NEAR(tile[size_t(r)], want, 1e-6 * std::abs(want))
+            << dtype_name(type) << " " << isa_name(isa) << " GEMM row " << r;
+      }
     }
   }
 }
