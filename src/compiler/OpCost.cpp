@@ -200,8 +200,8 @@ std::optional<oplib::OpCost> oplib_cost(Operation* op, const Slices& s, const si
         const std::optional<Format> format = format_of(element_of(conv.getKernel()));
         if (!format || out.size() != 4) return std::nullopt;
         const Shape& kernel = s.operands[1];
-        tile_program::Conv2dNchw param{conv.getStrides()[0],   conv.getStrides()[1],  0, 0,
-                                       conv.getDilations()[0], conv.getDilations()[1]};
+        tile_program::Conv2dNchw param = convParams(conv);
+        param.pad_h = param.pad_w = 0;
         const int64_t h = (out[2] - 1) * param.stride_h + param.dil_h * (kernel[2] - 1) + 1;
         const int64_t w = (out[3] - 1) * param.stride_w + param.dil_w * (kernel[3] - 1) + 1;
         const uint64_t imm = tile_program::conv2d_nchw_imm_bytes(*format, param, kernel[1], kernel[2], kernel[3],
@@ -236,13 +236,7 @@ std::optional<oplib::OpCost> oplib_cost(Operation* op, const Slices& s, const si
         // The tile program's pooling (tile_program_cnn.h) on an interior window (no padding); the
         // scratch is that of a window at an edge, padded on one side.
         if (out.size() != 4) return std::nullopt;
-        tile_program::Pool2dNchw param{pool.getMode() == "max" ? sim::cgra::PoolOp::Max : sim::cgra::PoolOp::Avg,
-                                       pool.getKernel()[0],
-                                       pool.getKernel()[1],
-                                       pool.getStrides()[0],
-                                       pool.getStrides()[1],
-                                       pool.getPads()[0],
-                                       pool.getPads()[1]};
+        tile_program::Pool2dNchw param = poolParams(pool);
         const uint64_t imm = tile_program::pool2d_nchw_imm_bytes(Format::FP32, param, out[0], out[1], out[2], out[3]);
         param.pad_h = param.pad_w = 0;
         const int64_t h = (out[2] - 1) * param.stride_h + param.kh, w = (out[3] - 1) * param.stride_w + param.kw;

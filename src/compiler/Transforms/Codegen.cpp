@@ -200,22 +200,6 @@ RopeYarn ropeYarn(RopeOp rope) {
   return RopeYarn::from_node(*tg::rope(context, x, positions, params));
 }
 
-// The CNN ops' parameters as the tile program's helpers take them (tile_program_cnn.h).
-tile_program::Conv2dNchw convParams(Conv2dOp conv) {
-  return tile_program::Conv2dNchw{conv.getStrides()[0], conv.getStrides()[1],   conv.getPads()[0],
-                                  conv.getPads()[1],    conv.getDilations()[0], conv.getDilations()[1]};
-}
-
-tile_program::Pool2dNchw poolParams(Pool2dOp pool) {
-  return tile_program::Pool2dNchw{pool.getMode() == "max" ? sim::cgra::PoolOp::Max : sim::cgra::PoolOp::Avg,
-                                  pool.getKernel()[0],
-                                  pool.getKernel()[1],
-                                  pool.getStrides()[0],
-                                  pool.getStrides()[1],
-                                  pool.getPads()[0],
-                                  pool.getPads()[1]};
-}
-
 // A batchnorm whose channels are innermost ([.., C]) rather than NCHW's C.
 bool channelsInnermost(BatchNormInferenceOp bn) {
   return int64_t(bn.getChannelAxis()) == tensorType(bn.getInput()).getRank() - 1;
@@ -421,6 +405,21 @@ uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outS
                                                outSize[3]);
   }
   return 0;
+}
+
+tile_program::Conv2dNchw convParams(Conv2dOp conv) {
+  return tile_program::Conv2dNchw{conv.getStrides()[0], conv.getStrides()[1],   conv.getPads()[0],
+                                  conv.getPads()[1],    conv.getDilations()[0], conv.getDilations()[1]};
+}
+
+tile_program::Pool2dNchw poolParams(Pool2dOp pool) {
+  return tile_program::Pool2dNchw{pool.getMode() == "max" ? sim::cgra::PoolOp::Max : sim::cgra::PoolOp::Avg,
+                                  pool.getKernel()[0],
+                                  pool.getKernel()[1],
+                                  pool.getStrides()[0],
+                                  pool.getStrides()[1],
+                                  pool.getPads()[0],
+                                  pool.getPads()[1]};
 }
 
 std::vector<LoadConstOp> programConstants(GroupOp group) {

@@ -12,6 +12,7 @@
 #include <mlir/Support/LogicalResult.h>
 
 #include "tilegraph/compiler/Dialect/Tx8be/IR/Tx8be.h"
+#include "tilegraph/compiler/tile_program_cnn.h"
 
 namespace tg::compiler::tx8be {
 
@@ -32,5 +33,10 @@ bool codegenSupports(mlir::Operation* op, std::string* why);
 // The scratch (imm) bytes the generated call of `op` needs for a result window of `outSize`
 // (N, H, W, C): the op library's own imm functions.
 uint64_t codegenImmBytes(mlir::Operation* op, const std::array<int64_t, 4>& outSize);
+
+// The CNN ops' parameters as the tile program's helpers take them (tile_program_cnn.h), for the
+// programs and for the cost of a slice.
+tile_program::Conv2dNchw convParams(Conv2dOp conv);
+tile_program::Pool2dNchw poolParams(Pool2dOp pool);
 
 }  // namespace tg::compiler::tx8be
