@@ -42,6 +42,14 @@ ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc,
   return run;
 }
 
+bool chip_runs_whole(const std::vector<Tensor*>& outputs) {
+  const Graph graph = Graph::build(outputs);
+  for (const Tensor* node : graph.nodes()) {
+    if (!compiler::chip_supports(*node)) return false;
+  }
+  return true;
+}
+
 void expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
                                    const sim::ChipConfig& config) {
   CompilerContext c;

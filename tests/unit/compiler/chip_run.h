@@ -23,6 +23,9 @@ struct ChipRun {
 // Compiles the graph of `outputs` (whose case `cc` is) for `config` and runs it.
 ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc, const sim::ChipConfig& config);
 
+// Whether the chip runs every node of the graph of `outputs` (chip_supports).
+bool chip_runs_whole(const std::vector<Tensor*>& outputs);
+
 // Runs the graph of `outputs` on the chip and expects the reference's results within `max_nmse`,
 // no data hazard on the chip's schedule, and some cycles.
 void expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
