@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <llvm/ADT/DenseMap.h>
@@ -90,27 +91,29 @@ void extend(std::map<int64_t, LiveInterval>& perStep, int64_t step, int64_t cycl
   }
 }
 
+// `value`'s per-step slice in `split`, if the split names it.
+std::optional<llvm::ArrayRef<int64_t>> sliceOf(mlir::Value value, const DataSplit& split) {
+  auto type = value.getType().dyn_cast<mlir::RankedTensorType>();
+  if (!type) return std::nullopt;
+  for (const ValueSlicing& slicing : split.values) {
+    if (slicing.value == value && int64_t(slicing.slice.size()) == type.getRank()) return slicing.slice;
+  }
+  return std::nullopt;
+}
+
 // The bytes of `value`'s per-step window on one tile: its slice in `split`, the whole tensor when
 // the split does not name it.
 uint64_t windowBytes(mlir::Value value, const DataSplit& split) {
   auto type = value.getType().dyn_cast<mlir::RankedTensorType>();
   if (!type) return 0;
-  for (const ValueSlicing& slicing : split.values) {
-    if (slicing.value == value && int64_t(slicing.slice.size()) == type.getRank()) {
-      return window_bytes(type, slicing.slice);
-    }
-  }
-  return window_bytes(type, type.getShape());
+  return window_bytes(type, sliceOf(value, split).value_or(type.getShape()));
 }
 
 // The scratch the generated program's call of `op` needs at its largest window (codegenImmBytes).
 uint64_t generatedImmBytes(mlir::Operation& op, const DataSplit& split) {
   auto type = op.getResult(0).getType().dyn_cast<mlir::RankedTensorType>();
   if (!type || type.getRank() > 4 || !codegenSupports(&op, nullptr)) return 0;
-  std::vector<int64_t> slice(type.getShape().begin(), type.getShape().end());
-  for (const ValueSlicing& slicing : split.values) {
-    if (slicing.value == op.getResult(0) && slicing.slice.size() == slice.size()) slice = slicing.slice;
-  }
+  const llvm::ArrayRef<int64_t> slice = sliceOf(op.getResult(0), split).value_or(type.getShape());
   std::array<int64_t, 4> size{1, 1, 1, 1};
   std::copy(slice.begin(), slice.end(), size.end() - slice.size());
   return codegenImmBytes(&op, size);
@@ -124,12 +127,10 @@ uint64_t scratchBytes(mlir::Operation& op, const DataSplit& split) {
   auto lib = mlir::dyn_cast<OpLibInterface>(&op);
   if (!lib) return 0;
   if (op.getNumResults() == 1) {
-    for (const ValueSlicing& slicing : split.values) {
-      if (slicing.value != op.getResult(0)) continue;
+    if (auto slice = sliceOf(op.getResult(0), split)) {
       try {
-        return queryOpCost(&op, slicing.slice, sim::ChipConfig{}).immBytes;
-      } catch (const Error&) {
-        break;
+        return queryOpCost(&op, *slice, sim::ChipConfig{}).immBytes;
+      } catch (const Error&) {  // a slice the library refuses: the share below
       }
     }
   }
