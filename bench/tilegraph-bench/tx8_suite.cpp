@@ -78,7 +78,7 @@ struct DecodeGraph {
   std::vector<model::KvCache> caches;
   Context graph_ctx{ContextOptions{.no_alloc = true}};
   Graph graph;
-  uint64_t weight_bytes = 0;
+  uint64_t weight_bytes = 0;  // the weights' bytes the step reads
   uint64_t cache_bytes_read = 0;
 };
 
@@ -89,8 +89,23 @@ std::unique_ptr<DecodeGraph> decode_graph(const model::LlamaConfig& config, DTyp
   for (int64_t l = 0; l < config.n_layer; ++l) d->caches.push_back(model::make_kv_cache(d->cache_ctx, block));
   const model::LlamaStep step = model::build_llama_step(d->graph_ctx, d->llama, block, d->caches, 1, n_kv, false);
   d->graph = Graph::build(step.logits);
+  // A weight only gathered from (the token embeddings) is read one row per token; any other
+  // reader reads it whole.
   for (const Tensor* leaf : d->graph.leafs()) {
-    if (leaf->flags & kFlagParam) d->weight_bytes += leaf->nbytes();
+    if (!(leaf->flags & kFlagParam)) continue;
+    uint64_t gathered = 0;
+    bool whole = false;
+    for (const Tensor* node : d->graph.nodes()) {
+      for (const Tensor* src : node->src) {
+        if (src != leaf) continue;
+        if (node->op == Op::GET_ROWS && node->src[0] == leaf) {
+          gathered += uint64_t(node->src[1]->nelements()) * leaf->nb[1];
+        } else {
+          whole = true;
+        }
+      }
+    }
+    d->weight_bytes += whole ? leaf->nbytes() : std::min<uint64_t>(gathered, leaf->nbytes());
   }
   // Every layer reads its K and V rows up to the padded span (f16).
   d->cache_bytes_read =

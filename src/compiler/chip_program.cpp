@@ -21,6 +21,7 @@
 
 #include "Transforms/ChipOption.h"
 #include "Transforms/Codegen.h"
+#include "Transforms/GroupTags.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/graph_import.h"
@@ -346,6 +347,8 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
     report.template_of = group.getTemplateId();
     report.tiles = 1;
     for (int32_t parts : report.sharding) report.tiles *= parts;
+    // A group working in DDR has no sharding: its moves' boxes go to every tile (MoveQueue).
+    if (group.getGroupTag().value_or(0) == tx8be::kGroupTagInDdr) report.tiles = options.chip.tile_count();
     describeSpm(group, options.chip, report);
     program->report_.groups.push_back(std::move(report));
     progress("jit", i + 1, groups.size());

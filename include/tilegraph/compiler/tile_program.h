@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "tilegraph/compiler/ddr_move.h"
 #include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/rope.h"
 #include "tilegraph/sim/cgra.h"
@@ -401,59 +402,47 @@ inline void matmul(sim::Tile& tile, const sim::oplib::Tsr& lhs, const sim::oplib
   }
 }
 
-// Copies a box of `size` elements from DDR to DDR through a staging buffer in the tile's SPM: the
-// element at index i is read at src + sum_d i[d] * src_strides[d] and written at dst + sum_d i[d] *
-// dst_strides[d] (strides in elements). Rows whose elements are contiguous on both sides move as
-// one run; otherwise each element is a run. Runs are loaded (RDMA) until the staging buffer is
-// full, then stored (WDMA), the next loads waiting for the stores.
-inline void copy_box(sim::Tile& tile, uint64_t src, const Dims& src_strides, uint64_t dst, const Dims& dst_strides,
-                     const Dims& size, uint64_t element_bytes, Buffer& staging, uint64_t staging_bytes) {
-  struct Run {
-    uint64_t spm, dst, bytes;
-  };
-  std::vector<Run> pending;
-  uint64_t fill = 0;
-  auto flush = [&] {
-    if (pending.empty()) return;
-    wait_for(tile, sim::Engine::WDMA, {&staging});
-    for (const Run& run : pending) {
-      sim::lsu::DmaStore store;
-      store.format = sim::Format::INT8;
-      store.spm_addr = run.spm;
-      store.layout = sim::MemLayout::Tensor;
-      const sim::Shape4 bytes{1, 1, 1, int64_t(run.bytes)};
-      store.ddr = sim::lsu::DdrSlice{run.dst, bytes, sim::Shape4{0, 0, 0, 0}, bytes};
-      sim::lsu::execute(tile, store);
-    }
-    staging.last[int(sim::Engine::WDMA)] = tile.record(sim::Engine::WDMA);
-    pending.clear();
-    fill = 0;
-  };
-  const bool contiguous = src_strides[3] == 1 && dst_strides[3] == 1;
-  const int64_t run_elements = contiguous ? size[3] : 1, runs_per_row = contiguous ? 1 : size[3];
-  for (int64_t i0 = 0; i0 < size[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < size[1]; ++i1) {
-      for (int64_t i2 = 0; i2 < size[2]; ++i2) {
-        for (int64_t j = 0; j < runs_per_row; ++j) {
-          const int64_t s = i0 * src_strides[0] + i1 * src_strides[1] + i2 * src_strides[2] + j * src_strides[3];
-          const int64_t d = i0 * dst_strides[0] + i1 * dst_strides[1] + i2 * dst_strides[2] + j * dst_strides[3];
-          const uint64_t bytes = uint64_t(run_elements) * element_bytes;
-          for (uint64_t done = 0; done < bytes;) {
-            const uint64_t chunk = std::min(bytes - done, staging_bytes);
-            if (fill + chunk > staging_bytes) flush();
-            wait_for(tile, sim::Engine::RDMA, {&staging});
-            sim::lsu::execute(
-                tile, sim::lsu::LoadConst{src + uint64_t(s) * element_bytes + done, staging.addr + fill, chunk});
-            staging.last[int(sim::Engine::RDMA)] = tile.record(sim::Engine::RDMA);
-            pending.push_back(Run{staging.addr + fill, dst + uint64_t(d) * element_bytes + done, chunk});
-            fill += chunk;
-            done += chunk;
-          }
-        }
-      }
-    }
+// A tile's share of the DDR-to-DDR moves of a group working in DDR: the boxes of every move
+// (ddr_move.h), in order, go to the chip's tiles in turn, so that their transfers' latencies
+// overlap and their bytes share the DDR as the tiles' DMA engines allow. Each box passes through
+// one of two staging halves of the tile's SPM: a box loads while the one before it is stored.
+struct MoveQueue {
+  MoveQueue(sim::Tile& tile, int tiles)
+      : tile(tile),
+        tiles(tiles),
+        half_bytes(move_staging_bytes(tile.config().spm_bytes) / 2),
+        halves{{0}, {half_bytes}} {}
+  sim::Tile& tile;
+  int tiles;
+  uint64_t half_bytes;
+  Buffer halves[2];  // at the bottom of the SPM
+  int64_t next_box = 0, taken = 0;
+};
+
+// Moves `size` elements of `element_bytes` bytes: the element at index i is read at src + sum_d
+// i[d] * src_strides[d] and written at dst + sum_d i[d] * dst_strides[d] (strides in elements).
+// This tile loads and stores its share of the boxes.
+inline void copy_box(MoveQueue& queue, uint64_t src, const Dims& src_strides, uint64_t dst, const Dims& dst_strides,
+                     const Dims& size, uint64_t element_bytes) {
+  auto shape = [](const MoveDims& d) { return sim::Shape4{d[0], d[1], d[2], d[3]}; };
+  for (const MoveBox& box : move_boxes(size, src_strides, dst_strides, element_bytes, queue.half_bytes)) {
+    if (queue.next_box++ % queue.tiles != queue.tile.index()) continue;
+    Buffer& staging = queue.halves[queue.taken++ % 2];
+    wait_for(queue.tile, sim::Engine::RDMA, {&staging});
+    sim::lsu::execute(queue.tile,
+                      sim::lsu::LoadVar{sim::Format::INT8,
+                                        {src + box.src, shape(box.src_whole), {0, 0, 0, 0}, shape(box.size)},
+                                        staging.addr,
+                                        sim::MemLayout::Tensor});
+    staging.last[int(sim::Engine::RDMA)] = queue.tile.record(sim::Engine::RDMA);
+    wait_for(queue.tile, sim::Engine::WDMA, {&staging});
+    sim::lsu::execute(queue.tile,
+                      sim::lsu::DmaStore{sim::Format::INT8,
+                                         staging.addr,
+                                         sim::MemLayout::Tensor,
+                                         {dst + box.dst, shape(box.dst_whole), {0, 0, 0, 0}, shape(box.size)}});
+    staging.last[int(sim::Engine::WDMA)] = queue.tile.record(sim::Engine::WDMA);
   }
-  flush();
 }
 
 }  // namespace tg::compiler::tile_program

@@ -11,6 +11,7 @@
 // load of step s + 1 issued after the compute of step s still overlaps it on the schedule, while
 // issued before, it would delay it. Stores go last in a cycle for the same reason.
 #include "Codegen.h"
+#include "DdrMoves.h"
 #include "GroupTags.h"
 
 #include <algorithm>
@@ -169,11 +170,6 @@ void join(std::string& list, const char* separator, const std::string& item) {
 
 bool isFloat(sim::Format format) { return format != sim::Format::INT32 && format != sim::Format::INT8; }
 
-// The DDR-to-DDR moves of a group that works in DDR (group_tag 2).
-bool isMove(std::string_view name) {
-  return name == "reshape" || name == "view" || name == "transpose" || name == "concat";
-}
-
 // A value the op reads in DDR: a group input, or a constant left in DDR (bypass_codegen).
 bool isDdrInput(mlir::Value value) {
   if (value.isa<mlir::BlockArgument>()) return true;
@@ -231,7 +227,7 @@ bool codegenSupports(mlir::Operation* op, std::string* why) {
       if (isQ8_0(value.getType())) return fail("a q8_0 value is read only as a matmul's weight (the NE's int8 path)");
     }
   }
-  if (name == "load_var" || name == "store_var" || name == "load_const" || isMove(name)) return true;
+  if (name == "load_var" || name == "store_var" || name == "load_const" || isDdrMove(name)) return true;
   const sim::Format out = *formatOf(op->getResult(0).getType());
   if (unaryOps().count(name) || name == "scale" || name == "rmsnorm" || name == "layernorm") {
     if (!isFloat(out)) return fail(std::string(name) + " needs a float type");
@@ -1254,63 +1250,27 @@ class ProgramWriter {
     return out.str();
   }
 
-  // A group working in DDR: each move on tile 0, element runs through a staging buffer.
+  // A group working in DDR: its moves cut into DMA boxes, which the chip's tiles take in turn
+  // (tile_program.h, MoveQueue), each through a staging buffer at the bottom of its SPM.
   mlir::FailureOr<std::string> writeMoves() {
     std::ostringstream out;
-    header(out, "DDR to DDR on tile 0");
+    header(out, "DDR to DDR on every tile");
     out << "extern \"C\" void run(uint32_t tile, void* chip, const void* params) {\n";
-    out << "  if (tile != 0) return;\n";
-    out << "  sim::Tile& t = static_cast<sim::Chip*>(chip)->tile(0);\n";
+    out << "  sim::Chip& c = *static_cast<sim::Chip*>(chip);\n";
+    out << "  sim::Tile& t = c.tile(int(tile));\n";
     out << "  t.fence();  // the tile's SPM was an earlier group's\n";
     out << "  const uint64_t* ddr = static_cast<const uint64_t*>(params);\n";
-    out << "  Buffer staging{0};\n";
-    const uint64_t staging = 1 << 20;
-    for (mlir::Operation* op : ops_) {
-      const std::string_view name = mnemonicOf(op);
-      const ValueInfo& out_info = values_[op->getResult(0)];
-      if (!isMove(name)) return op->emitOpError("tx8-codegen: a group in DDR holds only moves"), mlir::failure();
-      if (out_info.slot < 0) return op->emitOpError("tx8-codegen: a move whose result is not yielded"), mlir::failure();
-      for (mlir::Value operand : op->getOperands()) {
-        if (values_[operand].slot < 0 || !operand.isa<mlir::BlockArgument>()) {
-          return op->emitOpError("tx8-codegen: a move reads another move's result (one move per value)"),
-                 mlir::failure();
-        }
-      }
-      const uint64_t element = sim::format_bytes(out_info.format);
-      auto rowMajor = [](const Dims& shape) {
-        return Dims{shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
-      };
-      auto emit = [&](int srcSlot, int64_t srcOffset, const Dims& srcStrides, int64_t dstOffset, const Dims& dstStrides,
-                      const Dims& size) {
-        out << "  copy_box(t, ddr[" << srcSlot << "] + " << srcOffset * int64_t(element) << ", " << dimsCode(srcStrides)
-            << ", ddr[" << out_info.slot << "] + " << dstOffset * int64_t(element) << ", " << dimsCode(dstStrides)
-            << ", " << dimsCode(size) << ", " << element << ", staging, " << staging << ");  // "
-            << op->getName().getStringRef().str() << "\n";
-      };
-      const Dims outShape = out_info.whole, dst = rowMajor(outShape);
-      const int src = values_[op->getOperand(0)].slot;
-      if (name == "reshape") {
-        emit(src, 0, dst, 0, dst, outShape);
-      } else if (name == "view") {
-        auto view = mlir::cast<ViewOp>(op);
-        const Dims strides = dims4(view.getStrides(), 0);
-        emit(src, view.getOffset(), strides, 0, dst, outShape);
-      } else if (name == "transpose") {
-        auto perm = mlir::cast<TransposeOp>(op).getPerm();
-        const size_t rank = perm.size();
-        const Dims in = rowMajor(values_[op->getOperand(0)].whole);
-        Dims strides{0, 0, 0, 0};
-        for (size_t d = 0; d < rank; ++d) strides[4 - rank + d] = in[4 - rank + size_t(perm[d])];
-        emit(src, 0, strides, 0, dst, outShape);
-      } else {  // concat
-        const int64_t dim = 4 - tensorType(op->getResult(0)).getRank() + mlir::cast<ConcatOp>(op).getDim();
-        int64_t at = 0;
-        for (mlir::Value operand : op->getOperands()) {
-          const Dims shape = values_[operand].whole;
-          emit(values_[operand].slot, 0, rowMajor(shape), at * dst[size_t(dim)], dst, shape);
-          at += shape[size_t(dim)];
-        }
-      }
+    out << "  MoveQueue queue{t, c.tile_count()};\n";
+    mlir::FailureOr<std::vector<DdrMove>> moves = ddrMoves(group_);
+    if (mlir::failed(moves)) return mlir::failure();
+    for (const DdrMove& move : *moves) {
+      const int dst = values_[move.op->getResult(0)].slot;
+      if (dst < 0) return move.op->emitOpError("tx8-codegen: a move whose result is not yielded"), mlir::failure();
+      const int64_t element = int64_t(move.elementBytes);
+      out << "  copy_box(queue, ddr[" << values_[move.source].slot << "] + " << move.srcOffset * element << ", "
+          << dimsCode(move.srcStrides) << ", ddr[" << dst << "] + " << move.dstOffset * element << ", "
+          << dimsCode(move.dstStrides) << ", " << dimsCode(move.size) << ", " << element << ");  // "
+          << move.op->getName().getStringRef().str() << "\n";
     }
     out << "}\n";
     return out.str();

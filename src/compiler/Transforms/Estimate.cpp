@@ -25,6 +25,8 @@
 // weights) are loaded once, in the first cycles. What it leaves out, and the C-model has: NoC
 // traffic, DDR shared with other groups, tiles whose steps differ in size (tile 0's stand for
 // all), and the overlap of one op's own instructions on different engines.
+// estimateMoveCycles prices a group working in DDR the same way: tile 0's share of its moves'
+// boxes (ddr_move.h), each a load then a store through two staging halves.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -37,6 +39,7 @@
 #include <mlir/Pass/Pass.h>
 
 #include "ChipOption.h"
+#include "DdrMoves.h"
 #include "GroupTags.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
@@ -318,6 +321,41 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
   return uint64_t(std::ceil(schedule(tasks, ddrShare)));
 }
 
+// A group working in DDR: its moves' boxes dealt to the tiles in turn, as the move program deals
+// them (tile_program.h, MoveQueue), priced on tile 0 (which gets the first box, so at least as
+// many as any other): each box a load, then a store, through one of two staging halves (a load
+// waits for the store of the box two before it), the DDR shared by the tiles that have boxes.
+uint64_t estimateMoveCycles(GroupOp group, const sim::ChipConfig& chip) {
+  mlir::FailureOr<std::vector<DdrMove>> moves = ddrMoves(group);
+  if (mlir::failed(moves)) return 0;
+  const int tiles = chip.tile_count();
+  const uint64_t half = move_staging_bytes(chip.spm_bytes) / 2, burst = chip.ddr.burst_bytes;
+  // A side of a box in DDR: its contiguous runs, each rounded up to whole bursts.
+  auto ddrBytes = [&](const MoveDims& size, const MoveDims& whole) {
+    uint64_t run = uint64_t(size[3]);
+    for (int d = 3; d > 0 && size[size_t(d)] == whole[size_t(d)]; --d) run *= uint64_t(size[size_t(d - 1)]);
+    const uint64_t total = uint64_t(size[0] * size[1] * size[2] * size[3]);
+    return double(total / run * ceil_div(run, burst) * burst);
+  };
+  std::vector<Task> tasks;
+  int64_t dealt = 0;
+  for (const DdrMove& move : *moves) {
+    for (const MoveBox& box : move_boxes(move.size, move.srcStrides, move.dstStrides, move.elementBytes, half)) {
+      if (dealt++ % tiles != 0) continue;
+      Task load{Queue::Load, uint64_t(chip.rdma.latency_cycles), ddrBytes(box.size, box.src_whole),
+                chip.rdma.bytes_per_cycle};
+      if (tasks.size() >= 4) load.after.push_back(tasks.size() - 3);  // the store two boxes back
+      tasks.push_back(load);
+      Task store{Queue::Store, uint64_t(chip.wdma.latency_cycles), ddrBytes(box.size, box.dst_whole),
+                 chip.wdma.bytes_per_cycle};
+      store.after.push_back(tasks.size() - 1);
+      tasks.push_back(store);
+    }
+  }
+  const double busyTiles = double(std::clamp<int64_t>(dealt, 1, tiles));
+  return uint64_t(std::ceil(schedule(tasks, chip.ddr.bytes_per_cycle / busyTiles)));
+}
+
 namespace {
 
 struct EstimatePass : public EstimateBase<EstimatePass> {
@@ -325,15 +363,18 @@ struct EstimatePass : public EstimateBase<EstimatePass> {
     mlir::FailureOr<sim::ChipConfig> chip = chipOption(getOperation(), "estimate", chipConfig);
     if (mlir::failed(chip)) return signalPassFailure();
     getOperation().walk([&](GroupOp group) {
-      if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return;
+      auto set = [&](uint64_t cycles) {
+        group.setEstimatedCyclesAttr(
+            mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 64), int64_t(cycles)));
+      };
+      if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return set(estimateMoveCycles(group, *chip));
       mlir::FailureOr<GroupPlan> plan = readPlan(group);
       if (mlir::failed(plan)) return signalPassFailure();
       if (plan->pipeline.cycles.empty()) {
         group.emitOpError() << "has no pipeline to estimate (run sw-pipeline first)";
         return signalPassFailure();
       }
-      const uint64_t cycles = estimateCycles(group, *plan, *chip);
-      group.setEstimatedCyclesAttr(mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 64), int64_t(cycles)));
+      set(estimateCycles(group, *plan, *chip));
     });
   }
 };

@@ -1,6 +1,7 @@
 // The group-cost pass (the TX8 toolchain's GroupCostPass): for every group, the plan of least
 // estimated cycles over its sharding candidates. For a group:
-//   1. bail out when it works in DDR (group_tag 2): nothing of it sits in SPM;
+//   1. bail out when it works in DDR (group_tag 2): nothing of it sits in SPM; its estimate is its
+//      moves' (estimateMoveCycles);
 //   2. the template memo: a group whose GroupKey (GroupCost.h) an earlier group had takes that
 //      group's plan, bound to its own ops by position (GroupPlanMemo.h), and `template_id` = that
 //      group's id when it is of this module (the 32 identical layers of a llama model are searched
@@ -120,7 +121,11 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
   }
 
   mlir::LogicalResult plan_group(GroupOp group) {
-    if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return mlir::success();
+    if (group.getGroupTag().value_or(0) == kGroupTagInDdr) {
+      const uint64_t cycles = estimateMoveCycles(group, chip);
+      group.setEstimatedCyclesAttr(mlir::IntegerAttr::get(mlir::IntegerType::get(&getContext(), 64), int64_t(cycles)));
+      return mlir::success();
+    }
     const std::string key = chipKey + "\n" + groupKey(group);
     if (const GroupPlanMemo::Entry* found = memo->find(key)) {
       writePlan(group, bindPlan(found->plan, group));

@@ -102,6 +102,8 @@ Pipeline buildPipeline(GroupOp group, const DataSplit& split);
 PlanStatus allocateSpm(GroupOp group, const DataSplit& split, const Pipeline& pipeline, const sim::ChipConfig& chip,
                        SpmPlan& spm);
 uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipConfig& chip);
+// A group working in DDR (group_tag 2) has no plan: the cycles of its moves' program.
+uint64_t estimateMoveCycles(GroupOp group, const sim::ChipConfig& chip);
 
 // The plan as the group's and its ops' attributes (above), and back.
 void writePlan(GroupOp group, const GroupPlan& plan);
