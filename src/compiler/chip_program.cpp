@@ -36,9 +36,7 @@ namespace {
 
 using namespace tx8be;
 
-constexpr uint64_t kDdrAlign = 64;  // the DDR burst
-
-uint64_t alignUp(uint64_t bytes) { return (bytes + kDdrAlign - 1) / kDdrAlign * kDdrAlign; }
+uint64_t alignUp(uint64_t bytes, uint64_t align) { return (bytes + align - 1) / align * align; }
 
 uint64_t tensorBytes(mlir::Value value) {
   auto type = value.getType().cast<mlir::RankedTensorType>();
@@ -310,7 +308,7 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
         c.offset = uint64_t(placed);
       } else {
         c.offset = scratch;
-        scratch += alignUp(c.bytes.size());
+        scratch += alignUp(c.bytes.size(), options.chip.ddr.burst_bytes);
       }
       constantIndex[id] = program->constants_.size();
       program->constants_.push_back(std::move(c));

@@ -12,6 +12,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/Pass/Pass.h>
 
+#include "ChipOption.h"
 #include "IntervalPlacement.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -37,7 +38,9 @@ struct OptDdrPass : public OptDdrBase<OptDdrPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::Builder builder(&getContext());
-    const uint64_t burst = sim::ChipConfig{}.ddr.burst_bytes;
+    mlir::FailureOr<sim::ChipConfig> chip = chipOption(module, "opt-ddr", chipConfig);
+    if (mlir::failed(chip)) return signalPassFailure();
+    const uint64_t burst = chip->ddr.burst_bytes;
 
     // The program's constants, by const_map_id: a dense one is placed here, an external one is
     // bound by its key.

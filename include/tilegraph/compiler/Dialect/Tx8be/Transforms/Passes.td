@@ -230,10 +230,15 @@ def OptDdr : Pass<"opt-ddr", "::mlir::ModuleOp"> {
     (liveness over the group order, best fit); each dense constant (no key to bind it by) an
     offset in `tx8be.const_ddr_offsets` on the module, indexed by const_map_id (-1 for
     external constants, bound by key); `tx8be.scratch_bytes` is the total. Every offset and
-    size is a multiple of the DDR burst (64 bytes). DDR banks are not modelled.
+    size is a multiple of the chip's DDR burst (64 bytes on the TX8 chip). DDR banks are not
+    modelled.
   }];
   let constructor = "::tg::compiler::tx8be::createOptDdrPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
+  let options = [
+    Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
+  ];
 }
 
 def DataSplit : Pass<"data-split", "::mlir::ModuleOp"> {
