@@ -32,10 +32,10 @@ struct MoveBox {
 };
 
 // The boxes of the move of `size` elements of `element_bytes` bytes from strides `src_strides`
-// to `dst_strides`, each at most `max_box_bytes` (> 0), in source order. Dimensions that stay
-// contiguous on both sides merge; a dimension joins the box while its stride on both sides is a
-// whole multiple of the next inner one at least as large as that one's extent (what a window of
-// a row-major tensor can express); the dimensions left over are walked one box at a time.
+// to `dst_strides`, each at most `max_box_bytes` (> 0). Dimensions that stay contiguous on both
+// sides merge; a dimension joins the box while its stride on both sides is a whole multiple of the
+// next inner one at least as large as that one's extent (what a window of a row-major tensor can
+// express); the dimensions left over are walked one box at a time, the innermost fastest.
 inline std::vector<MoveBox> move_boxes(const MoveDims& size, const MoveDims& src_strides, const MoveDims& dst_strides,
                                        uint64_t element_bytes, uint64_t max_box_bytes) {
   struct Dim {
