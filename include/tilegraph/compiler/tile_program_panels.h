@@ -15,8 +15,8 @@
 //   GEMM     per batch of the window one NE GEMM of the panel into the f32 accumulator (copy
 //            window % accumulator copies): the first panel overwrites it, the others add to it;
 //   store    after the window's last panel, the accumulator to the result in DDR.
-// The waits: a load or a send into a buffer copy waits for the GEMM that last read that copy on
-// the receiving tile; a send for the load of its part; a GEMM for its loads and every send into
+// The waits: a load or a send into a buffer copy waits for the GEMM and the sends that last read
+// that copy on the receiving tile; a send for the load of its part; a GEMM for its loads and every send into
 // its buffers; a window's first GEMM for the store that last read its accumulator copy; a store
 // for its GEMM. At the start each tile waits for what it ran before (an earlier group's use of
 // its SPM) and every tile's DTE for what the others ran before (it writes into their SPM).
@@ -75,6 +75,7 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
   const uint64_t eb = sim::format_bytes(p.lhs.format), ob = sim::format_bytes(p.out.format);
   struct State {
     std::vector<sim::Event> read;      // per operand copy: the last GEMM that read it
+    std::vector<sim::Event> sent;      // per operand copy: the last send out of it
     std::vector<sim::Event> stored;    // per accumulator copy: its last store
     std::vector<sim::Event> loaded;    // this step's own loads
     std::vector<sim::Event> received;  // this step's sends into its buffers
@@ -82,6 +83,7 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
   std::vector<State> state(parts);
   for (State& st : state) {
     st.read.resize(op_copies);
+    st.sent.resize(op_copies);
     st.stored.resize(acc_copies);
   }
   constexpr sim::Engine kEngines[] = {sim::Engine::NE,   sim::Engine::CT,   sim::Engine::TDMA,
@@ -121,6 +123,7 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
         if (is_empty(mine)) continue;
         sim::Tile& tile = chip.tile(p.tiles[q]);
         tile.wait(sim::Engine::RDMA, state[q].read[b]);
+        tile.wait(sim::Engine::RDMA, state[q].sent[b]);
         sim::lsu::LoadVar load;
         load.format = t.format;
         load.ddr = sim::lsu::DdrSlice{t.ddr, sim::oplib::shape_of(t.whole), sim::oplib::shape_of(mine.start),
@@ -142,9 +145,11 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
         for (size_t r : members[q]) {
           if (r == q) continue;
           tile.wait(sim::Engine::DTE, state[r].read[b]);
+          tile.wait(sim::Engine::DTE, state[r].sent[b]);
           sim::dte::execute(tile, sim::dte::Copy{addr, p.tiles[r], addr, uint64_t(elements(mine.size)) * eb});
           state[r].received.push_back(tile.record(sim::Engine::DTE));
         }
+        state[q].sent[b] = tile.record(sim::Engine::DTE);
       }
     }
     // The GEMMs of the panel, and the store after a window's last panel.

@@ -195,8 +195,8 @@ double schedule(std::vector<Task>& tasks, double ddrShare) {
 // dimension cut into as many parts as tiles share it), the DTE copies of those parts to the
 // partners, the GEMMs of the panel (each waiting for its loads, and the partners' copies, which
 // take as long as tile 0's own) and, after a window's last panel, the store of its f32
-// accumulator. A load waits for the GEMM that read its buffer copy, a copy for the loads of its
-// part and for that GEMM (the partner's, as long as tile 0's), a window's first GEMM for the
+// accumulator. A load waits for the GEMM and the copies that read its buffer copy, a copy for the
+// loads of its part and for that GEMM (the partner's, as long as tile 0's), a window's first GEMM for the
 // store of the window that used its accumulator copy before. What it leaves out: NoC links shared
 // by several copies (a link carries at most a row's parts per step, well under the NE's time).
 uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPlan& plan, const sim::ChipConfig& chip) {
@@ -220,11 +220,13 @@ uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPla
   }
   std::vector<Task> tasks;
   std::vector<size_t> gemm, store;
+  std::vector<std::vector<size_t>> sends;  // per step, tile 0's copies to its partners
   for (int64_t s = 0; s < split.steps; ++s) {
     const int64_t w = s / panels, panel = s % panels;
     const llvm::DenseMap<mlir::Value, WindowParam> windowsNow = panelWindows(group, m, split, 0, s);
     if (windowsNow.empty()) break;  // tile 0's windows come first: nothing is left
     std::vector<size_t> inputs;
+    sends.emplace_back();
     for (mlir::Operation* load : {m.lhsLoad, m.rhsLoad}) {
       mlir::Value value = load->getResult(0);
       WindowParam mine = windowsNow.find(value)->second;
@@ -250,7 +252,10 @@ uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPla
       loadTask.work =
           double(ddr_bytes(value.getType().cast<mlir::RankedTensorType>(), mine.size, chip.ddr.burst_bytes));
       loadTask.cap = chip.rdma.bytes_per_cycle;
-      if (s >= operandCopies) loadTask.after.push_back(gemm[size_t(s - operandCopies)]);
+      if (s >= operandCopies) {
+        loadTask.after.push_back(gemm[size_t(s - operandCopies)]);
+        for (size_t send : sends[size_t(s - operandCopies)]) loadTask.after.push_back(send);
+      }
       const size_t loaded = tasks.size();
       tasks.push_back(loadTask);
       inputs.push_back(loaded);
@@ -264,6 +269,7 @@ uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPla
         copy.after.push_back(loaded);
         if (s >= operandCopies) copy.after.push_back(gemm[size_t(s - operandCopies)]);
         inputs.push_back(tasks.size());
+        sends.back().push_back(tasks.size());
         tasks.push_back(copy);
       }
     }

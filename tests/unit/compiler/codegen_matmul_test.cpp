@@ -161,15 +161,47 @@ TEST(CompilerCodegenMatmul, KSplitOfOneFloatTypeOnEdgeShapes) {
   }
 }
 
+// On the 4x4 mesh the search cuts the result 5 x 3 (15 tiles); K of 2000 takes more steps than
+// the panel buffers have copies, so sends and loads reuse copies GEMMs have read: a grid row of three tiles shares the
+// activation panel (104 rows in parts of 35, 35, 34), a grid column of five the weight panel (172
+// rows in parts of 35, 35, 35, 35, 32), every GEMM waiting for the sends into its buffers (no
+// hazard).
+TEST(CompilerCodegenMatmul, KSplitSharedByFourTiles) {
+  Context ctx;
+  Rng rng{24};
+  Tensor* w = test::random_weight(ctx, rng, DType::BF16, {2000, 516});
+  Tensor* x = test::random_input(ctx, rng, DType::BF16, {2000, 516});
+  const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(4, 4));
+  ASSERT_EQ(run.compile.groups.size(), 1u);
+  EXPECT_GT(run.compile.groups[0].k_panel, 0);
+  EXPECT_TRUE(run.compile.groups[0].noc_share);
+  EXPECT_EQ(run.compile.groups[0].sharding, (std::vector<int32_t>{1, 1, 5, 3}));
+  EXPECT_GT(run.report.noc_bytes, 0u);
+}
+
+// A result of 2.4 MiB of f32 on one tile: walked in several windows, each accumulated in one of
+// two copies while the other is stored; a window's first GEMM waits for the store of the window
+// before last.
+TEST(CompilerCodegenMatmul, KSplitWalksSeveralWindowsOnOneTile) {
+  Context ctx;
+  Rng rng{25};
+  Tensor* w = test::random_weight(ctx, rng, DType::F16, {600, 700});
+  Tensor* x = test::random_input(ctx, rng, DType::F16, {600, 900});
+  const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(1, 1));
+  ASSERT_EQ(run.compile.groups.size(), 1u);
+  EXPECT_GT(run.compile.groups[0].k_panel, 0);
+  EXPECT_GT(run.compile.groups[0].steps, 2 * (600 + run.compile.groups[0].k_panel - 1) / run.compile.groups[0].k_panel);
+}
+
 // Batches, and weights broadcast over them (4 activation batches over 2 weight matrices): each
-// tile's window spans several batches, one GEMM per batch and panel.
+// tile's window spans several batches, one GEMM per batch and panel (K of 600: at least two).
 TEST(CompilerCodegenMatmul, KSplitOverBroadcastBatches) {
   for (int m : {1, 2}) {
     SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m));
     Context ctx;
     Rng rng{22};
-    Tensor* w = test::random_weight(ctx, rng, DType::BF16, {300, 31, 2});
-    Tensor* x = test::random_input(ctx, rng, DType::BF16, {300, 5, 4});
+    Tensor* w = test::random_weight(ctx, rng, DType::BF16, {600, 31, 2});
+    Tensor* x = test::random_input(ctx, rng, DType::BF16, {600, 5, 4});
     const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(m, m));
     EXPECT_EQ(kSplitGroups(run).first, 1);
   }
