@@ -201,16 +201,18 @@ PlanStatus panelSplit(GroupOp group, llvm::ArrayRef<int32_t> sharding, int64_t k
 }
 
 Pipeline panelPipeline(const PanelMatmul& m, const DataSplit& split) {
+  // Three stages: the loads of step s in cycle s, its GEMM in cycle s + 1, the store of a
+  // window's accumulator in the cycle after its last GEMM.
   Pipeline pipeline;
+  pipeline.cycles.resize(size_t(split.steps + 2));
   const int64_t panels = panelsOf(m, split.kPanel);
   for (int64_t s = 0; s < split.steps; ++s) {
-    std::vector<PipelineItem> cycle;
-    for (mlir::Operation* op : {m.lhsLoad, m.rhsLoad, m.matmul}) {
-      cycle.push_back({op, s, pipelineEngine(op)});
-    }
-    if (s % panels == panels - 1) cycle.push_back({m.store, s, PipelineEngine::Store});
-    pipeline.cycles.push_back(std::move(cycle));
+    for (mlir::Operation* op : {m.lhsLoad, m.rhsLoad})
+      pipeline.cycles[size_t(s)].push_back({op, s, pipelineEngine(op)});
+    pipeline.cycles[size_t(s + 1)].push_back({m.matmul, s, pipelineEngine(m.matmul)});
+    if (s % panels == panels - 1) pipeline.cycles[size_t(s + 2)].push_back({m.store, s, PipelineEngine::Store});
   }
+  if (pipeline.cycles.back().empty()) pipeline.cycles.pop_back();
   return pipeline;
 }
 

@@ -55,8 +55,8 @@ int32_t accumulatorCopies(const PanelMatmul& m, const DataSplit& split);
 PlanStatus panelSplit(GroupOp group, llvm::ArrayRef<int32_t> sharding, int64_t kPanel, bool shareOperands,
                       const sim::ChipConfig& chip, DataSplit& split);
 
-// The pipeline of a K split: per step its two loads and the matmul, and the store after the
-// result window's last panel.
+// The pipeline of a K split: the loads of step s in cycle s, its matmul in the next cycle, and
+// after a result window's last panel its store in the cycle after that.
 Pipeline panelPipeline(const PanelMatmul& m, const DataSplit& split);
 
 // The K panels group-cost tries for a qualifying group.
