@@ -6,6 +6,7 @@
 // weight once either way: K stays whole. k-split=never keeps K whole everywhere; codegen writes
 // the K split as panel_matmul's data (tile_program_panels.h).
 // RUN: tilegraph-opt --tx8-frontend --group-cost %s | FileCheck %s
+// RUN: tilegraph-opt --group-cost %S/group-cost-invalid.mlir | FileCheck %s --check-prefix=LONGK
 // RUN: tilegraph-opt --tx8-frontend --group-cost=k-split=never %s | FileCheck %s --check-prefix=NEVER
 // RUN: not tilegraph-opt --tx8-frontend --group-cost=k-split=sometimes %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: rm -rf %t && tilegraph-opt --tx8-pipeline --tx8-codegen=codegen-dir=%t %s > /dev/null
@@ -20,6 +21,9 @@
 // CHECK-LABEL: func.func @gemv
 // CHECK-NOT: k_panel
 // CHECK: return
+
+// A matmul whose K rows do not fit the SPM with K whole (group-cost-invalid.mlir) fits in panels.
+// LONGK: tx8be.group{{.*}}tx8be.k_panel = {{[0-9]+}} : i64
 
 // NEVER-NOT: k_panel
 // NEVER-NOT: noc_share
