@@ -12,11 +12,13 @@
 // describe one plan. A value whose window is the same every step carries the unit attribute
 // `tx8be.step_invariant`.
 #include <algorithm>
+#include <string>
 
 #include <llvm/ADT/DenseMap.h>
 #include <mlir/IR/Builders.h>
 
 #include "BufferLife.h"
+#include "PanelMatmul.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -161,6 +163,10 @@ mlir::FailureOr<GroupPlan> readPlan(GroupOp group) {
   plan.split.steps = steps.getInt();
   if (auto panel = group->getAttrOfType<mlir::IntegerAttr>(kKPanel)) {
     if (panel.getInt() < 1) return group.emitOpError() << kKPanel << " must be at least 1, got " << panel.getInt();
+    std::string why;
+    if (!panelMatmul(group, &why)) {
+      return group.emitOpError() << "has " << kKPanel << " but its K cannot be split: " << why;
+    }
     plan.split.kPanel = panel.getInt();
     plan.split.shareOperands = group->hasAttr(kNocShare);
   }
