@@ -167,16 +167,40 @@ void run_tx8_suite(const Tx8Options& o) {
         double(chip.tile_count()) * chip.ne.arrays_per_tile * 2048.0 / chip.ne_cycles_per_step(sim::Format::BF16);
     const double bound = flops / peak_per_cycle;
     const double fraction = bound / double(c.simulated.total_cycles);
+    // What bounds it: the busiest NE, and the DDR bytes at the DDR's rate.
+    uint64_t ne_busy = 0;
+    for (const sim::TileReport& t : c.simulated.tiles) {
+      ne_busy = std::max(ne_busy, t.engines[int(sim::Engine::NE)].busy_cycles);
+    }
+    const uint64_t ddr_bytes = c.simulated.ddr_read_bytes + c.simulated.ddr_write_bytes;
+    const double ddr_bound = double(ddr_bytes) / chip.ddr.bytes_per_cycle;
+    std::string plan;
+    for (const compiler::GroupReport& g : c.report.groups) {
+      if (g.ops != "matmul") continue;
+      plan = std::to_string(g.steps) + " steps";
+      if (g.k_panel > 0) {
+        plan += ", K in panels of " + std::to_string(g.k_panel) + (g.noc_share ? " shared over the NoC" : "");
+      }
+    }
     out["gemm"] = {{"m", n},
                    {"n", n},
                    {"k", n},
                    {"simulated_cycles", c.simulated.total_cycles},
                    {"ne_bound_cycles", bound},
                    {"fraction_of_ne_peak", fraction},
+                   {"ne_busy_cycles", ne_busy},
+                   {"ddr_bytes", ddr_bytes},
+                   {"ddr_bound_cycles", ddr_bound},
+                   {"noc_bytes", c.simulated.noc_bytes},
+                   {"hazards", c.simulated.hazard_count},
+                   {"plan", plan},
                    {"compile_seconds", c.compile_seconds}};
     if (!o.json) {
       std::printf("gemm 4096^3 bf16, 16 tiles: %llu cycles, NE bound %.0f: %.1f%% of peak (compiled in %.1f s)\n",
                   (unsigned long long)c.simulated.total_cycles, bound, 100 * fraction, c.compile_seconds);
+      std::printf("  %s; NE busy %llu, DDR %.1f MiB (bound %.0f), NoC %.1f MiB, %llu hazards\n", plan.c_str(),
+                  (unsigned long long)ne_busy, double(ddr_bytes) / (1 << 20), ddr_bound,
+                  double(c.simulated.noc_bytes) / (1 << 20), (unsigned long long)c.simulated.hazard_count);
     }
     targets.push_back({"4096^3 bf16 GEMM >= 80% of NE peak", fmt("%.1f%%", 100 * fraction), fraction >= 0.8});
     add_groups(spm_rows, errors, "gemm", c.report);

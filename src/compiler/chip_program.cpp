@@ -220,7 +220,7 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
   {
     mlir::PassManager pm(&context);
     pm.addPass(createDataSplitPass());
-    buildBackendPipeline(pm, &program_counts, options.plan_memo);
+    buildBackendPipeline(pm, &program_counts, options.plan_memo, options.matmul_k_split);
     const auto planning = std::chrono::steady_clock::now();
     runPasses(pm, module, "the back end");
     program_search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
@@ -339,6 +339,8 @@ std::unique_ptr<ChipProgram> compile_graph(const Graph& graph, const CompileOpti
       report.sharding.assign(sharding.asArrayRef().begin(), sharding.asArrayRef().end());
     if (auto slice = group.getSliceAttr()) report.slice.assign(slice.asArrayRef().begin(), slice.asArrayRef().end());
     report.steps = group.getStepsAttr() ? group.getStepsAttr().getInt() : 0;
+    if (auto panel = group->getAttrOfType<mlir::IntegerAttr>("tx8be.k_panel")) report.k_panel = panel.getInt();
+    report.noc_share = group->hasAttr("tx8be.noc_share");
     report.spm_peak = uint64_t(group.getSpmAllocSize().value_or(0));
     report.spm_lower_bound = uint64_t(group.getSpmLowerBound().value_or(0));
     report.estimated_cycles = uint64_t(group.getEstimatedCycles().value_or(0));

@@ -38,6 +38,7 @@ struct CompileOptions {
   // The sharding search's plans shared with other compiles (group_plan_memo.h): a backend hands
   // one memo to every chip run it compiles. Null: this compile's own.
   std::shared_ptr<GroupPlanMemo> plan_memo;
+  MatmulKSplit matmul_k_split = MatmulKSplit::Search;  // whether a lone matmul's K is split
 };
 
 // One SPM buffer of a group's allocation, for the occupancy chart.
@@ -57,6 +58,8 @@ struct GroupReport {
   std::vector<int32_t> sharding;  // parts per dim of the group's result over tiles
   std::vector<int64_t> slice;     // per-step shape of the result on one tile
   int64_t steps = 0;              // steps per tile
+  int64_t k_panel = 0;            // a K-split matmul's K per step (0: K whole)
+  bool noc_share = false;         // a K split's operand panels shared over the NoC
   int64_t pipeline_cycles = 0;
   uint64_t spm_peak = 0;         // bytes of SPM the allocation uses
   uint64_t spm_lower_bound = 0;  // the most bytes live at one time

@@ -20,6 +20,12 @@ struct GroupCostCounts {
   int64_t candidates = 0;  // candidates run through the stages
 };
 
+// Whether group-cost splits a lone matmul's K (docs/compiler.md, "matmul on the chip"): Search
+// weighs its K splits against the plans keeping K whole by their estimates (the default); Always
+// takes the cheapest K split of a matmul that qualifies (K whole when none fits); Never keeps K
+// whole.
+enum class MatmulKSplit { Search, Always, Never };
+
 // Opaque here (src/compiler/Transforms/GroupPlanMemo.h); thread-safe.
 class GroupPlanMemo;
 std::shared_ptr<GroupPlanMemo> make_group_plan_memo();

@@ -8,8 +8,9 @@
 
 namespace tg::compiler::tx8be {
 
-void buildBackendPipeline(mlir::OpPassManager& pm, GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo) {
-  pm.addPass(createGroupCostPass(counts, std::move(memo)));
+void buildBackendPipeline(mlir::OpPassManager& pm, GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo,
+                          MatmulKSplit kSplit) {
+  pm.addPass(createGroupCostPass(counts, std::move(memo), kSplit));
   mlir::OpPassManager& groups = pm.nest<mlir::func::FuncOp>();
   groups.addPass(createSwPipelinePass());
   groups.addPass(createSpmAllocPass());

@@ -11,6 +11,7 @@
 #include <llvm/ADT/DenseMap.h>
 
 #include "Codegen.h"
+#include "PanelMatmul.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
@@ -141,9 +142,29 @@ uint64_t scratchBytes(mlir::Operation& op, const DataSplit& split) {
   return window && whole ? (imm * window + whole - 1) / whole : imm;
 }
 
+// A K split's buffers (PanelMatmul.h): the operand panels and the accumulator, each with its
+// copies, live from the first cycle to the last (the program cycles through the copies).
+std::vector<BufferLife> panelBufferLives(const PanelMatmul& m, const DataSplit& split, const Pipeline& pipeline) {
+  const LiveInterval whole{0, std::max<int64_t>(0, int64_t(pipeline.cycles.size()) - 1)};
+  std::vector<BufferLife> buffers;
+  for (mlir::Operation* op : {m.lhsLoad, m.rhsLoad, m.matmul}) {
+    mlir::Value value = op->getResult(0);
+    const int32_t copies = op == m.matmul ? accumulatorCopies(m, split) : panelOperandCopies(split);
+    buffers.push_back(BufferLife{.value = value,
+                                 .members = {value},
+                                 .bytes = alignUp(windowBytes(value, split), kSpmAlign),
+                                 .copies = copies,
+                                 .intervals = {whole}});
+  }
+  return buffers;
+}
+
 }  // namespace
 
 std::vector<BufferLife> bufferLives(GroupOp group, const DataSplit& split, const Pipeline& pipeline) {
+  if (split.kPanel > 0) {
+    if (const std::optional<PanelMatmul> matmul = panelMatmul(group)) return panelBufferLives(*matmul, split, pipeline);
+  }
   const Occurrences occurrences = occurrencesOf(pipeline);
   std::vector<BufferLife> buffers;
   llvm::DenseMap<mlir::Value, size_t> bufferOf;  // by root value

@@ -13,6 +13,7 @@
 #include "Codegen.h"
 #include "DdrMoves.h"
 #include "GroupTags.h"
+#include "PanelMatmul.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,9 @@
 #include <mlir/Pass/Pass.h>
 
 #include "TileMesh.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
+#include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
 #include "tilegraph/compiler/tile_program.h"
 #include "tilegraph/compiler/tile_program_cnn.h"
 #include "tilegraph/core/context.h"
@@ -1287,10 +1290,125 @@ class ProgramWriter {
   uint64_t spmBytes_ = 0;
 };
 
+std::string windowCode(const llvm::DenseMap<mlir::Value, WindowParam>& windows, mlir::Value value) {
+  auto found = windows.find(value);
+  if (found == windows.end()) return "{{0, 0, 0, 0}, {0, 0, 0, 0}}";
+  return "{" + dimsCode(dims4(found->second.start, 0)) + ", " + dimsCode(dims4(found->second.size, 1)) + "}";
+}
+
+// A K-split matmul group (PanelMatmul.h): its windows and buffers as data for
+// tile_program_panels.h's panel_matmul, which issues every tile's instructions.
+mlir::FailureOr<std::string> writePanelProgram(GroupOp group) {
+  mlir::FailureOr<GroupPlan> plan = readPlan(group);
+  if (mlir::failed(plan)) return mlir::failure();
+  const DataSplit& split = plan->split;
+  std::string why;
+  const std::optional<PanelMatmul> m = panelMatmul(group, &why);
+  if (!m) return group.emitOpError("tx8-codegen: a K split of a group that is not a lone matmul: ") << why;
+  for (mlir::Operation& op : group.getBodyBlock().without_terminator()) {
+    if (!codegenSupports(&op, &why)) return op.emitOpError("tx8-codegen: ") << why, mlir::failure();
+  }
+  auto tiles = regionTiles(group);
+  if (mlir::failed(tiles)) return mlir::failure();
+  int64_t parts = 1;
+  for (int32_t p : split.sharding) parts *= p;
+  if (parts > int64_t(tiles->size())) {
+    return group.emitOpError("tx8-codegen: the sharding has ")
+           << parts << " parts but the region " << tiles->size() << " tiles";
+  }
+  const int64_t panels = panelsOf(*m, split.kPanel);
+  int64_t windows = 1;
+  const WindowParam range = tileRange(tensorType(primaryValue(group)).getShape(), split.sharding, 0);
+  if (split.slice.size() != range.size.size()) {
+    return group.emitOpError("tx8-codegen: the plan's slice needs one entry per dimension of the result");
+  }
+  for (int64_t n : stepsPerDim(range.size, split.slice)) windows *= n;
+  if (windows * panels != split.steps) {
+    return group.emitOpError("tx8-codegen: the plan says ")
+           << split.steps << " steps but slice " << listString(split.slice) << " and K panels of " << split.kPanel
+           << " walk tile 0's range in others";
+  }
+  // The DDR slots as the program's parameters list them: inputs, results, constants.
+  const int64_t arguments = group.getBodyBlock().getNumArguments();
+  std::map<mlir::Operation*, int64_t> constantSlot;
+  for (LoadConstOp constant : programConstants(group)) {
+    constantSlot[constant] = arguments + group.getYield()->getNumOperands() + int64_t(constantSlot.size());
+  }
+  auto tensorCode = [&](mlir::Value value, int64_t slot, mlir::Operation* buffered) -> mlir::FailureOr<std::string> {
+    auto dev = buffered->getAttrOfType<DevAttr>("dev_info");
+    if (!dev || dev.getMemAddr().empty()) {
+      return buffered->emitOpError("tx8-codegen: no SPM address (dev_info.mem_addr): run the SPM allocation first"),
+             mlir::failure();
+    }
+    const Dims whole = dims4(tensorType(value).getShape(), 1);
+    std::string copies;
+    for (int64_t addr : dev.getMemAddr().asArrayRef()) join(copies, ", ", hex(uint64_t(addr)));
+    return "PanelTensor{" + formatCode(*formatOf(value.getType())) + ", ddr[" + std::to_string(slot) + "], " +
+           dimsCode(whole) + ", " + layoutCode(denseLayout(whole)) + ", {" + copies + "}}";
+  };
+  auto loadSlot = [&](mlir::Operation* load) -> int64_t {
+    if (mlir::isa<LoadConstOp>(load)) return constantSlot[load];
+    return load->getOperand(0).cast<mlir::BlockArgument>().getArgNumber();
+  };
+  if (mlir::isa<LoadVarOp>(m->lhsLoad) && !m->lhsLoad->getOperand(0).isa<mlir::BlockArgument>()) {
+    return m->lhsLoad->emitOpError("tx8-codegen: loads a value that is not in DDR"), mlir::failure();
+  }
+  if (mlir::isa<LoadVarOp>(m->rhsLoad) && !m->rhsLoad->getOperand(0).isa<mlir::BlockArgument>()) {
+    return m->rhsLoad->emitOpError("tx8-codegen: loads a value that is not in DDR"), mlir::failure();
+  }
+  auto lhs = tensorCode(m->lhsLoad->getResult(0), loadSlot(m->lhsLoad), m->lhsLoad);
+  auto rhs = tensorCode(m->rhsLoad->getResult(0), loadSlot(m->rhsLoad), m->rhsLoad);
+  auto out = tensorCode(m->matmul->getResult(0), arguments, m->matmul);
+  if (mlir::failed(lhs) || mlir::failed(rhs) || mlir::failed(out)) return mlir::failure();
+
+  std::ostringstream code;
+  std::string sharding, slice;
+  for (int32_t p : split.sharding) join(sharding, "x", std::to_string(p));
+  for (int64_t d : split.slice) join(slice, "x", std::to_string(d));
+  code << "// tx8-codegen: group "
+       << (int32_t(group.getTemplateId()) >= 0 ? int32_t(group.getTemplateId()) : int32_t(group.getGroupId()))
+       << " (matmul), sharding " << sharding << ", slice " << slice << ", K in panels of " << split.kPanel
+       << (split.shareOperands ? " shared over the NoC" : "") << ", " << split.steps << " steps per tile\n";
+  code << "#include \"tilegraph/compiler/tile_program_panels.h\"\n\n";
+  code << "using namespace tg::compiler::tile_program;\n";
+  code << "namespace sim = tg::sim;\n\n";
+  code << "namespace {\n\n";
+  code << "constexpr int64_t kSteps = " << split.steps << ";\n";
+  code << "// Per part and step: the windows of the accumulator, the lhs panel and the rhs panel.\n";
+  code << "const PanelWindows kWindows[" << parts * split.steps << "] = {\n";
+  for (int64_t part = 0; part < parts; ++part) {
+    for (int64_t step = 0; step < split.steps; ++step) {
+      const llvm::DenseMap<mlir::Value, WindowParam> windows = panelWindows(group, *m, split, part, step);
+      code << "  {" << windowCode(windows, m->matmul->getResult(0)) << ", "
+           << windowCode(windows, m->lhsLoad->getResult(0)) << ", " << windowCode(windows, m->rhsLoad->getResult(0))
+           << "},\n";
+    }
+  }
+  code << "};\n\n}  // namespace\n\n";
+  code << "extern \"C\" void run(uint32_t tile, void* chip, const void* params) {\n";
+  code << "  if (int(tile) != " << (*tiles)[0] << ") return;  // the first tile's call issues every tile's part\n";
+  code << "  const uint64_t* ddr = static_cast<const uint64_t*>(params);\n";
+  code << "  PanelMatmulPlan plan;\n";
+  std::string partTiles;
+  for (int64_t part = 0; part < parts; ++part) join(partTiles, ", ", std::to_string((*tiles)[size_t(part)]));
+  code << "  plan.tiles = {" << partTiles << "};\n";
+  code << "  plan.steps = kSteps;\n";
+  code << "  plan.panels = " << panels << ";\n";
+  code << "  plan.windows = kWindows;\n";
+  code << "  plan.lhs = " << *lhs << ";\n";
+  code << "  plan.rhs = " << *rhs << ";\n";
+  code << "  plan.out = " << *out << ";\n";
+  code << "  plan.share = " << (split.shareOperands ? "true" : "false") << ";\n";
+  code << "  panel_matmul(*static_cast<sim::Chip*>(chip), plan);\n";
+  code << "}\n";
+  return code.str();
+}
+
 }  // namespace
 
 mlir::FailureOr<std::string> generateTileProgram(GroupOp group) {
   if (group.getGroupTag().value_or(0) == kGroupTagInDdr) return ProgramWriter(group, Plan{}).write();
+  if (group->hasAttr("tx8be.k_panel")) return writePanelProgram(group);
   auto plan = readGroupPlan(group);
   if (mlir::failed(plan)) return mlir::failure();
   return ProgramWriter(group, std::move(*plan)).write();

@@ -41,6 +41,7 @@
 #include "ChipOption.h"
 #include "DdrMoves.h"
 #include "GroupTags.h"
+#include "PanelMatmul.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/IR/OpCost.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -48,6 +49,7 @@
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/chip_config.h"
+#include "tilegraph/sim/ne.h"
 
 namespace tg::compiler::tx8be {
 
@@ -98,10 +100,11 @@ struct ItemCost {
   }
 };
 
-// The engine queues of one tile as the generated program uses them: RDMA loads, WDMA stores, and
-// the compute ops, which run one after another whatever their engines (each waits for the
-// previous one: they share scratch).
-enum class Queue { Load, Store, Compute };
+// The engine queues of one tile as the generated program uses them: RDMA loads, WDMA stores, the
+// compute ops, which run one after another whatever their engines (each waits for the previous
+// one: they share scratch), and the DTE's copies to other tiles (a K split's shared panels).
+enum class Queue { Load, Store, Compute, Noc };
+constexpr size_t kQueues = 4;
 
 // One (op, step) of the pipeline on tile 0, as the program issues it.
 struct Task {
@@ -122,21 +125,22 @@ struct Range {
 
 // Runs the tasks as the C-model schedules them: each queue in issue order, a task when its queue
 // is free and what it waits for has ended; a transfer spends its latency, then moves its bytes
-// while the transfers in flight share the tile's part of the DDR bandwidth (max-min fair, each
-// within its engine's limit). Returns when the last task ends.
+// while the DDR transfers in flight share the tile's part of the DDR bandwidth (max-min fair, each
+// within its engine's limit); a NoC copy moves at its engine's rate. Returns when the last task
+// ends.
 double schedule(std::vector<Task>& tasks, double ddrShare) {
-  std::vector<size_t> queue[3];
+  std::vector<size_t> queue[kQueues];
   for (size_t i = 0; i < tasks.size(); ++i) queue[size_t(tasks[i].queue)].push_back(i);
-  size_t next[3] = {0, 0, 0};
+  size_t next[kQueues] = {0, 0, 0, 0};
   struct Running {
     size_t task;
     double latencyLeft, workLeft;
   };
-  std::optional<Running> running[3];
+  std::optional<Running> running[kQueues];
   double now = 0;
   size_t done = 0;
   while (done < tasks.size()) {
-    for (size_t q = 0; q < 3; ++q) {
+    for (size_t q = 0; q < kQueues; ++q) {
       if (running[q] || next[q] == queue[q].size()) continue;
       const Task& task = tasks[queue[q][next[q]]];
       const bool ready = std::all_of(task.after.begin(), task.after.end(), [&](size_t t) { return tasks[t].end >= 0; });
@@ -144,7 +148,8 @@ double schedule(std::vector<Task>& tasks, double ddrShare) {
       running[q] = Running{queue[q][next[q]++], double(task.latency), task.work};
     }
     // The rates of the transfers moving bytes: max-min fair shares of ddrShare under their caps.
-    double rate[3] = {0, 0, 0};
+    double rate[kQueues] = {0, 0, 0, 0};
+    if (running[size_t(Queue::Noc)]) rate[size_t(Queue::Noc)] = tasks[running[size_t(Queue::Noc)]->task].cap;
     std::vector<size_t> moving;
     for (size_t q : {size_t(Queue::Load), size_t(Queue::Store)}) {
       if (running[q] && running[q]->latencyLeft <= 0) moving.push_back(q);
@@ -157,7 +162,7 @@ double schedule(std::vector<Task>& tasks, double ddrShare) {
       left -= rate[moving[i]];
     }
     double step = std::numeric_limits<double>::infinity();
-    for (size_t q = 0; q < 3; ++q) {
+    for (size_t q = 0; q < kQueues; ++q) {
       if (!running[q]) continue;
       const Running& r = *running[q];
       if (r.latencyLeft > 0) {
@@ -170,7 +175,7 @@ double schedule(std::vector<Task>& tasks, double ddrShare) {
     }
     if (!std::isfinite(step)) break;  // nothing runs and nothing can start: not a schedule
     now += step;
-    for (size_t q = 0; q < 3; ++q) {
+    for (size_t q = 0; q < kQueues; ++q) {
       if (!running[q]) continue;
       Running& r = *running[q];
       if (r.latencyLeft > 0) {
@@ -188,9 +193,125 @@ double schedule(std::vector<Task>& tasks, double ddrShare) {
   return now;
 }
 
+// A K split (PanelMatmul.h) as its program runs it on tile 0 (part 0), its partners alike: per
+// step, the loads of its panels (with sharing, of its part of each shared panel: the outermost
+// dimension cut into as many parts as tiles share it), the DTE copies of those parts to the
+// partners, the GEMMs of the panel (each waiting for its loads, and the partners' copies, which
+// take as long as tile 0's own) and, after a window's last panel, the store of its f32
+// accumulator. A load waits for the GEMM and the copies that read its buffer copy, a copy for the
+// loads of its part and for that GEMM (the partner's, as long as tile 0's), a window's first GEMM for the
+// store of the window that used its accumulator copy before. What it leaves out: NoC links shared
+// by several copies (a link carries at most a row's parts per step, well under the NE's time).
+uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPlan& plan, const sim::ChipConfig& chip) {
+  const DataSplit& split = plan.split;
+  int64_t parts = 1;
+  for (int32_t p : split.sharding) parts *= p;
+  const double ddrShare = chip.ddr.bytes_per_cycle / double(parts);
+  const int64_t panels = panelsOf(m, split.kPanel), windows = split.steps / panels;
+  const int32_t operandCopies = panelOperandCopies(split), accCopies = accumulatorCopies(m, split);
+  int32_t width = chip.mesh_x;
+  if (auto region = group.getDevRegionAttr()) width = region.getWidth();
+  auto hops = [&](int64_t a, int64_t b) { return std::abs(a % width - b % width) + std::abs(a / width - b / width); };
+  auto format = [&]() {
+    mlir::Type element = m.matmul->getOperand(0).getType().cast<mlir::ShapedType>().getElementType();
+    return element.isF32() ? sim::Format::FP32 : element.isF16() ? sim::Format::FP16 : sim::Format::BF16;
+  }();
+  // Every part's windows of the first panel, per result window.
+  std::vector<std::vector<llvm::DenseMap<mlir::Value, WindowParam>>> first(static_cast<size_t>(parts));
+  for (int64_t p = 0; p < parts; ++p) {
+    for (int64_t w = 0; w < windows; ++w) first[size_t(p)].push_back(panelWindows(group, m, split, p, w * panels));
+  }
+  std::vector<Task> tasks;
+  std::vector<size_t> gemm, store;
+  std::vector<std::vector<size_t>> sends;  // per step, tile 0's copies to its partners
+  for (int64_t s = 0; s < split.steps; ++s) {
+    const int64_t w = s / panels, panel = s % panels;
+    const llvm::DenseMap<mlir::Value, WindowParam> windowsNow = panelWindows(group, m, split, 0, s);
+    if (windowsNow.empty()) break;  // tile 0's windows come first: nothing is left
+    std::vector<size_t> inputs;
+    sends.emplace_back();
+    for (mlir::Operation* load : {m.lhsLoad, m.rhsLoad}) {
+      mlir::Value value = load->getResult(0);
+      WindowParam mine = windowsNow.find(value)->second;
+      std::vector<int64_t> partners;
+      if (split.shareOperands) {
+        const WindowParam& at0 = first[0][size_t(w)].find(value)->second;
+        for (int64_t p = 1; p < parts; ++p) {
+          auto found = first[size_t(p)][size_t(w)].find(value);
+          if (found != first[size_t(p)][size_t(w)].end() && found->second.start == at0.start &&
+              found->second.size == at0.size) {
+            partners.push_back(p);
+          }
+        }
+      }
+      if (!partners.empty()) {
+        size_t d = 0;
+        while (d + 1 < mine.size.size() && mine.size[d] == 1) ++d;
+        mine.size[d] = (mine.size[d] + int64_t(partners.size())) / int64_t(partners.size() + 1);
+      }
+      Task loadTask;
+      loadTask.queue = Queue::Load;
+      loadTask.latency = uint64_t(chip.rdma.latency_cycles);
+      loadTask.work =
+          double(ddr_bytes(value.getType().cast<mlir::RankedTensorType>(), mine.size, chip.ddr.burst_bytes));
+      loadTask.cap = chip.rdma.bytes_per_cycle;
+      if (s >= operandCopies) {
+        loadTask.after.push_back(gemm[size_t(s - operandCopies)]);
+        for (size_t send : sends[size_t(s - operandCopies)]) loadTask.after.push_back(send);
+      }
+      const size_t loaded = tasks.size();
+      tasks.push_back(loadTask);
+      inputs.push_back(loaded);
+      const double bytes = double(window_bytes(value.getType().cast<mlir::RankedTensorType>(), mine.size));
+      for (int64_t partner : partners) {
+        Task copy;
+        copy.queue = Queue::Noc;
+        copy.latency = uint64_t(chip.dte.latency_cycles + hops(0, partner) * chip.noc.hop_latency_cycles);
+        copy.work = bytes;
+        copy.cap = chip.dte.bytes_per_cycle;
+        copy.after.push_back(loaded);
+        if (s >= operandCopies) copy.after.push_back(gemm[size_t(s - operandCopies)]);
+        inputs.push_back(tasks.size());
+        sends.back().push_back(tasks.size());
+        tasks.push_back(copy);
+      }
+    }
+    const WindowParam& out = windowsNow.find(m.matmul->getResult(0))->second;
+    const size_t r = out.size.size();
+    int64_t batches = 1;
+    for (size_t d = 0; d + 2 < r; ++d) batches *= out.size[d];
+    Task compute;
+    compute.queue = Queue::Compute;
+    compute.work =
+        double(batches) * double(sim::ne::gemm_cycles(chip, format, out.size[r - 2], out.size[r - 1],
+                                                      windowsNow.find(m.rhsLoad->getResult(0))->second.size.back()));
+    compute.after = inputs;
+    if (panel == 0 && w >= accCopies) compute.after.push_back(store[size_t(w - accCopies)]);
+    gemm.push_back(tasks.size());
+    tasks.push_back(compute);
+    if (panel == panels - 1 || s + 1 == split.steps) {
+      Task storeTask;
+      storeTask.queue = Queue::Store;
+      storeTask.latency = uint64_t(chip.wdma.latency_cycles);
+      storeTask.work = double(
+          ddr_bytes(m.store->getResult(0).getType().cast<mlir::RankedTensorType>(), out.size, chip.ddr.burst_bytes));
+      storeTask.cap = chip.wdma.bytes_per_cycle;
+      storeTask.after.push_back(gemm.back());
+      store.push_back(tasks.size());
+      tasks.push_back(storeTask);
+    }
+  }
+  return uint64_t(std::ceil(schedule(tasks, ddrShare)));
+}
+
 }  // namespace
 
 uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipConfig& chip) {
+  if (plan.split.kPanel > 0) {
+    if (const std::optional<PanelMatmul> matmul = panelMatmul(group)) {
+      return estimatePanelCycles(group, *matmul, plan, chip);
+    }
+  }
   const DataSplit& split = plan.split;
   const llvm::ArrayRef<int64_t> shape = primaryValue(group).getType().cast<mlir::ShapedType>().getShape();
   int64_t tiles = 1;
@@ -243,7 +364,7 @@ uint64_t estimateCycles(GroupOp group, const GroupPlan& plan, const sim::ChipCon
   // store for whatever touched the buffer it reads.
   std::vector<Task> tasks;
   std::map<Range, std::vector<size_t>> touched;  // per buffer copy, the last task of each queue that touched it
-  std::optional<size_t> lastOf[3];
+  std::optional<size_t> lastOf[kQueues];
   auto waits_for_overlapping = [&](const Range& range, std::vector<size_t>& after) {
     for (const auto& [other, last] : touched) {
       if (other.overlaps(range)) after.insert(after.end(), last.begin(), last.end());

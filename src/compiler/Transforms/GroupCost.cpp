@@ -9,10 +9,13 @@
 //      chip runs of one graph), keyed by the chip too;
 //   3. the slice space (SliceSpace): the candidates of ShardingCandidates.h for the primary result over the
 //      group's tiles (its dev_region, else the chip's mesh), each run through the stages
-//      dataSplit -> buildPipeline -> allocateSpm -> estimateCycles; a candidate an op refuses or
-//      whose buffers fit no slice is skipped;
+//      dataSplit -> buildPipeline -> allocateSpm -> estimateCycles, and for a lone matmul also
+//      its K splits (PanelMatmul.h: panels of 128, 256 and 512, each with and without sharing
+//      the operand panels over the NoC) through panelSplit instead of dataSplit; a candidate an
+//      op refuses or whose buffers fit no slice is skipped;
 //   4. the cheapest (the first of equal ones, in the candidates' order) is written (writePlan);
 //      when none fits, an error names the group and the least SPM a candidate would need.
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -26,6 +29,7 @@
 #include "GroupCost.h"
 #include "GroupPlanMemo.h"
 #include "GroupTags.h"
+#include "PanelMatmul.h"
 #include "ShardingCandidates.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -73,11 +77,13 @@ struct SliceSpace {
     shardings = shardingCandidates(type.getShape(), group_tiles(group, chip), element, chip.ddr.burst_bytes);
   }
 
-  // One candidate through dataSplit -> buildPipeline -> allocateSpm -> estimateCycles.
-  void tryCandidate(llvm::ArrayRef<int32_t> sharding) {
+  // One candidate through dataSplit -> buildPipeline -> allocateSpm -> estimateCycles; with
+  // kPanel > 0, the K split (PanelMatmul.h) of a qualifying matmul group in panels of kPanel.
+  void tryCandidate(llvm::ArrayRef<int32_t> sharding, int64_t kPanel = 0, bool shareOperands = false) {
     GroupPlan plan;
-    plan.status = dataSplit(group, sharding, chip, plan.split);
-    if (plan.status == PlanStatus::SpmAllocFailed)
+    plan.status = kPanel > 0 ? panelSplit(group, sharding, kPanel, shareOperands, chip, plan.split)
+                             : dataSplit(group, sharding, chip, plan.split);
+    if (plan.status == PlanStatus::SpmAllocFailed && kPanel == 0)
       leastNeeded = std::min(leastNeeded, spmBytesNeeded(plan.split, chip));
     if (plan.status != PlanStatus::Ok) return;
     plan.pipeline = buildPipeline(group, plan.split);
@@ -91,11 +97,21 @@ struct SliceSpace {
   }
 };
 
+const char* kSplitName(MatmulKSplit mode) {
+  switch (mode) {
+    case MatmulKSplit::Search: return "search";
+    case MatmulKSplit::Always: return "always";
+    case MatmulKSplit::Never: return "never";
+  }
+  return "";
+}
+
 struct GroupCostPass : public GroupCostBase<GroupCostPass> {
-  GroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo)
-      : counts_out(counts), shared(std::move(memo)) {}
+  GroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo, MatmulKSplit kSplitMode)
+      : counts_out(counts), shared(std::move(memo)), kSplitMode(kSplitMode) {}
   GroupCostCounts* counts_out;
   std::shared_ptr<GroupPlanMemo> shared;  // null: a memo for each run alone
+  MatmulKSplit kSplitMode;                // the constructor's, unless the k-split option says otherwise
   GroupCostCounts counts;
   std::shared_ptr<GroupPlanMemo> memo;
   uint64_t compile = 0;  // this run's number in the memo
@@ -106,7 +122,17 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
     mlir::FailureOr<sim::ChipConfig> configured = chipOption(getOperation(), "group-cost", chipConfig);
     if (mlir::failed(configured)) return signalPassFailure();
     chip = *configured;
-    chipKey = sim::to_json(chip).dump();
+    if (kSplit != kSplitName(MatmulKSplit::Search)) {
+      if (kSplit == kSplitName(MatmulKSplit::Always)) {
+        kSplitMode = MatmulKSplit::Always;
+      } else if (kSplit == kSplitName(MatmulKSplit::Never)) {
+        kSplitMode = MatmulKSplit::Never;
+      } else {
+        getOperation().emitError() << "group-cost: k-split must be search, always or never, got '" << kSplit << "'";
+        return signalPassFailure();
+      }
+    }
+    chipKey = sim::to_json(chip).dump() + "\nk-split " + kSplitName(kSplitMode);
     memo = shared ? shared : make_group_plan_memo();
     compile = memo->beginCompile();
     counts = {};
@@ -147,9 +173,32 @@ struct GroupCostPass : public GroupCostBase<GroupCostPass> {
 
   std::optional<GroupPlan> search(GroupOp group) {
     SliceSpace space(group, chip);
-    for (const std::vector<int32_t>& sharding : space.shardings) {
+    const std::optional<PanelMatmul> matmul = kSplitMode == MatmulKSplit::Never ? std::nullopt : panelMatmul(group);
+    auto tryKWhole = [&](llvm::ArrayRef<int32_t> sharding) {
       ++counts.candidates;
       space.tryCandidate(sharding);
+    };
+    // The K splits: each panel size that differs once clipped to K, its operand panels loaded by
+    // every tile or shared over the NoC.
+    auto tryKSplits = [&](llvm::ArrayRef<int32_t> sharding) {
+      for (size_t i = 0; matmul && i < std::size(kPanelCandidates); ++i) {
+        if (i > 0 && kPanelCandidates[i - 1] >= matmul->k) break;  // the same panel once clipped to K
+        for (bool share : {false, true}) {
+          ++counts.candidates;
+          space.tryCandidate(sharding, kPanelCandidates[i], share);
+        }
+      }
+    };
+    if (matmul && kSplitMode == MatmulKSplit::Always) {
+      for (const std::vector<int32_t>& sharding : space.shardings) tryKSplits(sharding);
+      if (!space.best) {
+        for (const std::vector<int32_t>& sharding : space.shardings) tryKWhole(sharding);
+      }
+    } else {
+      for (const std::vector<int32_t>& sharding : space.shardings) {
+        tryKWhole(sharding);
+        tryKSplits(sharding);
+      }
     }
     if (!space.best) {
       mlir::InFlightDiagnostic error = group.emitOpError() << "(group " << int32_t(group.getGroupId())
@@ -217,9 +266,12 @@ std::string groupKey(GroupOp group) {
   return key;
 }
 
-std::unique_ptr<mlir::Pass> createGroupCostPass() { return std::make_unique<GroupCostPass>(nullptr, nullptr); }
-std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo) {
-  return std::make_unique<GroupCostPass>(counts, std::move(memo));
+std::unique_ptr<mlir::Pass> createGroupCostPass() {
+  return std::make_unique<GroupCostPass>(nullptr, nullptr, MatmulKSplit::Search);
+}
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo,
+                                                MatmulKSplit kSplit) {
+  return std::make_unique<GroupCostPass>(counts, std::move(memo), kSplit);
 }
 
 }  // namespace tg::compiler::tx8be

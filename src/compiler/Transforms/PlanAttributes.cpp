@@ -12,11 +12,13 @@
 // describe one plan. A value whose window is the same every step carries the unit attribute
 // `tx8be.step_invariant`.
 #include <algorithm>
+#include <string>
 
 #include <llvm/ADT/DenseMap.h>
 #include <mlir/IR/Builders.h>
 
 #include "BufferLife.h"
+#include "PanelMatmul.h"
 #include "SwPipeline.h"
 #include "WindowBytes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
@@ -26,6 +28,9 @@ namespace tg::compiler::tx8be {
 namespace {
 
 constexpr llvm::StringLiteral kStepInvariant = "tx8be.step_invariant";
+// A K split (GroupPlan.h): its panel, and whether its operand panels are shared over the NoC.
+constexpr llvm::StringLiteral kKPanel = "tx8be.k_panel";
+constexpr llvm::StringLiteral kNocShare = "tx8be.noc_share";
 
 // dev_info.source_type: the pipeline stage of an op.
 constexpr int32_t kSourceLoad = 0;
@@ -69,6 +74,8 @@ void writePlan(GroupOp group, const GroupPlan& plan) {
   set_or_remove("sharding", split.sharding.empty() ? nullptr : mlir::DenseI32ArrayAttr::get(context, split.sharding));
   set_or_remove("slice", split.slice.empty() ? nullptr : mlir::DenseI64ArrayAttr::get(context, split.slice));
   group.setStepsAttr(i64(context, split.steps));
+  set_or_remove(kKPanel, split.kPanel > 0 ? i64(context, split.kPanel) : nullptr);
+  set_or_remove(kNocShare, split.kPanel > 0 && split.shareOperands ? mlir::UnitAttr::get(context) : nullptr);
 
   const std::vector<mlir::Operation*> ops = body_ops(group);
   llvm::DenseMap<mlir::Operation*, int64_t> index_of;
@@ -154,6 +161,15 @@ mlir::FailureOr<GroupPlan> readPlan(GroupOp group) {
   plan.split.sharding.assign(sharding.asArrayRef().begin(), sharding.asArrayRef().end());
   plan.split.slice.assign(slice.asArrayRef().begin(), slice.asArrayRef().end());
   plan.split.steps = steps.getInt();
+  if (auto panel = group->getAttrOfType<mlir::IntegerAttr>(kKPanel)) {
+    if (panel.getInt() < 1) return group.emitOpError() << kKPanel << " must be at least 1, got " << panel.getInt();
+    std::string why;
+    if (!panelMatmul(group, &why)) {
+      return group.emitOpError() << "has " << kKPanel << " but its K cannot be split: " << why;
+    }
+    plan.split.kPanel = panel.getInt();
+    plan.split.shareOperands = group->hasAttr(kNocShare);
+  }
 
   const std::vector<mlir::Operation*> ops = body_ops(group);
   for (mlir::Operation* op : ops) {

@@ -10,6 +10,7 @@
 #include <llvm/ADT/DenseSet.h>
 
 #include "GroupTags.h"
+#include "PanelMatmul.h"
 #include "SwPipeline.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
@@ -121,6 +122,9 @@ llvm::DenseSet<mlir::Operation*> stepInvariantOps(llvm::ArrayRef<mlir::Operation
 }  // namespace
 
 Pipeline buildPipeline(GroupOp group, const DataSplit& split) {
+  if (split.kPanel > 0) {
+    if (const std::optional<PanelMatmul> matmul = panelMatmul(group)) return panelPipeline(*matmul, split);
+  }
   std::vector<mlir::Operation*> body;
   for (mlir::Operation& op : group.getBodyBlock()) {
     if (isPipelined(&op)) body.push_back(&op);

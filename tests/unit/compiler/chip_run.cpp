@@ -12,11 +12,16 @@ sim::ChipConfig mesh(int x, int y) {
 }
 
 ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc, const sim::ChipConfig& config) {
-  const Graph graph = Graph::build(outputs);
   compiler::CompileOptions options;
   options.chip = config;
+  return run_on_chip(outputs, cc, options);
+}
+
+ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc,
+                    const compiler::CompileOptions& options) {
+  const Graph graph = Graph::build(outputs);
   auto program = compiler::compile_graph(graph, options);
-  sim::Chip chip(config);
+  sim::Chip chip(options.chip);
   uint64_t next = 0;
   auto place = [&](uint64_t bytes) {
     const uint64_t addr = next;
@@ -52,12 +57,20 @@ bool chip_runs_whole(const std::vector<Tensor*>& outputs) {
 
 void expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
                                    const sim::ChipConfig& config) {
+  compiler::CompileOptions options;
+  options.chip = config;
+  expect_chip_matches_reference(outputs, max_nmse, options);
+}
+
+ChipRun expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
+                                      const compiler::CompileOptions& options) {
   CompilerContext c;
   const CompilerCase cc = make_compiler_case(c.context, outputs);
-  const ChipRun run = run_on_chip(outputs, cc, config);
+  ChipRun run = run_on_chip(outputs, cc, options);
   expect_close(run.results, cc.reference, max_nmse);
   EXPECT_EQ(run.report.hazard_count, 0u) << (run.report.hazards.empty() ? "" : run.report.hazards[0]);
   EXPECT_GT(run.report.total_cycles, 0u);
+  return run;
 }
 
 }  // namespace tg::test

@@ -20,8 +20,10 @@ struct ChipRun {
   compiler::CompileReport compile;
 };
 
-// Compiles the graph of `outputs` (whose case `cc` is) for `config` and runs it.
+// Compiles the graph of `outputs` (whose case `cc` is) for `config` (or with `options`) and runs it.
 ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc, const sim::ChipConfig& config);
+ChipRun run_on_chip(const std::vector<Tensor*>& outputs, const CompilerCase& cc,
+                    const compiler::CompileOptions& options);
 
 // Whether the chip runs every node of the graph of `outputs` (chip_supports).
 bool chip_runs_whole(const std::vector<Tensor*>& outputs);
@@ -30,5 +32,8 @@ bool chip_runs_whole(const std::vector<Tensor*>& outputs);
 // no data hazard on the chip's schedule, and some cycles.
 void expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
                                    const sim::ChipConfig& config = mesh(2, 2));
+// The same compiled with `options`; returns the run for the test to look at the plans.
+ChipRun expect_chip_matches_reference(const std::vector<Tensor*>& outputs, double max_nmse,
+                                      const compiler::CompileOptions& options);
 
 }  // namespace tg::test

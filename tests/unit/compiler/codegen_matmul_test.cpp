@@ -17,6 +17,7 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "chip_run.h"
@@ -114,6 +115,106 @@ TEST(CompilerCodegenMatmul, Q8_0WalkedInStepsOnOneTile) {
   Tensor* w = test::random_weight(ctx, rng, DType::Q8_0, {256, 1100});
   Tensor* x = test::random_input(ctx, rng, DType::F32, {256, 1031});
   expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, mesh(1, 1));
+}
+
+// K splits (src/compiler/Transforms/PanelMatmul.h): K walked in panels with the f32 result
+// accumulated in SPM, the operand panels shared over the NoC on several tiles. The search weighs
+// them against K whole; MatmulKSplit::Always makes these small shapes take them. Weights and
+// activations of one type: the NE's products are exact in f32 and only the order of the f32 sums
+// differs from the reference's (1e-10).
+compiler::CompileOptions kSplitOn(int x, int y) {
+  compiler::CompileOptions options;
+  options.chip = mesh(x, y);
+  options.matmul_k_split = MatmulKSplit::Always;
+  return options;
+}
+
+// The groups of a run whose plan splits K, and of those the ones sharing panels over the NoC.
+std::pair<int, int> kSplitGroups(const test::ChipRun& run) {
+  int split = 0, shared = 0;
+  for (const GroupReport& group : run.compile.groups) {
+    split += group.k_panel > 0;
+    shared += group.k_panel > 0 && group.noc_share;
+  }
+  return {split, shared};
+}
+
+TEST(CompilerCodegenMatmul, KSplitOfOneFloatTypeOnEdgeShapes) {
+  // K of 1, primes around the panels (127, 129, 257, 509), and several panels with a short last
+  // one (1100); rows M and N of 1, primes and 33 / 65.
+  const std::vector<Shape> shapes{{1, 5, 3}, {127, 129, 7}, {129, 1, 33}, {257, 64, 1}, {509, 31, 65}, {1100, 33, 5}};
+  // Each type once (every group is a kernel to compile), on one tile and on four.
+  for (const auto& [type, m] : {std::pair{DType::F32, 2}, std::pair{DType::F16, 1}, std::pair{DType::BF16, 2}}) {
+    SCOPED_TRACE(std::string(dtype_name(type)) + " on " + std::to_string(m) + "x" + std::to_string(m));
+    Context ctx;
+    Rng rng{21};
+    std::vector<Tensor*> outs;
+    for (const auto& [k, rows, n] : shapes) {
+      outs.push_back(
+          mul_mat(ctx, test::random_weight(ctx, rng, type, {k, rows}), test::random_input(ctx, rng, type, {k, n})));
+    }
+    const test::ChipRun run = expect_chip_matches_reference(outs, 1e-10, kSplitOn(m, m));
+    const auto [split, shared] = kSplitGroups(run);
+    EXPECT_EQ(split, int(shapes.size()));
+    EXPECT_EQ(shared > 0, m > 1) << shared << " of the K splits share their panels";
+  }
+}
+
+// On the 4x4 mesh the search cuts the result 5 x 3 (15 tiles): a grid row of three tiles shares the
+// activation panel (104 rows in parts of 35, 35, 34), a grid column of five the weight panel (172
+// rows in parts of 35, 35, 35, 35, 32), every GEMM waiting for the sends into its buffers. K of
+// 2000 takes more steps than the panel buffers have copies: loads and sends reuse copies that
+// GEMMs and sends have read (no hazard).
+TEST(CompilerCodegenMatmul, KSplitSharedOnThe4x4Mesh) {
+  Context ctx;
+  Rng rng{24};
+  Tensor* w = test::random_weight(ctx, rng, DType::BF16, {2000, 516});
+  Tensor* x = test::random_input(ctx, rng, DType::BF16, {2000, 516});
+  const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(4, 4));
+  ASSERT_EQ(run.compile.groups.size(), 1u);
+  EXPECT_GT(run.compile.groups[0].k_panel, 0);
+  EXPECT_TRUE(run.compile.groups[0].noc_share);
+  EXPECT_EQ(run.compile.groups[0].sharding, (std::vector<int32_t>{1, 1, 5, 3}));
+  EXPECT_GT(run.report.noc_bytes, 0u);
+}
+
+// A result of 2.4 MiB of f32 on one tile: walked in several windows, each accumulated in one of
+// two copies while the other is stored; a window's first GEMM waits for the store of the window
+// before last.
+TEST(CompilerCodegenMatmul, KSplitWalksSeveralWindowsOnOneTile) {
+  Context ctx;
+  Rng rng{25};
+  Tensor* w = test::random_weight(ctx, rng, DType::F16, {600, 700});
+  Tensor* x = test::random_input(ctx, rng, DType::F16, {600, 900});
+  const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(1, 1));
+  ASSERT_EQ(run.compile.groups.size(), 1u);
+  EXPECT_GT(run.compile.groups[0].k_panel, 0);
+  EXPECT_GT(run.compile.groups[0].steps, 2 * (600 + run.compile.groups[0].k_panel - 1) / run.compile.groups[0].k_panel);
+}
+
+// Batches, and weights broadcast over them (4 activation batches over 2 weight matrices): each
+// tile's window spans several batches, one GEMM per batch and panel (K of 600: at least two).
+TEST(CompilerCodegenMatmul, KSplitOverBroadcastBatches) {
+  for (int m : {1, 2}) {
+    SCOPED_TRACE("mesh " + std::to_string(m) + "x" + std::to_string(m));
+    Context ctx;
+    Rng rng{22};
+    Tensor* w = test::random_weight(ctx, rng, DType::BF16, {600, 31, 2});
+    Tensor* x = test::random_input(ctx, rng, DType::BF16, {600, 5, 4});
+    const test::ChipRun run = expect_chip_matches_reference({mul_mat(ctx, w, x)}, 1e-10, kSplitOn(m, m));
+    EXPECT_EQ(kSplitGroups(run).first, 1);
+  }
+}
+
+// The mixed f16 / bf16 x f32 path rounds whole activation rows, the q8_0 path has no
+// accumulation: their matmuls keep K whole even when K splits are asked for.
+TEST(CompilerCodegenMatmul, KSplitLeavesMixedAndQ8_0MatmulsWhole) {
+  Context ctx;
+  Rng rng{23};
+  std::vector<Tensor*> outs = matmuls(ctx, rng, DType::BF16, {{300, 33, 5}});
+  for (Tensor* out : matmuls(ctx, rng, DType::Q8_0, {{320, 33, 5}})) outs.push_back(out);
+  const test::ChipRun run = expect_chip_matches_reference(outs, 1e-10, kSplitOn(2, 2));
+  EXPECT_EQ(kSplitGroups(run).first, 0);
 }
 
 TEST(CompilerCodegenMatmul, ChipSupportsTheTypePairsTheProgramsRun) {

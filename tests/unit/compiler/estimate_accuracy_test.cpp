@@ -32,12 +32,18 @@ struct GroupError {
 
 // Compiles and runs `outputs` on `chip`; appends every group's relative error.
 void measure(const std::string& name, const std::vector<Tensor*>& outputs, const sim::ChipConfig& chip,
-             std::vector<GroupError>& errors) {
+             std::vector<GroupError>& errors, MatmulKSplit kSplit = MatmulKSplit::Search) {
   test::CompilerContext c;
   const test::CompilerCase cc = test::make_compiler_case(c.context, outputs);
-  const test::ChipRun run = test::run_on_chip(outputs, cc, chip);
+  CompileOptions options;
+  options.chip = chip;
+  options.matmul_k_split = kSplit;
+  const test::ChipRun run = test::run_on_chip(outputs, cc, options);
   ASSERT_EQ(run.report.hazard_count, 0u);
   for (const GroupReport& g : run.compile.groups) {
+    if (kSplit == MatmulKSplit::Always && g.ops == "matmul") {
+      EXPECT_GT(g.k_panel, 0) << name;
+    }
     if (g.simulated_cycles == 0 || g.estimated_cycles == 0) continue;  // a DDR move: not estimated
     const double error = std::abs(double(g.estimated_cycles) - double(g.simulated_cycles)) / double(g.simulated_cycles);
     errors.push_back({name, g, error});
@@ -118,6 +124,16 @@ TEST(EstimateAccuracy, MedianErrorOverTheRegressionSetIsWithinTenPercent) {
     Tensor* w = test::random_weight(ctx, rng, DType::F32, {64, 512});
     Tensor* x = test::random_input(ctx, rng, DType::F32, {64, 256});
     measure("gemm short k", {mul_mat(ctx, w, x)}, streaming, errors);
+  }
+  // K splits (PanelMatmul.h): panels shared over the NoC by a grid row and column of the 4x4
+  // mesh, and loaded by each tile alone on one tile; the estimate adds the DTE's copies.
+  {
+    Context ctx;
+    Rng rng{6};
+    Tensor* w = test::random_weight(ctx, rng, DType::BF16, {1000, 384});
+    Tensor* x = test::random_input(ctx, rng, DType::BF16, {1000, 256});
+    measure("gemm k split", {mul_mat(ctx, w, x)}, test::mesh(4, 4), errors, MatmulKSplit::Always);
+    measure("gemm k split 1", {mul_mat(ctx, w, x)}, test::mesh(1, 1), errors, MatmulKSplit::Always);
   }
   {
     Context ctx;

@@ -11,6 +11,8 @@
 //                  (its per-step shape on one tile), steps (per tile), pipeline (one
 //                  DenseI64ArrayAttr per pipeline cycle: (op index in the body, step) pairs),
 //                  spm_alloc_size (the allocation's peak), spm_lower_bound, estimated_cycles;
+//                  a K-split matmul group (below) also tx8be.k_panel and, when it shares its
+//                  operand panels over the NoC, the unit attribute tx8be.noc_share;
 //   on each op of the body: tile_parallel.shape_spatial_sharding (its result's parts),
 //                  dev_info.temporal_mem_slice (its result's largest per-step window),
 //                  dev_info.multi_buf_en / multi_buf_num, dev_info.mem_addr (SPM offset of each
@@ -23,6 +25,14 @@
 // windows, the innermost dimension fastest. Every other value's window for (t, s) comes from its
 // consumers' windows through ShardingInterface::backWindow (the bounding box when there are
 // several); a value whose window is the same for every step (a weight) is loaded once per tile.
+//
+// K split (kPanel > 0; only for a lone matmul: loads -> matmul -> store, PanelMatmul.h): the
+// steps walk each result window in panels of K, the panel fastest (step s: window s / panels,
+// panel s % panels); the f32 result window stays in SPM as the accumulator (the first panel
+// overwrites it, the others add to it) and is stored after the last panel. With shareOperands,
+// the tiles whose operand panel is the same in a step (one grid row shares the activation rows,
+// one grid column the weight rows) each load a part of it and send it to the others over the
+// NoC (DTE) instead of each loading all of it.
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +65,8 @@ struct DataSplit {
   std::vector<int64_t> slice;
   int64_t steps = 1;                 // per tile
   std::vector<ValueSlicing> values;  // every value the body defines, in body order
+  int64_t kPanel = 0;                // K per step of a K-split matmul; 0: K whole
+  bool shareOperands = false;        // a K split's operand panels shared over the NoC
 };
 
 // TS: the ops that run together in one pipeline cycle. An engine runs its items of a cycle in

@@ -33,9 +33,12 @@ std::unique_ptr<mlir::Pass> createGroupCostPass();
 // The same, handing what it did to `counts` (which must outlive the pass; the pass also counts
 // it in MLIR pass statistics (--mlir-pass-statistics), which count only where LLVM's statistics
 // are enabled, not in Debian's release LLVM), and planning with `memo` (group_plan_memo.h) when
-// given: plans of identical groups other compiles searched with it are taken, not searched again.
+// given: plans of identical groups other compiles searched with it are taken, not searched again;
+// `kSplit` says whether a lone matmul's K is split (group_plan_memo.h).
 using compiler::GroupCostCounts;
-std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo = nullptr);
+using compiler::MatmulKSplit;
+std::unique_ptr<mlir::Pass> createGroupCostPass(GroupCostCounts* counts, std::shared_ptr<GroupPlanMemo> memo = nullptr,
+                                                MatmulKSplit kSplit = MatmulKSplit::Search);
 std::unique_ptr<mlir::Pass> createCodegenPass();
 
 // The front-end pipeline (--tx8-frontend): the passes above from layout-init to group-mapping,
@@ -51,9 +54,10 @@ std::unique_ptr<mlir::Pass> createOptDdrPass();
 
 // The back-end pipeline (--tx8-backend): group-cost, sw-pipeline, spm-alloc, opt-barrier,
 // opt-ddr on a module the front end grouped; --tx8-pipeline is the front end and then it.
-// compile_graph's: group-cost counting into `counts` and planning with `memo` (either may be null).
+// compile_graph's: group-cost counting into `counts` and planning with `memo` (either may be null)
+// and `kSplit`.
 void buildBackendPipeline(mlir::OpPassManager& pm, GroupCostCounts* counts = nullptr,
-                          std::shared_ptr<GroupPlanMemo> memo = nullptr);
+                          std::shared_ptr<GroupPlanMemo> memo = nullptr, MatmulKSplit kSplit = MatmulKSplit::Search);
 // Registers --tx8-backend and --tx8-pipeline with the pass registry.
 void registerBackendPipeline();
 

@@ -291,13 +291,18 @@ def GroupCost : Pass<"group-cost", "::mlir::ModuleOp"> {
     attributes but ids, addresses and constant data, tag and tile count) as one planned earlier
     for the same chip reuses its plan, and names it in `template_id` when it is of this module
     (compile_graph may share the memo across compiles: CompileOptions::plan_memo). A group no candidate fits is
-    an error naming the SPM the smallest would need.
+    an error naming the SPM the smallest would need. A lone matmul (loads, matmul, store) of one
+    float type also has its K splits as candidates: K in panels of 128, 256 or 512, the f32
+    result window accumulated in SPM, the operand panels each loaded once per grid row or column
+    and sent to its other tiles over the NoC or loaded by every tile (`k-split`).
   }];
   let constructor = "::tg::compiler::tx8be::createGroupCostPass()";
   let dependentDialects = ["::tg::compiler::tx8be::Tx8beDialect"];
   let options = [
     Option<"chipConfig", "chip-config", "std::string", /*default=*/"\"\"",
-           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">
+           "A chip configuration JSON file (docs/sim.md); when empty the module's tx8be.chip, else the TX8 chip's defaults">,
+    Option<"kSplit", "k-split", "std::string", /*default=*/"\"search\"",
+           "K splits of a lone matmul (K in panels, the f32 result accumulated in SPM): search (weighed against K whole by the estimate), always, never">
   ];
   let statistics = [
     Statistic<"searched", "searched", "Groups whose candidates were searched">,
