@@ -63,15 +63,14 @@ struct IntScalesK {
 template <class B, bool kHighBit>
 struct IntAffineK {
   using Block = B;
+  static_assert(offsetof(Block, scales) + 16 <= sizeof(Block), "scales_mins_k reads 16 bytes");
   static IntScalesK scales(const Block& b, const float* f16_table) {
-    uint8_t sc_m[16];
-    unpack_scales_mins_k(b.scales, sc_m);
-    return {Q32::scales(Q32::widen_pairs(sc_m)), Q32::widen_pairs(sc_m + 8), f16_table[b.d.bits],
-            -f16_table[b.dmin.bits]};
+    const Q32::ScalesMinsK sm = Q32::scales_mins_k(b.scales);
+    return {sm.scales, sm.mins, f16_table[b.d.bits], -f16_table[b.dmin.bits]};
   }
   static Q32::B piece(const Block& b, int p) {
     const Q32::B low = Q32::bits(Q32::load_u8(b.qs + 32 * (p / 2)), 4 * (p % 2), 0xF);
-    if constexpr (kHighBit) return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh), p, 1)));
+    if constexpr (kHighBit) return Q32::or_(low, Q32::bit_to_16(Q32::load_u8(b.qh), p));
     return low;
   }
 };

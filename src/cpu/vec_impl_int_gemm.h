@@ -10,7 +10,7 @@ using GL = V::GL;
 template <class B>
 inline float gemm_scales(const B& b, const float* f16_table, int16_t scale[16], float offset[16]) {
   uint8_t sc_m[16];
-  unpack_scales_mins_k(b.scales, sc_m);
+  simd::unpack_scales_mins_k(b.scales, sc_m);
   const float dmin = f16_table[b.dmin.bits];
   for (int g = 0; g < 16; ++g) {
     scale[g] = sc_m[g / 2];
