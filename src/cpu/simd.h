@@ -81,14 +81,9 @@ struct Quants32Portable {
     for (int16_t& x : a.v) x = int16_t(x >> shift & mask);
     return a;
   }
-  // Bit `bit` of every byte, moved to bit 4: 16 where it is set, else 0.
-  static B bit_to_16(B a, int bit) {
-    for (int16_t& x : a.v) x = int16_t((x >> bit & 1) << 4);
-    return a;
-  }
-  // a << 4 in every byte; the caller's values are below 16.
-  static B shl4(B a) {
-    for (int16_t& x : a.v) x = int16_t(x << 4);
+  // Bits from .. from + width - 1 of every byte, moved to bits to .. to + width - 1 (the rest 0).
+  static B bits_to(B a, int from, int width, int to) {
+    for (int16_t& x : a.v) x = int16_t((x >> from & ((1 << width) - 1)) << to);
     return a;
   }
   static B or_(B a, B b) {
@@ -486,12 +481,11 @@ struct Quants32Avx2 {
   TG_SIMD_INLINE B bits(B a, int shift, int mask) {
     return _mm256_and_si256(_mm256_srli_epi16(a, shift), _mm256_set1_epi8(char(mask)));
   }
-  TG_SIMD_INLINE B shl4(B a) { return _mm256_slli_epi16(a, 4); }
-  // One 16-bit shift takes the bit to position 4 (the bits that cross from the neighbouring byte
-  // land elsewhere), one mask keeps it.
-  TG_SIMD_INLINE B bit_to_16(B a, int bit) {
-    const __m256i moved = bit < 4 ? _mm256_slli_epi16(a, 4 - bit) : bit > 4 ? _mm256_srli_epi16(a, bit - 4) : a;
-    return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));
+  // One 16-bit shift moves the bits into place (what crosses from the neighbouring byte lands
+  // outside them, as from + width <= 8), one mask keeps them.
+  TG_SIMD_INLINE B bits_to(B a, int from, int width, int to) {
+    const __m256i moved = from < to ? _mm256_slli_epi16(a, to - from) : from > to ? _mm256_srli_epi16(a, from - to) : a;
+    return _mm256_and_si256(moved, _mm256_set1_epi8(char(((1 << width) - 1) << to)));
   }
   TG_SIMD_INLINE B or_(B a, B b) { return _mm256_or_si256(a, b); }
   TG_SIMD_INLINE B nibbles16(const uint8_t* p) {

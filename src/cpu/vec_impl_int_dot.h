@@ -70,7 +70,7 @@ struct IntAffineK {
   }
   static Q32::B piece(const Block& b, int p) {
     const Q32::B low = Q32::bits(Q32::load_u8(b.qs + 32 * (p / 2)), 4 * (p % 2), 0xF);
-    if constexpr (kHighBit) return Q32::or_(low, Q32::bit_to_16(Q32::load_u8(b.qh), p));
+    if constexpr (kHighBit) return Q32::or_(low, Q32::bits_to(Q32::load_u8(b.qh), p, 1, 4));
     return low;
   }
 };
@@ -85,7 +85,7 @@ struct IntQ6_K {
   static Q32::B piece(const Block& b, int p) {
     const int h = p / 4, g = p % 4;
     const Q32::B low = Q32::bits(Q32::load_u8(b.ql + 64 * h + 32 * (g % 2)), 4 * (g / 2), 0xF);
-    return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh + 32 * h), 2 * g, 3)));
+    return Q32::or_(low, Q32::bits_to(Q32::load_u8(b.qh + 32 * h), 2 * g, 2, 4));
   }
 };
 
