@@ -94,6 +94,7 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
     uint8_t* record = out + size_t(b) * block_bytes;
     auto* q = reinterpret_cast<int8_t*>(record);
     float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
+    if (layout.block == kQ8_32BlockSize) dx = tg::q8_32_step(dx);
     std::memcpy(record + layout.dx_at(), &dx, sizeof dx);
     for (int g = 0; g < layout.block / layout.group; ++g) {
       const int32_t quants = sum_of(q + g * layout.group, layout.group);
