@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "measure.h"
@@ -67,27 +69,45 @@ constexpr ReadKernel kReadKernels[] = {
 
 volatile int g_sink;
 
-size_t cache_size_from_sysfs() {
-  size_t best = 0;
-  for (int index = 0; index < 8; ++index) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
-    std::ifstream in(path);
-    size_t value = 0;
-    if (!(in >> value)) continue;
-    const int unit = in.peek();
-    best = std::max(best, value << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0));
+// The last-level cache the OS describes: the highest cache level of the online CPUs, each
+// instance (a set of CPUs sharing it, shared_cpu_list) counted once, so the sum is what all
+// threads of the process together can hold. 0 if sysfs says nothing.
+size_t llc_from_sysfs() {
+  int top_level = 0;
+  size_t total = 0;
+  std::set<std::string> instances;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long cpu = 0; cpu < cpus; ++cpu) {
+    for (int index = 0; index < 8; ++index) {
+      const std::string dir =
+          "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" + std::to_string(index) + "/";
+      std::ifstream level_file(dir + "level"), size_file(dir + "size"), shared_file(dir + "shared_cpu_list");
+      int level = 0;
+      size_t value = 0;
+      std::string shared;
+      if (!(level_file >> level) || !(size_file >> value) || !(shared_file >> shared) || level < top_level) continue;
+      const int unit = size_file.peek();
+      const size_t bytes = value << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+      if (level > top_level) {
+        top_level = level;
+        total = 0;
+        instances.clear();
+      }
+      if (instances.insert(shared).second) total += bytes;
+    }
   }
-  return best;
+  return total;
 }
 
 }  // namespace
 
 ReadBandwidth::ReadBandwidth() {
-  // A VM's CPUID may report the whole host's L3 while sysfs reports the slice of one CCX: the
-  // larger one keeps the buffer out of either.
+  // sysfs first: it describes each cache instance and the CPUs that share it. glibc's CPUID figure
+  // is, on AMD, the whole package's L3 (CPUID 0x80000006), of which one core reaches only its
+  // CCX's slice (a 2-core Zen 3 VM: 256 MiB by CPUID, one 32 MiB instance in sysfs).
   const long cpuid_llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  llc_bytes_ = std::max(cache_size_from_sysfs(), cpuid_llc > 0 ? size_t(cpuid_llc) : size_t(0));
+  const size_t sysfs_llc = llc_from_sysfs();
+  llc_bytes_ = sysfs_llc > 0 ? sysfs_llc : cpuid_llc > 0 ? size_t(cpuid_llc) : 0;
   const size_t mib = size_t(1) << 20;
   bytes_ = std::max(512 * mib, (4 * llc_bytes_ + 2 * mib - 1) / (2 * mib) * (2 * mib));
   data_ = static_cast<char*>(aligned_alloc_bytes(bytes_, 2 * mib));

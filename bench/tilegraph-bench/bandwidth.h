@@ -30,8 +30,11 @@ class ReadBandwidth {
   double measure(int threads, int runs) const;
 
   size_t buffer_bytes() const { return bytes_; }
-  // The largest last-level cache the OS or CPUID reports (0 if neither does).
+  // The last-level cache the process's threads can hold together: the sum of the instances of the
+  // highest cache level sysfs lists (each once), else CPUID's L3 (0 if neither says). Weights of
+  // at least 4x this are read from DRAM, so the bound applies to them (bound_applies).
   size_t llc_bytes() const { return llc_bytes_; }
+  bool bound_applies(double bytes) const { return bytes >= 4.0 * double(llc_bytes_); }
   // One line for a suite's header: the method, the buffer and the cache size.
   std::string describe() const;
 

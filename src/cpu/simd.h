@@ -39,6 +39,19 @@
 
 namespace tg::cpu::simd {
 
+// q4_K's and q5_K's 12 bytes of 6-bit sub-block scales and mins (ggml's get_scale_min_k4) for all
+// 8 sub-blocks at once, 4 bytes at a time: bytes 0-3 hold scales 0-3 in their low 6 bits and the
+// top 2 bits of scales 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low nibbles of scales
+// (low) and mins (high) 4-7. sc_m gets the 8 scales, then the 8 mins.
+inline void unpack_scales_mins_k(const uint8_t* scales, uint8_t* sc_m) {
+  uint32_t packed[3];
+  std::memcpy(packed, scales, sizeof packed);
+  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kBits45 = 0x30303030;
+  const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45), packed[1] & kLow6,
+                             (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
+  std::memcpy(sc_m, words, sizeof words);
+}
+
 // Integer dot products of 32 quants at a time, for quantized weights (unsigned quants, below 64;
 // or q8_0's signed bytes, dot_signed) against 8-bit activations (signed, -127..127; quant.h):
 // exact integer sums, with the K types' per-16-element scales applied inside them. One struct per
@@ -68,9 +81,9 @@ struct Quants32Portable {
     for (int16_t& x : a.v) x = int16_t(x >> shift & mask);
     return a;
   }
-  // a << 4 in every byte; the caller's values are below 16.
-  static B shl4(B a) {
-    for (int16_t& x : a.v) x = int16_t(x << 4);
+  // Bits from .. from + width - 1 of every byte, moved to bits to .. to + width - 1 (the rest 0).
+  static B bits_to(B a, int from, int width, int to) {
+    for (int16_t& x : a.v) x = int16_t((x >> from & ((1 << width) - 1)) << to);
     return a;
   }
   static B or_(B a, B b) {
@@ -171,6 +184,17 @@ struct Quants32Portable {
     I16x16 out;
     for (int i = 0; i < 16; ++i) out.v[i] = p[i];
     return out;
+  }
+  // A q4_K or q5_K block's packed scales and mins (unpack_scales_mins_k) as dot_add and dot_i16
+  // take them: each sub-block's scale, and its min, for both of its 16-element halves.
+  struct ScalesMinsK {
+    Scales scales;
+    I16x16 mins;
+  };
+  static ScalesMinsK scales_mins_k(const uint8_t* packed) {
+    uint8_t sc_m[16];
+    unpack_scales_mins_k(packed, sc_m);
+    return {scales(widen_pairs(sc_m)), widen_pairs(sc_m + 8)};
   }
   // 32 floats to nearest-even int8 of x / d, clamped to -127..127 (quant.h's activation rule).
   static void quantize(const float* x, float d, int8_t* q) {
@@ -457,7 +481,12 @@ struct Quants32Avx2 {
   TG_SIMD_INLINE B bits(B a, int shift, int mask) {
     return _mm256_and_si256(_mm256_srli_epi16(a, shift), _mm256_set1_epi8(char(mask)));
   }
-  TG_SIMD_INLINE B shl4(B a) { return _mm256_slli_epi16(a, 4); }
+  // One 16-bit shift moves the bits into place (what crosses from the neighbouring byte lands
+  // outside them, as from + width <= 8), one mask keeps them.
+  TG_SIMD_INLINE B bits_to(B a, int from, int width, int to) {
+    const __m256i moved = from < to ? _mm256_slli_epi16(a, to - from) : from > to ? _mm256_srli_epi16(a, from - to) : a;
+    return _mm256_and_si256(moved, _mm256_set1_epi8(char(((1 << width) - 1) << to)));
+  }
   TG_SIMD_INLINE B or_(B a, B b) { return _mm256_or_si256(a, b); }
   TG_SIMD_INLINE B nibbles16(const uint8_t* p) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -572,6 +601,29 @@ struct Quants32Avx2 {
   }
   TG_SIMD_INLINE I16x16 widen_i8(const int8_t* p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  struct ScalesMinsK {
+    Scales scales;
+    I16x16 mins;
+  };
+  // unpack_scales_mins_k in byte lanes (its scalar form took a fifth of a q4_K block's dot
+  // product), then each scale and min widened to both of its 16-element halves. Reads 16 bytes
+  // from `packed`: the 12 of the scales and 4 of the block's next field.
+  TG_SIMD_INLINE ScalesMinsK scales_mins_k(const uint8_t* packed) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+    // Bytes 0-3: scales 0-3 (low 6 bits of bytes 0-3); 4-7: scales 4-7 (low nibbles of bytes 8-11,
+    // top 2 bits of bytes 0-3); 8-11: mins 0-3 (bytes 4-7); 12-15: mins 4-7 (high nibbles of bytes
+    // 8-11, top 2 bits of bytes 4-7).
+    const __m128i low = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i top = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i sc_m =
+        _mm_or_si128(_mm_or_si128(_mm_and_si128(low, _mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0)),
+                                  _mm_and_si128(_mm_srli_epi16(low, 4), _mm_setr_epi32(0, 0, 0, 0x0F0F0F0F))),
+                     _mm_and_si128(_mm_srli_epi16(top, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030)));
+    const auto widen = [&](__m128i order) { return _mm256_cvtepu8_epi16(_mm_shuffle_epi8(sc_m, order)); };
+    return {{widen(_mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3)),
+             widen(_mm_setr_epi8(4, 4, 5, 5, 6, 6, 7, 7, 4, 4, 5, 5, 6, 6, 7, 7))},
+            widen(_mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15))};
   }
   TG_SIMD_INLINE void quantize(const float* x, float d, int8_t* q) {
     __m256i v[4];

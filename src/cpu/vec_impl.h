@@ -470,23 +470,11 @@ inline void scale_16_bytes(const uint8_t* bytes, float low, float high, float* o
     }
   }
 }
-// unpack_scale_min_k for all 8 sub-blocks at once, 4 bytes at a time (the per-sub-block version
-// costs as much as the block's dot product): bytes 0-3 hold scales 0-3 in their low 6 bits and
-// the top 2 bits of scales 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low nibbles of
-// scales (low) and mins (high) 4-7. sc_m gets the 8 scales, then the 8 mins.
-inline void unpack_scales_mins_k(const uint8_t* scales, uint8_t* sc_m) {
-  uint32_t packed[3];
-  std::memcpy(packed, scales, sizeof packed);
-  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kBits45 = 0x30303030;
-  const uint32_t words[4] = {packed[0] & kLow6, (packed[2] & kLow4) | (packed[0] >> 2 & kBits45), packed[1] & kLow6,
-                             (packed[2] >> 4 & kLow4) | (packed[1] >> 2 & kBits45)};
-  std::memcpy(sc_m, words, sizeof words);
-}
 
 template <class Block>
 inline ScalesK scales_k(const Block& b, const float* f16) {
   uint8_t sc_m[16];
-  unpack_scales_mins_k(b.scales, sc_m);
+  simd::unpack_scales_mins_k(b.scales, sc_m);
   ScalesK s;
   static_assert(offsetof(ScalesK, bias) == 8 * sizeof(float));
   scale_16_bytes(sc_m, f16[b.d.bits], -f16[b.dmin.bits], s.step);

@@ -46,7 +46,7 @@ void quantize_q8k(int64_t n, BlockQ8_K* y, const float* x) {
 
 void quantize_q8_32(int64_t n, BlockQ8_32* y, const float* x) {
   for (int64_t b = 0; b < n / kQ8_32BlockSize; ++b) {
-    y[b].d = quantize_block_q8(x + b * kQ8_32BlockSize, kQ8_32BlockSize, y[b].qs);
+    y[b].d = tg::q8_32_step(quantize_block_q8(x + b * kQ8_32BlockSize, kQ8_32BlockSize, y[b].qs));
     y[b].s = y[b].d * float(sum_of(y[b].qs, kQ8_32BlockSize));
   }
 }
@@ -63,15 +63,14 @@ struct IntScalesK {
 template <class B, bool kHighBit>
 struct IntAffineK {
   using Block = B;
+  static_assert(offsetof(Block, scales) + 16 <= sizeof(Block), "scales_mins_k reads 16 bytes");
   static IntScalesK scales(const Block& b, const float* f16_table) {
-    uint8_t sc_m[16];
-    unpack_scales_mins_k(b.scales, sc_m);
-    return {Q32::scales(Q32::widen_pairs(sc_m)), Q32::widen_pairs(sc_m + 8), f16_table[b.d.bits],
-            -f16_table[b.dmin.bits]};
+    const Q32::ScalesMinsK sm = Q32::scales_mins_k(b.scales);
+    return {sm.scales, sm.mins, f16_table[b.d.bits], -f16_table[b.dmin.bits]};
   }
   static Q32::B piece(const Block& b, int p) {
     const Q32::B low = Q32::bits(Q32::load_u8(b.qs + 32 * (p / 2)), 4 * (p % 2), 0xF);
-    if constexpr (kHighBit) return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh), p, 1)));
+    if constexpr (kHighBit) return Q32::or_(low, Q32::bits_to(Q32::load_u8(b.qh), p, 1, 4));
     return low;
   }
 };
@@ -86,7 +85,7 @@ struct IntQ6_K {
   static Q32::B piece(const Block& b, int p) {
     const int h = p / 4, g = p % 4;
     const Q32::B low = Q32::bits(Q32::load_u8(b.ql + 64 * h + 32 * (g % 2)), 4 * (g / 2), 0xF);
-    return Q32::or_(low, Q32::shl4(Q32::bits(Q32::load_u8(b.qh + 32 * h), 2 * g, 3)));
+    return Q32::or_(low, Q32::bits_to(Q32::load_u8(b.qh + 32 * h), 2 * g, 2, 4));
   }
 };
 

@@ -10,7 +10,7 @@ using GL = V::GL;
 template <class B>
 inline float gemm_scales(const B& b, const float* f16_table, int16_t scale[16], float offset[16]) {
   uint8_t sc_m[16];
-  unpack_scales_mins_k(b.scales, sc_m);
+  simd::unpack_scales_mins_k(b.scales, sc_m);
   const float dmin = f16_table[b.dmin.bits];
   for (int g = 0; g < 16; ++g) {
     scale[g] = sc_m[g / 2];
@@ -94,6 +94,7 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
     uint8_t* record = out + size_t(b) * block_bytes;
     auto* q = reinterpret_cast<int8_t*>(record);
     float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
+    if (layout.block == kQ8_32BlockSize) dx = tg::q8_32_step(dx);
     std::memcpy(record + layout.dx_at(), &dx, sizeof dx);
     for (int g = 0; g < layout.block / layout.group; ++g) {
       const int32_t quants = sum_of(q + g * layout.group, layout.group);

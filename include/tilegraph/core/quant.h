@@ -144,8 +144,10 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 // value, and NaN (all q 0) when the block holds an inf or NaN, so its products are NaN. Formats:
 // - q8_K (256 elements, ggml's layout) for q4_K, q5_K and q6_K: with the sum of each 16 quants,
 //   for the part of a weight that does not depend on its quant (the mins, q6_K's -32).
-// - q8_32 (32 elements) for q8_0, q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1 with an f32 d
-//   (theirs is f16) and s = d * sum q, for the same reason.
+// - q8_32 (32 elements) for q8_0, q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1, whose d is
+//   f16: the quants are those of the f32 d, then d is rounded to the nearest f16 (q8_32_step; a
+//   block beyond f16's range, max|x| > 65504 * 127, gets an infinite d, as in ggml), and s = d *
+//   sum q in f32 (ggml's q8_1 rounds it to f16 too), for the same reason.
 enum class ActivationType { F32, BF16, Q8_32, Q8_K };
 ActivationType activation_type(DType weight_type);
 
@@ -166,6 +168,8 @@ struct BlockQ8_32 {
 void quantize_row_q8_K(const float* x, BlockQ8_K* y, int64_t n);
 void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
 void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n);
+// q8_32's d as stored: a block's f32 d rounded to the nearest f16.
+float q8_32_step(float d);
 void dequantize_row_q8_32(const BlockQ8_32* x, float* y, int64_t n);
 // x rounded, in place, to what MUL_MAT multiplies weights of `weight_type` by (activation_type),
 // and back to f32; unchanged for F32. n must be whole blocks of the 8-bit types.

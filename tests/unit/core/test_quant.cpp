@@ -457,13 +457,16 @@ TEST(Quant, Q8_32QuantizesByHandWithItsSum) {
   x[40] = -1.0f;  // the second block: d = 1/127, q = -127
   BlockQ8_32 b[2];
   quantize_row_q8_32(x.data(), b, 64);
-  const float d = 12.7f / 127.0f;
-  EXPECT_EQ(b[0].d, d);
+  // The quants come from the f32 d; the d kept is its nearest f16, as in ggml's q8_0.
+  const float d = 12.7f / 127.0f, d16 = f16_to_f32(f32_to_f16(d));
+  EXPECT_NE(d16, d);
+  EXPECT_EQ(q8_32_step(d), d16);
+  EXPECT_EQ(b[0].d, d16);
   EXPECT_EQ(b[0].qs[0], 127);
   EXPECT_EQ(b[0].qs[5], int(std::nearbyint(-0.25f / d)));
   EXPECT_EQ(b[0].qs[31], int(std::nearbyint(0.35f / d)));
-  EXPECT_EQ(b[0].s, d * float(127 + b[0].qs[5] + b[0].qs[31]));
-  EXPECT_EQ(b[1].d, 1.0f / 127.0f);
+  EXPECT_EQ(b[0].s, d16 * float(127 + b[0].qs[5] + b[0].qs[31]));
+  EXPECT_EQ(b[1].d, f16_to_f32(f32_to_f16(1.0f / 127.0f)));
   EXPECT_EQ(b[1].qs[8], -127);
   EXPECT_EQ(b[1].s, b[1].d * -127.0f);
   std::vector<float> y(64), rounded = x;
@@ -474,7 +477,7 @@ TEST(Quant, Q8_32QuantizesByHandWithItsSum) {
 
   x[33] = std::numeric_limits<float>::quiet_NaN();
   quantize_row_q8_32(x.data(), b, 64);
-  EXPECT_EQ(b[0].d, d) << "the other block is untouched";
+  EXPECT_EQ(b[0].d, d16) << "the other block is untouched";
   EXPECT_TRUE(std::isnan(b[1].d));
   EXPECT_TRUE(std::isnan(b[1].s));
   EXPECT_THROW(quantize_row_q8_32(x.data(), b, 48), Error);
