@@ -81,6 +81,8 @@ nlohmann::json report_json(const CompileRun& run) {
                       {"sharding", g.sharding},
                       {"slice", g.slice},
                       {"steps", g.steps},
+                      {"k_panel", g.k_panel},
+                      {"noc_share", g.noc_share},
                       {"pipeline_cycles", g.pipeline_cycles},
                       {"spm_peak", g.spm_peak},
                       {"spm_lower_bound", g.spm_lower_bound},
@@ -166,6 +168,11 @@ std::string report_text(const CompileRun& run) {
                   (unsigned long long)g.simulated_cycles, error_text,
                   g.template_of >= 0 ? (" (plan of group " + std::to_string(g.template_of) + ")").c_str() : "");
     out += line;
+    if (g.k_panel > 0) {
+      std::snprintf(line, sizeof line, "%5s K in panels of %lld%s\n", "", (long long)g.k_panel,
+                    g.noc_share ? ", shared over the NoC" : "");
+      out += line;
+    }
   }
   std::snprintf(line, sizeof line,
                 "simulated: %llu cycles (%.6f s), DDR read %llu B, write %llu B, NoC %llu B; median |estimate "

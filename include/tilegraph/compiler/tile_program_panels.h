@@ -75,7 +75,7 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
   const uint64_t eb = sim::format_bytes(p.lhs.format), ob = sim::format_bytes(p.out.format);
   struct State {
     std::vector<sim::Event> read;      // per operand copy: the last GEMM that read it
-    std::vector<sim::Event> sent;      // per operand copy: the last send out of it
+    std::vector<sim::Event> sent[2];   // per operand (lhs, rhs) and copy: the last send out of it
     std::vector<sim::Event> stored;    // per accumulator copy: its last store
     std::vector<sim::Event> loaded;    // this step's own loads
     std::vector<sim::Event> received;  // this step's sends into its buffers
@@ -83,7 +83,8 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
   std::vector<State> state(parts);
   for (State& st : state) {
     st.read.resize(op_copies);
-    st.sent.resize(op_copies);
+    st.sent[0].resize(op_copies);
+    st.sent[1].resize(op_copies);
     st.stored.resize(acc_copies);
   }
   constexpr sim::Engine kEngines[] = {sim::Engine::NE,   sim::Engine::CT,   sim::Engine::TDMA,
@@ -123,7 +124,7 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
         if (is_empty(mine)) continue;
         sim::Tile& tile = chip.tile(p.tiles[q]);
         tile.wait(sim::Engine::RDMA, state[q].read[b]);
-        tile.wait(sim::Engine::RDMA, state[q].sent[b]);
+        tile.wait(sim::Engine::RDMA, state[q].sent[x][b]);
         sim::lsu::LoadVar load;
         load.format = t.format;
         load.ddr = sim::lsu::DdrSlice{t.ddr, sim::oplib::shape_of(t.whole), sim::oplib::shape_of(mine.start),
@@ -133,7 +134,10 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
         sim::lsu::execute(tile, load);
         state[q].loaded.push_back(tile.record(sim::Engine::RDMA));
       }
-      // Sends of each loaded share to the other members.
+      // Sends of each loaded share to the other members, after the sends that read the receiver's
+      // copy in an earlier step (not this step's: they read other parts of it).
+      std::vector<sim::Event> earlier_sends(parts);
+      for (size_t r = 0; r < parts; ++r) earlier_sends[r] = state[r].sent[x][b];
       for (size_t q = 0; q < parts; ++q) {
         if (members[q].size() < 2) continue;
         const auto self = std::find(members[q].begin(), members[q].end(), q);
@@ -145,11 +149,11 @@ inline void panel_matmul(sim::Chip& chip, const PanelMatmulPlan& p) {
         for (size_t r : members[q]) {
           if (r == q) continue;
           tile.wait(sim::Engine::DTE, state[r].read[b]);
-          tile.wait(sim::Engine::DTE, state[r].sent[b]);
+          tile.wait(sim::Engine::DTE, earlier_sends[r]);
           sim::dte::execute(tile, sim::dte::Copy{addr, p.tiles[r], addr, uint64_t(elements(mine.size)) * eb});
           state[r].received.push_back(tile.record(sim::Engine::DTE));
         }
-        state[q].sent[b] = tile.record(sim::Engine::DTE);
+        state[q].sent[x][b] = tile.record(sim::Engine::DTE);
       }
     }
     // The GEMMs of the panel, and the store after a window's last panel.

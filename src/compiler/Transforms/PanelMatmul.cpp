@@ -33,24 +33,21 @@ int64_t windowsOf(const DataSplit& split, llvm::ArrayRef<int64_t> shape) {
   return windows;
 }
 
-// The SPM bytes of a K split's buffers on one tile.
-uint64_t panelSpmBytes(const PanelMatmul& m, const DataSplit& split, llvm::ArrayRef<int64_t> slice) {
-  auto out = tensorType(m.matmul->getResult(0));
-  std::vector<int64_t> lhs(tensorType(m.matmul->getOperand(0)).getShape()),
-      rhs(tensorType(m.matmul->getOperand(1)).getShape());
-  const size_t r = slice.size();
-  // The operand windows of the slice: rhs rows N (and its batches), lhs rows M, K one panel.
-  std::vector<int64_t> rhsWindow(slice.begin(), slice.end()), lhsWindow(lhs.size(), 1);
+// The SPM bytes of a K split's buffers on one tile: the accumulator copies of the result window
+// (the slice) and the panel copies of the operand windows it reads (rhs: its rows N and batches,
+// lhs: its rows M and at most as many batches).
+uint64_t panelSpmBytes(const PanelMatmul& m, const DataSplit& split) {
+  auto out = tensorType(m.matmul->getResult(0)), lhs = tensorType(m.matmul->getOperand(0));
+  const llvm::ArrayRef<int64_t> slice = split.slice;
+  const size_t r = slice.size(), lr = size_t(lhs.getRank());
+  std::vector<int64_t> rhsWindow(slice.begin(), slice.end()), lhsWindow(lr, 1);
   rhsWindow[r - 1] = split.kPanel;
-  for (size_t d = 0; d + 2 < lhs.size(); ++d) lhsWindow[d] = std::min(lhs[d], slice[d]);
-  lhsWindow[lhs.size() - 2] = slice[r - 1];
-  lhsWindow[lhs.size() - 1] = split.kPanel;
-  DataSplit windows = split;
-  windows.slice.assign(slice.begin(), slice.end());
-  return uint64_t(accumulatorCopies(m, windows)) * aligned(window_bytes(out, slice)) +
-         uint64_t(panelOperandCopies(windows)) *
-             (aligned(window_bytes(tensorType(m.matmul->getOperand(0)), lhsWindow)) +
-              aligned(window_bytes(tensorType(m.matmul->getOperand(1)), rhsWindow)));
+  for (size_t d = 0; d + 2 < lr && d + 2 < r; ++d) lhsWindow[d] = std::min(lhs.getShape()[d], slice[d]);
+  lhsWindow[lr - 2] = slice[r - 1];
+  lhsWindow[lr - 1] = split.kPanel;
+  return uint64_t(accumulatorCopies(m, split)) * aligned(window_bytes(out, slice)) +
+         uint64_t(panelOperandCopies(split)) * (aligned(window_bytes(lhs, lhsWindow)) +
+                                                aligned(window_bytes(tensorType(m.matmul->getOperand(1)), rhsWindow)));
 }
 
 }  // namespace
@@ -151,7 +148,7 @@ PlanStatus panelSplit(GroupOp group, llvm::ArrayRef<int32_t> sharding, int64_t k
   for (;;) {
     split.slice = slice;
     split.steps = windowsOf(split, shape) * panels;
-    if (panelSpmBytes(*m, split, slice) <= chip.spm_bytes) break;
+    if (panelSpmBytes(*m, split) <= chip.spm_bytes) break;
     // Batches first, then the larger of rows and columns: a squarer window reads fewer operand
     // rows per result element.
     size_t d = 0;
