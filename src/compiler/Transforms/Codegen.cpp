@@ -559,8 +559,9 @@ mlir::FailureOr<Plan> readGroupPlan(GroupOp group) {
   return plan;
 }
 
-// The chip tiles of the group's region, row by row.
-mlir::FailureOr<std::vector<int>> regionTiles(GroupOp group) {
+// The chip tile of each part of the sharding grid: the group region's tiles, row by row. A grid
+// of more parts than the region has tiles is an error.
+mlir::FailureOr<std::vector<int>> partTiles(GroupOp group, llvm::ArrayRef<int32_t> sharding) {
   auto mesh = tile_mesh(group->getParentOfType<mlir::ModuleOp>());
   if (mlir::failed(mesh)) return mlir::failure();
   std::vector<int> tiles;
@@ -571,6 +572,13 @@ mlir::FailureOr<std::vector<int>> regionTiles(GroupOp group) {
   } else {
     tiles.push_back(0);
   }
+  int64_t parts = 1;
+  for (int32_t p : sharding) parts *= p;
+  if (parts > int64_t(tiles.size())) {
+    return group.emitOpError("tx8-codegen: the sharding has ")
+           << parts << " parts but the region " << tiles.size() << " tiles";
+  }
+  tiles.resize(size_t(parts));
   return tiles;
 }
 
@@ -642,14 +650,9 @@ class ProgramWriter {
       return group_.emitOpError("tx8-codegen: the plan's sharding and slice need one entry per dimension of ")
              << tensorType(primary);
     }
-    auto tiles = regionTiles(group_);
+    auto tiles = partTiles(group_, plan_.sharding);
     if (mlir::failed(tiles)) return mlir::failure();
-    int64_t parts = 1;
-    for (int32_t p : plan_.sharding) parts *= p;
-    if (parts > int64_t(tiles->size())) {
-      return group_.emitOpError("tx8-codegen: the sharding has ")
-             << parts << " parts but the region " << tiles->size() << " tiles";
-    }
+    const int64_t parts = int64_t(tiles->size());
     for (int64_t part = 0; part < parts; ++part) {
       PartWindows pw;
       pw.tile = (*tiles)[size_t(part)];
@@ -1308,14 +1311,9 @@ mlir::FailureOr<std::string> writePanelProgram(GroupOp group) {
   for (mlir::Operation& op : group.getBodyBlock().without_terminator()) {
     if (!codegenSupports(&op, &why)) return op.emitOpError("tx8-codegen: ") << why, mlir::failure();
   }
-  auto tiles = regionTiles(group);
+  auto tiles = partTiles(group, split.sharding);
   if (mlir::failed(tiles)) return mlir::failure();
-  int64_t parts = 1;
-  for (int32_t p : split.sharding) parts *= p;
-  if (parts > int64_t(tiles->size())) {
-    return group.emitOpError("tx8-codegen: the sharding has ")
-           << parts << " parts but the region " << tiles->size() << " tiles";
-  }
+  const int64_t parts = int64_t(tiles->size());
   const int64_t panels = panelsOf(*m, split.kPanel);
   int64_t windows = 1;
   const WindowParam range = tileRange(tensorType(primaryValue(group)).getShape(), split.sharding, 0);

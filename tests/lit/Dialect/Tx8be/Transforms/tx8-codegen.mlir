@@ -45,6 +45,7 @@
 // ERR: error: 'tx8be.group' op tx8-codegen: the plan says 3 steps but slice [1, 1, 1, 8] walks tile 0's range in 4
 // ERR: error: 'tx8be.load_var' op tx8-codegen: no SPM address (dev_info.mem_addr): run the SPM allocation first
 // ERR: error: 'tx8be.gelu_erf' op tx8-codegen: tx8-codegen has no program for tx8be.gelu_erf
+// ERR: error: 'tx8be.group' op tx8-codegen: the sharding has 2 parts but the region 1 tiles
 module attributes {tx8be.tile_dx = 2 : i32, tx8be.tile_dy = 1 : i32} {
   func.func @main(%x: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
     %0 = tx8be.group(%x) {dev_region = #tx8be.region<x = 0, y = 0, width = 2, height = 1>, group_id = 0 : i32, group_tag = 0 : i32,

@@ -45,3 +45,15 @@ func.func @unsupported(%x: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   }
   return %0 : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+func.func @more_parts_than_tiles(%x: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %0 = tx8be.group(%x) {group_id = 4 : i32, group_tag = 0 : i32, sharding = [:i32 1, 1, 2, 1], slice = [:i64 1, 1, 2, 8], steps = 1 : i64} : (tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  ^bb0(%a: tensor<1x1x4x8xf32>):
+    %l = tx8be.load_var %a : (tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    %o = tx8be.store_var %l : (tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    tx8be.yield %o : tensor<1x1x4x8xf32>
+  }
+  return %0 : tensor<1x1x4x8xf32>
+}
