@@ -66,18 +66,23 @@ uint64_t elements(llvm::ArrayRef<int64_t> shape) {
   return n;
 }
 
-// The DDR bytes a transfer of `window` of a row-major tensor of `type` moves: its contiguous runs
-// (the innermost dimensions it spans whole, and its extent in the next) each rounded up to
-// bursts.
-uint64_t ddr_bytes(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> window, uint64_t burst) {
-  llvm::ArrayRef<int64_t> shape = type.getShape();
+// The DDR bytes a transfer of `window` of a row-major tensor of shape `whole` moves: its
+// contiguous runs (the innermost dimensions it spans whole, and its extent in the next) each
+// rounded up to bursts; `run_bytes` gives the bytes of a run's shape.
+template <typename RunBytes>
+uint64_t ddr_bytes(llvm::ArrayRef<int64_t> whole, llvm::ArrayRef<int64_t> window, uint64_t burst, RunBytes run_bytes) {
   std::vector<int64_t> run(window.size(), 1);
   for (size_t d = window.size(); d-- > 0;) {
     run[d] = window[d];
-    if (window[d] != shape[d]) break;
+    if (window[d] != whole[d]) break;
   }
   const uint64_t runs = elements(window) / std::max<uint64_t>(1, elements(run));
-  return runs * ceil_div(window_bytes(type, run), burst) * burst;
+  return runs * ceil_div(run_bytes(run), burst) * burst;
+}
+
+uint64_t ddr_bytes(mlir::RankedTensorType type, llvm::ArrayRef<int64_t> window, uint64_t burst) {
+  return ddr_bytes(type.getShape(), window, burst,
+                   [&](llvm::ArrayRef<int64_t> run) { return window_bytes(type, run); });
 }
 
 struct ItemCost {
@@ -451,12 +456,9 @@ uint64_t estimateMoveCycles(GroupOp group, const sim::ChipConfig& chip) {
   if (mlir::failed(moves)) return 0;
   const int tiles = chip.tile_count();
   const uint64_t half = move_staging_bytes(chip.spm_bytes) / 2, burst = chip.ddr.burst_bytes;
-  // A side of a box in DDR: its contiguous runs, each rounded up to whole bursts.
+  // A side of a box in DDR: a window of its byte extents.
   auto ddrBytes = [&](const MoveDims& size, const MoveDims& whole) {
-    uint64_t run = uint64_t(size[3]);
-    for (int d = 3; d > 0 && size[size_t(d)] == whole[size_t(d)]; --d) run *= uint64_t(size[size_t(d - 1)]);
-    const uint64_t total = uint64_t(size[0] * size[1] * size[2] * size[3]);
-    return double(total / run * ceil_div(run, burst) * burst);
+    return double(ddr_bytes(whole, size, burst, [](llvm::ArrayRef<int64_t> run) { return elements(run); }));
   };
   std::vector<Task> tasks;
   int64_t dealt = 0;
