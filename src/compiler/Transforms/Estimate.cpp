@@ -47,6 +47,7 @@
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/GroupPlan.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/Passes.h"
 #include "tilegraph/compiler/Dialect/Tx8be/Transforms/SliceWindows.h"
+#include "tilegraph/compiler/tile_program_panels.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/sim/chip_config.h"
 #include "tilegraph/sim/ne.h"
@@ -250,9 +251,12 @@ uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPla
         }
       }
       if (!partners.empty()) {
-        size_t d = 0;
-        while (d + 1 < mine.size.size() && mine.size[d] == 1) ++d;
-        mine.size[d] = (mine.size[d] + int64_t(partners.size())) / int64_t(partners.size() + 1);
+        // Tile 0 loads the first part, as panel_matmul cuts it (shared_part); values are 4-D at most.
+        const size_t rank = mine.size.size();
+        tile_program::Window whole{{0, 0, 0, 0}, {1, 1, 1, 1}};
+        for (size_t d = 0; d < rank; ++d) whole.size[4 - rank + d] = mine.size[d];
+        const tile_program::Window part = tile_program::shared_part(whole, 0, int64_t(partners.size() + 1));
+        for (size_t d = 0; d < rank; ++d) mine.size[d] = part.size[4 - rank + d];
       }
       Task loadTask;
       loadTask.queue = Queue::Load;
