@@ -94,16 +94,6 @@ bool isQ8_0(mlir::Type type) {
 
 int64_t q8_0Row(int64_t k) { return k / kQ8_0BlockSize * int64_t(sizeof(BlockQ8_0)); }
 
-std::optional<sim::Format> formatOf(mlir::Type type) {
-  mlir::Type element = type.cast<mlir::ShapedType>().getElementType();
-  if (element.isF32()) return sim::Format::FP32;
-  if (element.isF16()) return sim::Format::FP16;
-  if (element.isBF16()) return sim::Format::BF16;
-  if (element.isInteger(32)) return sim::Format::INT32;
-  if (isQ8_0(type)) return sim::Format::INT8;  // its blocks' bytes (q8_0Row)
-  return std::nullopt;
-}
-
 std::string formatCode(sim::Format format) {
   switch (format) {
     case sim::Format::FP32: return "sim::Format::FP32";
@@ -205,6 +195,16 @@ bool channelsInnermost(BatchNormInferenceOp bn) {
 }
 
 }  // namespace
+
+std::optional<sim::Format> formatOf(mlir::Type type) {
+  mlir::Type element = type.cast<mlir::ShapedType>().getElementType();
+  if (element.isF32()) return sim::Format::FP32;
+  if (element.isF16()) return sim::Format::FP16;
+  if (element.isBF16()) return sim::Format::BF16;
+  if (element.isInteger(32)) return sim::Format::INT32;
+  if (isQ8_0(type)) return sim::Format::INT8;  // its blocks' bytes (q8_0Row)
+  return std::nullopt;
+}
 
 bool codegenSupports(mlir::Operation* op, std::string* why) {
   auto fail = [&](const std::string& reason) {

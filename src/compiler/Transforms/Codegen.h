@@ -6,6 +6,7 @@
 // the group's inputs, its results, then the constants its load_const ops read (programConstants).
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ mlir::FailureOr<std::string> generateTileProgram(GroupOp group);
 
 // The load_const ops whose addresses follow the inputs and results in the parameter block.
 std::vector<LoadConstOp> programConstants(GroupOp group);
+
+// The sim format of a value of `type` in DDR and SPM (a q8_0 tensor: int8, its blocks' bytes);
+// none for an element type the chip does not hold.
+std::optional<sim::Format> formatOf(mlir::Type type);
 
 // Whether codegen generates `op` (an op of a group body), and if not, why.
 bool codegenSupports(mlir::Operation* op, std::string* why);

@@ -39,6 +39,7 @@
 #include <mlir/Pass/Pass.h>
 
 #include "ChipOption.h"
+#include "Codegen.h"
 #include "DdrMoves.h"
 #include "GroupTags.h"
 #include "PanelMatmul.h"
@@ -218,10 +219,7 @@ uint64_t estimatePanelCycles(GroupOp group, const PanelMatmul& m, const GroupPla
   int32_t width = chip.mesh_x;
   if (auto region = group.getDevRegionAttr()) width = region.getWidth();
   auto hops = [&](int64_t a, int64_t b) { return std::abs(a % width - b % width) + std::abs(a / width - b / width); };
-  auto format = [&]() {
-    mlir::Type element = m.matmul->getOperand(0).getType().cast<mlir::ShapedType>().getElementType();
-    return element.isF32() ? sim::Format::FP32 : element.isF16() ? sim::Format::FP16 : sim::Format::BF16;
-  }();
+  const sim::Format format = *formatOf(m.matmul->getOperand(0).getType());  // a float type: panelMatmul
   // Every part's windows of the first panel, per result window.
   std::vector<std::vector<llvm::DenseMap<mlir::Value, WindowParam>>> first(static_cast<size_t>(parts));
   for (int64_t p = 0; p < parts; ++p) {
