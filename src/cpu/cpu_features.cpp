@@ -1,4 +1,6 @@
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -30,6 +32,18 @@ uint64_t read_xcr0() {
   return (uint64_t(hi) << 32) | lo;
 }
 
+// Linux (5.16 and later) enables AMX's 8 KiB of tile data per process only on request: until
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) succeeds, the first tile instruction
+// kills the process with SIGILL, whatever XCR0 says. Asked once, for the whole process.
+bool os_grants_tile_data() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
   const CpuidRegs leaf1 = cpuid(1, 0);
@@ -53,7 +67,7 @@ CpuFeatures detect() {
   f.avx512dq = f.avx512f && bit(leaf7.ebx, 17);
   f.avx512_vnni = f.avx512f && bit(leaf7.ecx, 11);
   f.avx512_bf16 = f.avx512f && bit(leaf7_1.eax, 5);
-  f.amx_tile = os_amx && bit(leaf7.edx, 24);
+  f.amx_tile = os_amx && bit(leaf7.edx, 24) && os_grants_tile_data();
   f.amx_bf16 = f.amx_tile && bit(leaf7.edx, 22);
   f.amx_int8 = f.amx_tile && bit(leaf7.edx, 25);
   return f;

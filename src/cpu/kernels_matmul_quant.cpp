@@ -19,6 +19,8 @@ class QuantActivationRows {
   }
 
   const uint8_t* row(int64_t n, int64_t batch) const { return data_ + size_t(batch * b_.ne[1] + n) * row_bytes_; }
+  // From one token's row to the next's.
+  size_t row_bytes() const { return row_bytes_; }
 
  private:
   const Tensor& b_;
@@ -30,7 +32,7 @@ class QuantActivationRows {
 
 // Quantized types against more tokens than mat_vec takes: the GEMM's items and K blocks,
 // with a's columns unpacked into integer panels (vec.h, pack_quant_panel) and b's rows quantized
-// once (QuantActivationRows), multiplied as integers by quant_gemm_tile.
+// once (QuantActivationRows), multiplied as integers by quant_gemm_tiles.
 void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
   const VecKernels& vec = exec.vec();
   const QuantGemmLayout layout = quant_gemm_layout(a.type);
@@ -47,7 +49,6 @@ void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContex
   for_each_gemm_item(node, m_len, items, exec, [&](const ThreadContext& tc, const GemmItem& item) {
     const int64_t n_panels_a = (item.m_count + nr - 1) / nr;
     auto* panels = static_cast<uint8_t*>(tc.scratch.bytes(size_t(n_panels_a) * panel_bytes));
-    const uint8_t* x[kMaxQuantTileTokens];
     for (int64_t kb = 0; kb * kBlockK < k_len; ++kb) {
       const int64_t k0 = kb * kBlockK, kc = std::min(kBlockK, k_len - k0);
       for (int64_t p = 0; p < n_panels_a; ++p) {
@@ -60,12 +61,9 @@ void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContex
       for (int64_t q = item.q_begin; q < item.q_end; ++q) {
         const int64_t n = q * mr;
         const int tokens = int(std::min<int64_t>(mr, n_len - n));
-        for (int t = 0; t < tokens; ++t) x[t] = x_rows.row(n + t, item.batch) + x_offset;
-        for (int64_t p = 0; p < n_panels_a; ++p) {
-          const int64_t m = item.m0 + p * nr;
-          vec.quant_gemm_tile(layout, kc, panels + size_t(p) * panel_bytes, int(std::min<int64_t>(nr, m_len - m)),
-                              tokens, x, output_at(node, m, n, item.i2, item.i3), ldc, kb > 0);
-        }
+        vec.quant_gemm_tiles(layout, kc, panels, panel_bytes, int(item.m_count), tokens,
+                             x_rows.row(n, item.batch) + x_offset, x_rows.row_bytes(),
+                             output_at(node, item.m0, n, item.i2, item.i3), ldc, kb > 0);
       }
     }
   });

@@ -15,6 +15,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::AVX512: return "avx512";
     case Isa::AVX512_VNNI: return "avx512_vnni";
     case Isa::AVX512_BF16: return "avx512_bf16";
+    case Isa::AMX: return "amx";
   }
   return "unknown";
 }
@@ -25,7 +26,8 @@ Isa best_isa() {
   // The AVX-512 tables are compiled for F, BW, VL and DQ (tg_layer in CMakeLists.txt).
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) {
     if (!f.avx512_vnni) return Isa::AVX512;
-    return f.avx512_bf16 ? Isa::AVX512_BF16 : Isa::AVX512_VNNI;
+    if (!f.avx512_bf16) return Isa::AVX512_VNNI;
+    return f.amx_int8 ? Isa::AMX : Isa::AVX512_BF16;
   }
   if (avx2) return Isa::AVX2;
   return Isa::SCALAR;
@@ -69,6 +71,7 @@ const VecKernels& vec_kernels(Isa isa) {
     case Isa::AVX512: return avx512_vec_kernels();
     case Isa::AVX512_VNNI: return avx512_vnni_vec_kernels();
     case Isa::AVX512_BF16: return avx512_bf16_vec_kernels();
+    case Isa::AMX: return amx_vec_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
 }

@@ -21,9 +21,11 @@ namespace tg::cpu {
 
 // Ordered: each ISA's CPUs can also run the ones before it. AVX512_VNNI is the AVX-512 table but
 // for the integer GEMM's micro-tile (vpdpbusd); AVX512_BF16 is the AVX512_VNNI table with a GEMM
-// that multiplies bf16 by bf16 in pairs (vdpbf16ps; every CPU with it has VNNI too).
-enum class Isa { SCALAR, AVX2, AVX512, AVX512_VNNI, AVX512_BF16 };
-inline constexpr int kIsaCount = 5;
+// that multiplies bf16 by bf16 in pairs (vdpbf16ps; every CPU with it has VNNI too); AMX is the
+// AVX512_BF16 table with an integer GEMM tile on AMX-INT8's tile registers (Sapphire Rapids and
+// later, once Linux has granted the process the tile state: cpu_features()).
+enum class Isa { SCALAR, AVX2, AVX512, AVX512_VNNI, AVX512_BF16, AMX };
+inline constexpr int kIsaCount = 6;
 std::string_view isa_name(Isa isa);
 // The widest ISA that cpu_features() says this machine can run.
 Isa best_isa();
@@ -33,7 +35,7 @@ std::vector<Isa> runnable_isas();
 enum class BinaryOp { ADD, SUB, MUL, DIV };
 
 // Operands of the integer GEMM of quantized weights (pack_quant_panel, pack_quant_activations,
-// quant_gemm_tile), block by block. A weight row's block: its quants as bytes, an int16 scale
+// quant_gemm_tiles), block by block. A weight row's block: its quants as bytes, an int16 scale
 // per 16 elements inside the integer sums (K types), one f32 step d, and an f32 offset per
 // `group` elements (the part of each weight that does not depend on its quant: -8d, m, -dmin
 // m_s, -32 d sc_s, ...). A token's block: its 8-bit quants (quant.h's rule), their f32 scale,
@@ -76,8 +78,8 @@ inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false, 31};    // q4
 inline constexpr QuantGemmLayout kQuantGemmQ6K{256, 16, true, false, 63};  // q6_K
 inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false, 31};   // q4_0, q4_1, q5_0, q5_1
 inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true, 128};    // q8_0
-// The most tokens a table's quant_gemm_tile takes at once.
-inline constexpr int kMaxQuantTileTokens = 12;
+// The most tokens a table's quant_gemm_tiles takes at once.
+inline constexpr int kMaxQuantTileTokens = 16;
 // The layout of `type`; throws for the types that do not take 8-bit activations.
 QuantGemmLayout quant_gemm_layout(DType type);
 
@@ -138,15 +140,18 @@ struct VecKernels {
   // elements (blocks contiguous, rows `stride` bytes apart) into one panel of quant_panel_rows
   // rows, the rows past `rows` zero, and requests the rows' next n elements into cache (the GEMM
   // packs K blocks in order). pack_quant_activations quantizes one token's n values.
-  // quant_gemm_tile: c[t * ldc + j] (+)= row_j . x_t for j < rows and t < tokens <=
-  // quant_tile_tokens, from a panel of n elements packed with `layout` and the tokens' blocks at
-  // x[t]: exact integer sums per block, scaled in f32, in an order that depends only on n.
+  // quant_gemm_tiles: c[t * ldc + j] (+)= row_j . x_t for j < rows and t < tokens <=
+  // quant_tile_tokens, from the panels of n elements packed with `layout`, one per
+  // quant_panel_rows rows, `panel_stride` bytes apart, and the tokens' blocks at x + t * x_stride:
+  // exact integer sums per block, scaled in f32, in an order that depends only on n. A row of
+  // tiles per call, so that a table whose tiles need set-up (AMX's configuration) pays for it
+  // once per row; one stride for the tokens, since AMX loads them as the rows of one tile.
   int quant_panel_rows;
   int quant_tile_tokens;
   void (*pack_quant_panel)(DType type, int64_t n, int rows, const void* first_row, size_t stride, uint8_t* panel);
   void (*pack_quant_activations)(DType weight_type, int64_t n, const float* x, uint8_t* out);
-  void (*quant_gemm_tile)(QuantGemmLayout layout, int64_t n, const uint8_t* panel, int rows, int tokens,
-                          const uint8_t* const* x, float* c, int64_t ldc, bool accumulate);
+  void (*quant_gemm_tiles)(QuantGemmLayout layout, int64_t n, const uint8_t* panels, size_t panel_stride, int rows,
+                           int tokens, const uint8_t* x, size_t x_stride, float* c, int64_t ldc, bool accumulate);
   // y += sum_j s[j] * row_j (rows with s[j] == 0 are skipped).
   void (*axpy_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, const float* s, float* y);
 
@@ -175,5 +180,6 @@ const VecKernels& avx2_vec_kernels();
 const VecKernels& avx512_vec_kernels();
 const VecKernels& avx512_vnni_vec_kernels();
 const VecKernels& avx512_bf16_vec_kernels();
+const VecKernels& amx_vec_kernels();
 
 }  // namespace tg::cpu

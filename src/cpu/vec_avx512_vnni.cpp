@@ -21,7 +21,7 @@ const VecKernels& avx512_vnni_vec_kernels() {
     VecKernels k = avx512_vec_kernels();
     k.isa = Isa::AVX512_VNNI;
     k.quant_tile_tokens = avx512_vnni::GL::kTileTokens;
-    k.quant_gemm_tile = avx512_vnni::quant_gemm_tile;
+    k.quant_gemm_tiles = avx512_vnni::quant_gemm_tiles;
     return k;
   }();
   return kernels;

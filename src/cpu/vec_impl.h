@@ -694,7 +694,7 @@ constexpr VecKernels kVecKernels{
     .quant_tile_tokens = GL::kTileTokens,
     .pack_quant_panel = pack_quant_panel,
     .pack_quant_activations = pack_quant_activations,
-    .quant_gemm_tile = quant_gemm_tile,
+    .quant_gemm_tiles = quant_gemm_tiles,
     .axpy_rows = axpy_rows,
     .rope_pairs = rope_pairs,
     .rope_halves = rope_halves,

@@ -1,4 +1,4 @@
-// The micro-tile of the integer GEMM of quantized weights (vec.h: quant_gemm_tile), written
+// The micro-tile of the integer GEMM of quantized weights (vec.h: quant_gemm_tiles), written
 // once against GL (simd.h: GemmLanes*, one weight row per lane). Not a normal header: included
 // inside an ISA namespace after `using GL = ...;`, by vec_impl_int_gemm.h for each vec_impl.h
 // table and by vec_avx512_vnni.cpp, whose table differs from the AVX-512 one only here.
@@ -14,13 +14,14 @@
 static_assert(GL::kTileTokens <= kMaxQuantTileTokens);
 
 template <class G, QuantGemmLayout L, int T>
-inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, int tokens, const uint8_t* const* x,
-                              float* c, int64_t ldc, bool accumulate) {
+inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, int tokens, const uint8_t* x,
+                              size_t x_stride, float* c, int64_t ldc, bool accumulate) {
   constexpr int kLanes = G::kLanes;
   constexpr size_t kWeightBlock = L.weight_block_bytes(kLanes), kTokenBlock = L.activation_block_bytes();
   constexpr int kGroups = L.block / L.group;
   const uint8_t* xt[T];
-  for (int t = 0; t < T; ++t) xt[t] = x[std::min(t, tokens - 1)];  // past `tokens`: computed, not stored
+  // past `tokens`: computed, not stored
+  for (int t = 0; t < T; ++t) xt[t] = x + size_t(std::min(t, tokens - 1)) * x_stride;
   typename G::F acc[T];
   for (int t = 0; t < T; ++t) acc[t] = G::fzero();
   for (int64_t b = 0; b < blocks; ++b) {
@@ -131,19 +132,25 @@ inline void quant_gemm_tile_t(int64_t blocks, const uint8_t* panel, int rows, in
   }
 }
 
-void quant_gemm_tile(QuantGemmLayout layout, int64_t n, const uint8_t* panel, int rows, int tokens,
-                     const uint8_t* const* x, float* c, int64_t ldc, bool accumulate) {
+template <QuantGemmLayout L>
+void tiles_of(int64_t n, const uint8_t* panels, size_t panel_stride, int rows, int tokens, const uint8_t* x,
+              size_t x_stride, float* c, int64_t ldc, bool accumulate) {
+  for (int r0 = 0; r0 < rows; r0 += GL::kLanes) {
+    quant_gemm_tile_t<GL, L, GL::kTileTokens>(n / L.block, panels + size_t(r0 / GL::kLanes) * panel_stride,
+                                              std::min(GL::kLanes, rows - r0), tokens, x, x_stride, c + r0, ldc,
+                                              accumulate);
+  }
+}
+
+void quant_gemm_tiles(QuantGemmLayout layout, int64_t n, const uint8_t* panels, size_t panel_stride, int rows,
+                      int tokens, const uint8_t* x, size_t x_stride, float* c, int64_t ldc, bool accumulate) {
   if (layout.int_scales && layout.max_quant > kQuantGemmK.max_quant) {
-    quant_gemm_tile_t<GL, kQuantGemmQ6K, GL::kTileTokens>(n / kQuantGemmQ6K.block, panel, rows, tokens, x, c, ldc,
-                                                          accumulate);
+    tiles_of<kQuantGemmQ6K>(n, panels, panel_stride, rows, tokens, x, x_stride, c, ldc, accumulate);
   } else if (layout.int_scales) {
-    quant_gemm_tile_t<GL, kQuantGemmK, GL::kTileTokens>(n / kQuantGemmK.block, panel, rows, tokens, x, c, ldc,
-                                                        accumulate);
+    tiles_of<kQuantGemmK>(n, panels, panel_stride, rows, tokens, x, x_stride, c, ldc, accumulate);
   } else if (layout.signed_quants) {
-    quant_gemm_tile_t<GL, kQuantGemm8, GL::kTileTokens>(n / kQuantGemm8.block, panel, rows, tokens, x, c, ldc,
-                                                        accumulate);
+    tiles_of<kQuantGemm8>(n, panels, panel_stride, rows, tokens, x, x_stride, c, ldc, accumulate);
   } else {
-    quant_gemm_tile_t<GL, kQuantGemm32, GL::kTileTokens>(n / kQuantGemm32.block, panel, rows, tokens, x, c, ldc,
-                                                         accumulate);
+    tiles_of<kQuantGemm32>(n, panels, panel_stride, rows, tokens, x, x_stride, c, ldc, accumulate);
   }
 }

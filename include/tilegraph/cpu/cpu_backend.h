@@ -14,7 +14,8 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512_vnni = false, avx512_bf16 = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
 };
-// Detected once (cpuid + OS support for the register state).
+// Detected once: cpuid, the OS's support for the register state, and (Linux) the process's
+// permission to use AMX's tile data, which detection requests.
 const CpuFeatures& cpu_features();
 struct NamedCpuFeature {
   const char* name;  // "AVX-512F", for people

@@ -159,7 +159,8 @@ TEST(CpuFeatures, BestIsaMatchesFeatures) {
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx2 && f.fma && f.f16c;
   EXPECT_EQ(isa == Isa::AVX512, avx512 && !f.avx512_vnni);
   EXPECT_EQ(isa == Isa::AVX512_VNNI, avx512 && f.avx512_vnni && !f.avx512_bf16);
-  EXPECT_EQ(isa == Isa::AVX512_BF16, avx512 && f.avx512_vnni && f.avx512_bf16);
+  EXPECT_EQ(isa == Isa::AVX512_BF16, avx512 && f.avx512_vnni && f.avx512_bf16 && !f.amx_int8);
+  EXPECT_EQ(isa == Isa::AMX, avx512 && f.avx512_vnni && f.avx512_bf16 && f.amx_int8);
   EXPECT_TRUE(isa == Isa::SCALAR || (f.avx2 && f.fma && f.f16c));
   EXPECT_EQ(vec_kernels(isa).isa, isa);
 }
@@ -700,8 +701,8 @@ TEST(CpuBackend, RefusesGraphsWithoutDataOrUnsupportedNodes) {
 }
 
 TEST(CpuBackend, RejectsIsasThisCpuCannotRun) {
-  if (best_isa() == Isa::AVX512_BF16) GTEST_SKIP() << "every ISA runs here";
-  EXPECT_THROW(make_cpu_backend(BackendOptions{1}, Isa::AVX512_BF16), Error);
+  if (best_isa() == Isa::AMX) GTEST_SKIP() << "every ISA runs here";
+  EXPECT_THROW(make_cpu_backend(BackendOptions{1}, Isa::AMX), Error);
 }
 
 }  // namespace

@@ -364,10 +364,45 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
   }
 }
 
-// One micro-tile of the integer GEMM (pack_quant_panel, pack_quant_activations, quant_gemm_tile)
-// for every quantized type, with partial panels and tiles: each output against the double sum,
-// the rest of c untouched, accumulate adding onto c, and an output equal to the same row and token
-// computed alone (tile independence, which graph replay's bit-identity rests on).
+// The integer GEMM's tiles (pack_quant_panel, pack_quant_activations, quant_gemm_tiles) for
+// every quantized type, with partial panels, rows of several panels and partial tiles: each
+// output against the double sum, the rest of c untouched, accumulate adding onto c, and an output
+// equal to the same row and token computed alone (tile independence, which graph replay's
+// bit-identity rests on).
+struct PackedPanels {
+  std::vector<uint8_t> bytes;
+  size_t stride;
+};
+
+PackedPanels pack_panels(const VecKernels& vec, DType type, int64_t n, int rows, const char* first_row,
+                         size_t row_stride) {
+  const QuantGemmLayout layout = quant_gemm_layout(type);
+  const int lanes = vec.quant_panel_rows;
+  PackedPanels panels{{}, size_t(n / layout.block) * layout.weight_block_bytes(lanes)};
+  panels.bytes.resize(size_t((rows + lanes - 1) / lanes) * panels.stride);
+  for (int r0 = 0; r0 < rows; r0 += lanes) {
+    vec.pack_quant_panel(type, n, std::min(lanes, rows - r0), first_row + size_t(r0) * row_stride, row_stride,
+                         panels.bytes.data() + size_t(r0 / lanes) * panels.stride);
+  }
+  return panels;
+}
+
+// One token's quantized rows after another, x_stride bytes apart.
+struct PackedTokens {
+  std::vector<uint8_t> bytes;
+  size_t stride;
+};
+
+PackedTokens pack_tokens(const VecKernels& vec, DType type, const std::vector<float>& x, int64_t n, int64_t tokens) {
+  const QuantGemmLayout layout = quant_gemm_layout(type);
+  PackedTokens packed{{}, size_t(n / layout.block) * layout.activation_block_bytes()};
+  packed.bytes.resize(size_t(tokens) * packed.stride);
+  for (int64_t t = 0; t < tokens; ++t) {
+    vec.pack_quant_activations(type, n, x.data() + t * n, packed.bytes.data() + size_t(t) * packed.stride);
+  }
+  return packed;
+}
+
 TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
   test::Rng rng(25);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -375,35 +410,30 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
     const QuantGemmLayout layout = quant_gemm_layout(type);
     for (int64_t blocks : {1, 3, 8}) {
       const int64_t n = blocks * layout.block;
-      const QuantRows a(type, n, 16, rng);
+      const QuantRows a(type, n, 40, rng);
       std::vector<std::vector<double>> offsets;
       for (int64_t j = 0; j < a.count; ++j)
         offsets.push_back(quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n));
-      const int64_t max_tokens = 12;
+      const int64_t max_tokens = kMaxQuantTileTokens;
       std::vector<float> x(size_t(max_tokens * n));
       for (float& v : x) v = dist(rng);
       const Activations xa(type, x, n, max_tokens, n);
       for (Isa isa : runnable_isas()) {
         const VecKernels& vec = vec_kernels(isa);
         const int lanes = vec.quant_panel_rows, tile = vec.quant_tile_tokens;
-        std::vector<uint8_t> panel(size_t(blocks) * layout.weight_block_bytes(lanes));
-        std::vector<uint8_t> acts(size_t(max_tokens * blocks) * layout.activation_block_bytes());
-        std::vector<const uint8_t*> x_rows;
-        for (int64_t t = 0; t < max_tokens; ++t) {
-          x_rows.push_back(acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
-          vec.pack_quant_activations(type, n, x.data() + t * n,
-                                     acts.data() + size_t(t * blocks) * layout.activation_block_bytes());
-        }
-        for (int rows : {1, lanes - 1, lanes}) {
+        const PackedTokens acts = pack_tokens(vec, type, x, n, max_tokens);
+        for (int rows : {1, lanes - 1, lanes, 2 * lanes + 3}) {
           if (rows < 1) continue;
-          vec.pack_quant_panel(type, n, rows, a.bytes.data(), a.stride, panel.data());
+          const PackedPanels panels = pack_panels(vec, type, n, rows, a.bytes.data(), a.stride);
           for (int tokens : {1, tile - 1, tile}) {
             if (tokens < 1) continue;
-            const int64_t ldc = lanes + 3;
+            const int64_t ldc = rows + 3;
             std::vector<float> c(size_t(tile * ldc), -7.0f);
-            vec.quant_gemm_tile(layout, n, panel.data(), rows, tokens, x_rows.data(), c.data(), ldc, false);
+            vec.quant_gemm_tiles(layout, n, panels.bytes.data(), panels.stride, rows, tokens, acts.bytes.data(),
+                                 acts.stride, c.data(), ldc, false);
             const std::vector<float> first = c;
-            vec.quant_gemm_tile(layout, n, panel.data(), rows, tokens, x_rows.data(), c.data(), ldc, true);
+            vec.quant_gemm_tiles(layout, n, panels.bytes.data(), panels.stride, rows, tokens, acts.bytes.data(),
+                                 acts.stride, c.data(), ldc, true);
             for (int t = 0; t < tile; ++t) {
               for (int64_t j = 0; j < ldc; ++j) {
                 const size_t at = size_t(t * ldc + j);
@@ -416,16 +446,67 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
                     << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " rows=" << rows
                     << " tokens=" << tokens << " row " << j << " token " << t;
                 ASSERT_EQ(c[at], 2.0f * first[at]) << isa_name(isa) << " accumulate";
-                if (rows == lanes && tokens == tile && (j == 0 || j == rows - 1)) {
-                  std::vector<uint8_t> alone_panel(panel.size());
-                  vec.pack_quant_panel(type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride, alone_panel.data());
+                if (tokens == tile && (j == 0 || j == rows - 1)) {
+                  const PackedPanels alone_panel =
+                      pack_panels(vec, type, n, 1, a.bytes.data() + size_t(j) * a.stride, a.stride);
                   float alone = -7.0f;
-                  vec.quant_gemm_tile(layout, n, alone_panel.data(), 1, 1, x_rows.data() + t, &alone, 1, false);
+                  vec.quant_gemm_tiles(layout, n, alone_panel.bytes.data(), alone_panel.stride, 1, 1,
+                                       acts.bytes.data() + size_t(t) * acts.stride, acts.stride, &alone, 1, false);
                   ASSERT_EQ(alone, first[at])
                       << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
                 }
               }
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The AMX table folds each block's integer sums as the AVX512_VNNI table does, in the same
+// order: the same bits, on random quants and on every type's largest ones.
+TEST(VecQuant, AmxTilesEqualVnniTilesBitForBit) {
+  if (best_isa() < Isa::AMX) GTEST_SKIP() << "this CPU has no AMX-INT8 (or the OS did not grant the tile state)";
+  const VecKernels &amx = vec_kernels(Isa::AMX), &vnni = vec_kernels(Isa::AVX512_VNNI);
+  ASSERT_EQ(amx.quant_panel_rows, vnni.quant_panel_rows);
+  test::Rng rng(29);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (DType type : kQuantTypes) {
+    const QuantGemmLayout layout = quant_gemm_layout(type);
+    for (int64_t blocks : {1, 2, 5, 9}) {
+      const int64_t n = blocks * layout.block;
+      for (bool largest : {false, true}) {
+        QuantRows a(type, n, 37, rng);
+        if (largest) {
+          // Every quant bit set, steps 1 (mins 0), q6_K's scales 127.
+          std::fill(a.bytes.begin(), a.bytes.end(), char(0xFF));
+          const std::vector<size_t> fields = f16_fields(type);
+          const f16 one = f32_to_f16(1.0f), zero = f32_to_f16(0.0f);
+          for (size_t at = 0; at + a.block_bytes <= a.bytes.size(); at += a.block_bytes) {
+            std::memcpy(&a.bytes[at + fields[0]], &one, sizeof one);
+            if (fields.size() > 1) std::memcpy(&a.bytes[at + fields[1]], &zero, sizeof zero);
+            if (type == DType::Q6_K) std::memset(&a.bytes[at + offsetof(BlockQ6_K, scales)], 127, 16);
+          }
+        }
+        std::vector<float> x(size_t(kMaxQuantTileTokens * n));
+        for (float& v : x) v = largest ? 1.0f : dist(rng);
+        const PackedTokens acts = pack_tokens(amx, type, x, n, kMaxQuantTileTokens);
+        const PackedPanels panels = pack_panels(amx, type, n, int(a.count), a.bytes.data(), a.stride);
+        for (int tokens : {1, 7, 9, 16}) {
+          std::vector<float> want(size_t(tokens * a.count)), got(want.size());
+          for (int t0 = 0; t0 < tokens; t0 += vnni.quant_tile_tokens) {
+            vnni.quant_gemm_tiles(layout, n, panels.bytes.data(), panels.stride, int(a.count),
+                                  std::min(vnni.quant_tile_tokens, tokens - t0),
+                                  acts.bytes.data() + size_t(t0) * acts.stride, acts.stride, want.data() + t0 * a.count,
+                                  a.count, false);
+          }
+          amx.quant_gemm_tiles(layout, n, panels.bytes.data(), panels.stride, int(a.count), tokens, acts.bytes.data(),
+                               acts.stride, got.data(), a.count, false);
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_EQ(got[i], want[i]) << dtype_name(type) << " n=" << n << " tokens=" << tokens
+                                       << " largest=" << largest << " token " << i / size_t(a.count) << " row "
+                                       << i % size_t(a.count);
           }
         }
       }
@@ -464,9 +545,9 @@ TEST(VecQuant, Q8_0ExtremeQuantsSumExactlyOnEveryIsa) {
     std::vector<uint8_t> acts(size_t(kN / 32) * layout.activation_block_bytes());
     vec.pack_quant_panel(DType::Q8_0, kN, kRows, rows.data(), kN / 32 * sizeof(BlockQ8_0), panel.data());
     vec.pack_quant_activations(DType::Q8_0, kN, x.data(), acts.data());
-    const uint8_t* x_row = acts.data();
     std::vector<float> tile(size_t(vec.quant_panel_rows));
-    vec.quant_gemm_tile(layout, kN, panel.data(), kRows, 1, &x_row, tile.data(), vec.quant_panel_rows, false);
+    vec.quant_gemm_tiles(layout, kN, panel.data(), panel.size(), kRows, 1, acts.data(), acts.size(), tile.data(),
+                         vec.quant_panel_rows, false);
     for (int64_t r = 0; r < kRows; ++r) {
       EXPECT_EQ(out[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " mat-vec row " << r;
       EXPECT_EQ(tile[size_t(r)], float(want[size_t(r)])) << isa_name(isa) << " GEMM row " << r;
@@ -506,9 +587,9 @@ TEST(VecQuant, LargestUnsignedQuantsSumWithoutOverflowOnEveryIsa) {
       std::vector<uint8_t> acts(size_t(n / layout.block) * layout.activation_block_bytes());
       vec.pack_quant_panel(type, n, int(rows), bytes.data(), row_bytes, panel.data());
       vec.pack_quant_activations(type, n, x.data(), acts.data());
-      const uint8_t* x_row = acts.data();
       std::vector<float> tile(size_t(vec.quant_panel_rows));
-      vec.quant_gemm_tile(layout, n, panel.data(), int(rows), 1, &x_row, tile.data(), vec.quant_panel_rows, false);
+      vec.quant_gemm_tiles(layout, n, panel.data(), panel.size(), int(rows), 1, acts.data(), acts.size(), tile.data(),
+                           vec.quant_panel_rows, false);
       for (int64_t r = 0; r < rows; ++r) {
         EXPECT_NEAR(out[size_t(r)], want, 1e-6 * std::abs(want))
             << dtype_name(type) << " " << isa_name(isa) << " mat-vec row " << r;
