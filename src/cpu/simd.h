@@ -212,6 +212,13 @@ struct Quants32Portable {
 // word). One struct per ISA family, named GL in the ISA traits.
 struct GemmLanesPortable {
   static constexpr int kLanes = 4;
+  // A panel's quants from rows [kLanes][32] (each row's 32 quants of one piece): quads [8][kLanes]
+  // of 4 bytes, element 4j + i of row r at (j * kLanes + r) * 4 + i.
+  static void interleave_quads(const uint8_t* rows, uint8_t* quads) {
+    for (int j = 0; j < 8; ++j) {
+      for (int r = 0; r < kLanes; ++r) std::memcpy(quads + (j * kLanes + r) * 4, rows + r * 32 + 4 * j, 4);
+    }
+  }
   // Tokens per micro-tile (vec_impl_int_gemm_tile.h): as many int32 sums and f32 accumulators as
   // the registers hold beside the weights, the scales and the temporaries.
   static constexpr int kTileTokens = 4;
@@ -640,6 +647,26 @@ struct Quants32Avx2 {
 };
 
 // GemmLanesPortable's interface on 256-bit registers (8 weight rows).
+// The 8 x 8 transpose of 32-bit words r[0..7] (8 words each, in every 256-bit half of them),
+// but for its last step: afterwards r[j] and r[4 + j] hold, in their low 128-bit lanes,
+// columns j of rows 0-3 and 4-7, and in their high ones columns j + 4. A macro over the ISA's
+// unpack intrinsics (TYPE __m256i and PREFIX _mm256, or __m512i and _mm512), since a function
+// shared by two target regions could not inline the wider one's intrinsics.
+#define TG_TRANSPOSE_8X8_IN_LANES(r, TYPE, PREFIX)                             \
+  do {                                                                         \
+    TYPE t_[8];                                                                \
+    for (int i_ = 0; i_ < 4; ++i_) {                                           \
+      t_[2 * i_] = PREFIX##_unpacklo_epi32(r[2 * i_], r[2 * i_ + 1]);          \
+      t_[2 * i_ + 1] = PREFIX##_unpackhi_epi32(r[2 * i_], r[2 * i_ + 1]);      \
+    }                                                                          \
+    for (int h_ = 0; h_ < 2; ++h_) {                                           \
+      r[4 * h_ + 0] = PREFIX##_unpacklo_epi64(t_[4 * h_ + 0], t_[4 * h_ + 2]); \
+      r[4 * h_ + 1] = PREFIX##_unpackhi_epi64(t_[4 * h_ + 0], t_[4 * h_ + 2]); \
+      r[4 * h_ + 2] = PREFIX##_unpacklo_epi64(t_[4 * h_ + 1], t_[4 * h_ + 3]); \
+      r[4 * h_ + 3] = PREFIX##_unpackhi_epi64(t_[4 * h_ + 1], t_[4 * h_ + 3]); \
+    }                                                                          \
+  } while (false)
+
 struct GemmLanesAvx2 {
   static constexpr int kLanes = 8;
   static constexpr int kTileTokens = 4;
@@ -647,6 +674,17 @@ struct GemmLanesAvx2 {
   using W = __m256i;
   using I = __m256i;
   using F = __m256;
+  // GemmLanesPortable::interleave_quads: an 8 x 8 transpose of 32-bit words.
+  TG_SIMD_INLINE void interleave_quads(const uint8_t* rows, uint8_t* quads) {
+    __m256i r[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + 32 * i));
+    TG_TRANSPOSE_8X8_IN_LANES(r, __m256i, _mm256);
+    auto* out = reinterpret_cast<__m256i*>(quads);
+    for (int j = 0; j < 4; ++j) {
+      _mm256_storeu_si256(out + j, _mm256_permute2x128_si256(r[j], r[4 + j], 0x20));
+      _mm256_storeu_si256(out + 4 + j, _mm256_permute2x128_si256(r[j], r[4 + j], 0x31));
+    }
+  }
   TG_SIMD_INLINE W load_w(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   TG_SIMD_INLINE I izero() { return _mm256_setzero_si256(); }
   TG_SIMD_INLINE I load_i(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
@@ -697,6 +735,26 @@ struct GemmLanesAvx512 {
   static constexpr int kLanes = 16;
   static constexpr int kTileTokens = 12;
   static constexpr bool kDpbusd = false;
+  // GemmLanesPortable::interleave_quads: rows r and r + 8 in the halves of one register, then
+  // GemmLanesAvx2's transpose in both halves at once.
+  TG_SIMD_INLINE void interleave_quads(const uint8_t* rows, uint8_t* quads) {
+    __m512i r[8];
+    for (int i = 0; i < 8; ++i) {
+      const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + 32 * i));
+      const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + 32 * (i + 8)));
+      r[i] = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+    }
+    TG_TRANSPOSE_8X8_IN_LANES(r, __m512i, _mm512);
+    // In each 256-bit half: the low 128-bit lanes of r[j] and r[4 + j] (column j), then the high
+    // ones (column j + 4).
+    const __m512i low_lanes = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i high_lanes = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    auto* out = reinterpret_cast<__m512i*>(quads);
+    for (int j = 0; j < 4; ++j) {
+      _mm512_storeu_si512(out + j, _mm512_permutex2var_epi64(r[j], low_lanes, r[4 + j]));
+      _mm512_storeu_si512(out + 4 + j, _mm512_permutex2var_epi64(r[j], high_lanes, r[4 + j]));
+    }
+  }
   // No int16 pair sums (GemmLanesAvx2::kInt16Pairs) here yet: not measured or tested on an AVX-512 CPU.
   static constexpr bool kInt16Pairs = false;
   using W = __m512i;

@@ -33,40 +33,48 @@ inline void prefetch_next(const char* next, size_t bytes) {
   for (size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(next + offset);
 }
 
-// Quants 32p .. 32p + 31 of a row's block into the panel's [block / 4][kLanes][4] bytes at row r.
-inline void scatter_quants(Q32::B quants, int p, int r, uint8_t* q) {
-  alignas(32) uint8_t bytes[32];
-  Q32::store_u8(bytes, quants);
-  for (int j = 0; j < 8; ++j) std::memcpy(q + ((8 * p + j) * GL::kLanes + r) * 4, bytes + 4 * j, 4);
-}
-
-// `rows` rows of blocks of decoder D into the panel, one row per lane.
+// `rows` rows of blocks of decoder D into the panel, one row per lane: block by block, each
+// piece of 32 quants of every row decoded into rows-of-bytes, then interleaved into the panel's
+// [block / 4][kLanes][4] bytes by one transpose (GL::interleave_quads).
 template <class D, QuantGemmLayout L>
 inline void pack_panel(int64_t blocks, int rows, const char* first_row, size_t stride, uint8_t* panel,
                        const float* f16_table) {
   constexpr int kLanes = GL::kLanes;
+  auto row_of = [&](int r) { return reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride); };
   for (int r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const typename D::Block*>(first_row + size_t(r) * stride);
-    prefetch_next(reinterpret_cast<const char*>(row + blocks), size_t(blocks) * sizeof(*row));
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t* q = panel + size_t(b) * L.weight_block_bytes(kLanes);
-      auto* scales = reinterpret_cast<int32_t*>(q + L.scales_at(kLanes));
-      auto* d = reinterpret_cast<float*>(q + L.steps_at(kLanes));
-      auto* offsets = reinterpret_cast<float*>(q + L.offsets_at(kLanes));
+    prefetch_next(reinterpret_cast<const char*>(row_of(r) + blocks), size_t(blocks) * sizeof(typename D::Block));
+  }
+  // Rows past `rows` stay zero.
+  alignas(64) uint8_t pieces[kLanes][32] = {};
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* q = panel + size_t(b) * L.weight_block_bytes(kLanes);
+    auto* scales = reinterpret_cast<int32_t*>(q + L.scales_at(kLanes));
+    auto* d = reinterpret_cast<float*>(q + L.steps_at(kLanes));
+    auto* offsets = reinterpret_cast<float*>(q + L.offsets_at(kLanes));
+    for (int r = 0; r < rows; ++r) {
+      const typename D::Block& block = row_of(r)[b];
       if constexpr (L.int_scales) {
         int16_t scale[16];
         float offset[16];
-        d[r] = gemm_scales(row[b], f16_table, scale, offset);
+        d[r] = gemm_scales(block, f16_table, scale, offset);
         for (int g = 0; g < 16; ++g) {
           scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
           offsets[g * kLanes + r] = offset[g];
         }
-        for (int p = 0; p < L.block / 32; ++p) scatter_quants(D::piece(row[b], p), p, r, q);
       } else {
-        d[r] = block_step(row[b], f16_table);
-        if constexpr (!L.signed_quants) offsets[r] = block_offset(row[b], f16_table);
-        scatter_quants(D::quants(row[b]), 0, r, q);
+        d[r] = block_step(block, f16_table);
+        if constexpr (!L.signed_quants) offsets[r] = block_offset(block, f16_table);
       }
+    }
+    for (int p = 0; p < L.block / 32; ++p) {
+      for (int r = 0; r < rows; ++r) {
+        if constexpr (L.int_scales) {
+          Q32::store_u8(pieces[r], D::piece(row_of(r)[b], p));
+        } else {
+          Q32::store_u8(pieces[r], D::quants(row_of(r)[b]));
+        }
+      }
+      GL::interleave_quads(pieces[0], q + size_t(p) * 32 * kLanes);
     }
   }
 }
