@@ -148,6 +148,33 @@ std::vector<ReadKernelRate> ReadBandwidth::measure_kernels(int threads, int runs
   return out;
 }
 
+double ReadBandwidth::warm_rate(size_t bytes) const {
+  bytes = std::min(bytes, bytes_) / 4096 * 4096;
+  int sink = 0;
+  double best = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const ReadKernel& kernel : kReadKernels) {
+      const auto start = std::chrono::steady_clock::now();
+      const size_t read = kernel.read(data_, bytes, sink);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (pass > 0) best = std::max(best, double(read) / s);
+    }
+  }
+  g_sink = g_sink + sink;
+  return best;
+}
+
+bool ReadBandwidth::bound_applies(double bytes) const {
+  if (bytes >= 4.0 * double(llc_bytes_)) return true;
+  const size_t size = size_t(bytes);
+  const auto known = from_dram_.find(size);
+  if (known != from_dram_.end()) return known->second;
+  if (dram_rate_ == 0) dram_rate_ = warm_rate(bytes_);
+  const bool from_dram = warm_rate(size) <= 1.25 * dram_rate_;
+  from_dram_.emplace(size, from_dram);
+  return from_dram;
+}
+
 double ReadBandwidth::measure(int threads, int runs) const {
   double best = 0;
   for (const ReadKernelRate& k : measure_kernels(threads, runs)) best = std::max(best, k.bytes_per_s);

@@ -220,9 +220,9 @@ json run_llama_cpp_section(const std::vector<DType>& types, const std::vector<st
         "(> 1: ours faster); x cpu = the same from each process's CPU time (leaves out waits for a core on a\n"
         "loaded machine; at 2 threads it counts spinning); GB/s = decode weight bytes / step; %% = of the bound,\n"
         "the read bandwidth, the better of a probe before and after each round's decode (%s;\n"
-        "- where the weights are under 4x the LLC); agree = greedy decode steps before the first token that\n"
-        "differs from llama.cpp's, of all (a near tie decided the other way by another summation order changes\n"
-        "every later token).\n",
+        "- where the weights come partly from cache: under 4x the LLC and read faster than DRAM); agree =\n"
+        "greedy decode steps before the first token that differs from llama.cpp's, of all (a near tie decided\n"
+        "the other way by another summation order changes every later token).\n",
         rounds, (long long)prefill_tokens, (long long)(2 * kPrompt), bandwidth.describe().c_str());
     std::printf("%-7s %-5s %3s %7s %6s | %8s %8s %6s %6s | %6s %4s %6s %4s | %8s %8s %6s %6s | %5s\n", "model", "type",
                 "thr", "MiB", "bound", "ours", "llama", "x", "x cpu", "ours", "%", "llama", "%", "ours", "llama", "x",
@@ -260,8 +260,7 @@ json run_llama_cpp_section(const std::vector<DType>& types, const std::vector<st
         }
         peer_cpu = r.peer_cpu;
         const double bytes = r.weight_mib * (1 << 20);
-        // Weights that fit in a few LLCs are partly read from cache: no DRAM bound then, in the
-        // column and in the target alike.
+        // Weights partly read from cache have no DRAM bound, in the column and in the target alike.
         const bool bound_applies = bandwidth.bound_applies(bytes);
         Worst& w = worst[spec.name];
         w.ran = true;
@@ -314,7 +313,7 @@ json run_llama_cpp_section(const std::vector<DType>& types, const std::vector<st
     const bool measured_rows = w.ran && (!of_the_bound || w.bound_rows);
     const std::string measured = !failed.empty() ? "not measured: failed rows" + failures
                                  : measured_rows ? fmt(format, value)
-                                 : w.ran         ? "not measured: no row's weights are 4x the LLC"
+                                 : w.ran         ? "not measured: every row's weights come partly from cache"
                                                  : "not measured: no type among --types fits " + model;
     targets.push_back({name, measured, failed.empty() && measured_rows && value >= target});
   };

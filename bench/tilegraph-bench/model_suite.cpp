@@ -234,8 +234,8 @@ void add_model_suite(CLI::App& app) {
           "eager and graph mode, both ways, timed in alternating rounds (7, or 5 for d2048): tok/s from the median\n"
           "step, ratio = median of the rounds' graph/eager speed-ups; bound = weight bytes per token / read\n"
           "bandwidth (one run before each round); eff = median over the rounds of bound / graph step (reuse);\n"
-          "* = the step's weights are less than 4x the last-level cache, so part of them may come from it and eff\n"
-          "can pass 100%%.\n");
+          "* = the step's weights come partly from cache (under 4x the last-level cache and read faster than\n"
+          "DRAM), so eff can pass 100%%.\n");
       std::printf("%-6s %-5s %3s %6s %8s | %9s %9s %6s | %9s %9s %6s | %6s %9s %9s %5s\n", "model", "type", "thr",
                   "nodes", "MiB", "eager", "graph", "ratio", "eager", "graph", "ratio", "bw", "bound us", "graph us",
                   "eff");
@@ -289,7 +289,7 @@ void add_model_suite(CLI::App& app) {
     }
     const bool tiny_ran = tiny_best > 0, big_ran = big_best > 0;
     const std::string none = "not measured: no row of this model among --types";
-    const std::string none_big = "not measured: no row of this model among --types with weights of 4x the LLC";
+    const std::string none_big = "not measured: every row of this model among --types has weights partly in cache";
     std::vector<Target> targets;
     if (run("tiny")) {
       targets.push_back(
