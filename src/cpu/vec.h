@@ -74,7 +74,9 @@ struct QuantGemmLayout {
   constexpr size_t sums_at() const { return dx_at() + 4; }
   constexpr size_t activation_block_bytes() const { return sums_at() + size_t(block / group) * 4; }
 };
-inline constexpr QuantGemmLayout kQuantGemmK{256, 16, true, false, 31};    // q4_K, q5_K
+// q4_K and q5_K: an offset per 32 elements, the granularity of their mins (one product fewer per
+// 32 elements than q6_K's per 16).
+inline constexpr QuantGemmLayout kQuantGemmK{256, 32, true, false, 31};    // q4_K, q5_K
 inline constexpr QuantGemmLayout kQuantGemmQ6K{256, 16, true, false, 63};  // q6_K
 inline constexpr QuantGemmLayout kQuantGemm32{32, 32, false, false, 31};   // q4_0, q4_1, q5_0, q5_1
 inline constexpr QuantGemmLayout kQuantGemm8{32, 32, false, true, 128};    // q8_0

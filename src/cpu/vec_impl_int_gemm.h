@@ -57,10 +57,8 @@ inline void pack_panel(int64_t blocks, int rows, const char* first_row, size_t s
         int16_t scale[16];
         float offset[16];
         d[r] = gemm_scales(block, f16_table, scale, offset);
-        for (int g = 0; g < 16; ++g) {
-          scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
-          offsets[g * kLanes + r] = offset[g];
-        }
+        for (int g = 0; g < 16; ++g) scales[g * kLanes + r] = int32_t(uint32_t(uint16_t(scale[g])) * 0x10001u);
+        for (int g = 0; g < L.block / L.group; ++g) offsets[g * kLanes + r] = offset[g * L.group / 16];
       } else {
         d[r] = block_step(block, f16_table);
         if constexpr (!L.signed_quants) offsets[r] = block_offset(block, f16_table);
@@ -86,8 +84,13 @@ void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, si
   const char* first = static_cast<const char*>(first_row);
   const float* f16_table = f16_to_f32_table();
   if (layout.int_scales) {
-    with_q8k_decoder(type,
-                     [&]<class D>(D) { pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table); });
+    with_q8k_decoder(type, [&]<class D>(D) {
+      if (type == DType::Q6_K) {
+        pack_panel<D, kQuantGemmQ6K>(blocks, rows, first, stride, panel, f16_table);
+      } else {
+        pack_panel<D, kQuantGemmK>(blocks, rows, first, stride, panel, f16_table);
+      }
+    });
   } else {
     with_q8_32_decoder(type, [&]<class D>(D) {
       pack_panel<D, D::kSigned ? kQuantGemm8 : kQuantGemm32>(blocks, rows, first, stride, panel, f16_table);

@@ -321,7 +321,7 @@ TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
 TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
   test::Rng rng(24);
   std::normal_distribution<float> dist(0.0f, 2.0f);
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     const QuantGemmLayout layout = quant_gemm_layout(type);
     const int64_t n = 3 * 256;
     std::vector<float> x(static_cast<size_t>(n));
@@ -355,8 +355,12 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
         }
         ASSERT_EQ(fields[0], want_d) << isa_name(isa) << " block " << b;
         for (int g = 0; g < layout.block / layout.group; ++g) {
-          const float want_sum =
-              layout.block == 256 ? want_d * float(want.q8k[size_t(b)].bsums[g]) : want.q8_32[size_t(b)].s;
+          float want_sum = want.q8_32.empty() ? 0.0f : want.q8_32[size_t(b)].s;
+          if (layout.block == 256) {  // q8_K's sums are per 16 elements
+            int32_t quants = 0;
+            for (int i = 0; i < layout.group / 16; ++i) quants += want.q8k[size_t(b)].bsums[g * layout.group / 16 + i];
+            want_sum = want_d * float(quants);
+          }
           ASSERT_EQ(fields[1 + g], want_sum) << isa_name(isa) << " block " << b << " group " << g;
         }
       }
