@@ -12,7 +12,8 @@
 namespace tg::cli {
 
 void add_info_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Show the version, backends, CPU features and thread count");
+  auto* cmd = app.add_subcommand(
+      "info", "Show the version, backends, CPU features, the CPU kernels chosen and the thread count");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, std::string("Print one JSON object instead of text"));
   cmd->callback([json] {
@@ -20,11 +21,11 @@ void add_info_command(CLI::App& app) {
     if (*json) {
       nlohmann::json features;
       for (const cpu::NamedCpuFeature& feature : cpu::named_cpu_features()) features[feature.key] = feature.present;
+      nlohmann::json kernels = {{"table", cpu::cpu_kernel_table()}};
+      for (const cpu::CpuKernelChoice& choice : cpu::cpu_kernel_choices()) kernels[choice.path] = choice.kernel;
       const nlohmann::json out = {
-          {"version", TG_VERSION},
-          {"backends", backend_names()},
-          {"threads", threads},
-          {"cpu_features", features},
+          {"version", TG_VERSION},    {"backends", backend_names()}, {"threads", threads},
+          {"cpu_features", features}, {"cpu_kernels", kernels},
       };
       std::printf("%s\n", out.dump(2).c_str());
       return;
@@ -34,6 +35,10 @@ void add_info_command(CLI::App& app) {
     std::printf("tilegraph %s\n", TG_VERSION);
     std::printf("backends:     %s\n", backends.c_str());
     std::printf("cpu features: %s\n", cpu::cpu_features_string().c_str());
+    std::printf("cpu kernels:  the %s table\n", cpu::cpu_kernel_table().c_str());
+    for (const cpu::CpuKernelChoice& choice : cpu::cpu_kernel_choices()) {
+      std::printf("  %-18s %s\n", (std::string(choice.path) + ":").c_str(), choice.kernel.c_str());
+    }
     std::printf("threads:      %d (TG_NUM_THREADS overrides)\n", threads);
   });
 }

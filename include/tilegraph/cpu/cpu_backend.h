@@ -27,6 +27,15 @@ std::vector<NamedCpuFeature> named_cpu_features();
 // The present ones' names: "AVX2 FMA F16C AVX-512F ..." for reports.
 std::string cpu_features_string();
 
+// The kernel table make_cpu_backend() picks for this CPU ("avx512_bf16", "amx", ...) and, per
+// matrix-product path, the kernel it runs there: for `tilegraph info`.
+struct CpuKernelChoice {
+  const char* path;  // "float GEMM", "quantized prefill", ...
+  std::string kernel;
+};
+std::string cpu_kernel_table();
+std::vector<CpuKernelChoice> cpu_kernel_choices();
+
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options = {});
 
 }  // namespace tg::cpu
