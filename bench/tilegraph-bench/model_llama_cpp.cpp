@@ -50,12 +50,11 @@ std::vector<PeerModel> peer_models() {
 // The generated model's file, removed when the section is done with it.
 class TemporaryGguf {
  public:
-  TemporaryGguf(const std::string& name, const model::LlamaConfig& config, DType type)
-      : path_((std::filesystem::temp_directory_path() / ("tilegraph-bench-" + std::to_string(getpid()) + "-" + name +
-                                                         "-" + std::string(dtype_name(type)) + ".gguf"))
+  TemporaryGguf(const std::string& name, const model::LlamaConfig& config, const PeerWeights& weights)
+      : path_((std::filesystem::temp_directory_path() /
+               ("tilegraph-bench-" + std::to_string(getpid()) + "-" + name + "-" + weights.name + ".gguf"))
                   .string()) {
-    model::LlamaModel::generate_gguf(config, model::WeightTypes::all(type), kSeed,
-                                     "tilegraph-bench " + name + " " + std::string(dtype_name(type)),
+    model::LlamaModel::generate_gguf(config, weights.types, kSeed, "tilegraph-bench " + name + " " + weights.name,
                                      model::Vocab::minimal_sentencepiece(config.n_vocab))
         .write_file(path_);
   }
@@ -116,8 +115,8 @@ struct Row {
   std::string peer_cpu;
 };
 
-Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::string& path, DType type, int threads,
-            int64_t prefill_tokens, int rounds, const ReadBandwidth& bandwidth) {
+Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::string& path, const std::string& type,
+            int threads, int64_t prefill_tokens, int rounds, const ReadBandwidth& bandwidth) {
   const int steps = spec.decode_steps;
   PeerProcess peer({TG_LLAMA_CPP_PEER, path, std::to_string(threads), std::to_string(prefill_tokens)});
   if (!peer.available()) throw Error("llama.cpp peer: " + peer.error());
@@ -179,7 +178,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
 
   Row row{};
   row.model = spec.name;
-  row.type = std::string(dtype_name(type));
+  row.type = type;
   row.threads = threads;
   row.weight_mib = weight_bytes / (1 << 20);
   row.bound_bytes_per_s = median_of(bw);
@@ -202,7 +201,13 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
 
 }  // namespace
 
-json run_llama_cpp_section(const std::vector<DType>& types, const std::vector<std::string>& models,
+PeerWeights peer_weights(const std::string& name) {
+  if (name == "q4_k_m" || name == "q4_K_M") return {"q4_K_M", model::WeightTypes::q4_k_m()};
+  const DType type = parse_dtype(name);
+  return {std::string(dtype_name(type)), model::WeightTypes::all(type)};
+}
+
+json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::vector<std::string>& models,
                            int64_t prefill_tokens, int rounds, const ReadBandwidth& bandwidth, bool quiet,
                            std::vector<Target>& targets) {
   json rows = json::array();
@@ -240,20 +245,22 @@ json run_llama_cpp_section(const std::vector<DType>& types, const std::vector<st
   std::vector<std::string> failed;
   for (const PeerModel& spec : peer_models()) {
     if (std::ranges::count(models, spec.name) == 0) continue;
-    for (DType type : types) {
+    for (const PeerWeights& w : weights) {
       const model::LlamaConfig& config = spec.config;
-      const int64_t block = int64_t(dtype_traits(type).block_size);
+      const int64_t block =
+          int64_t(std::max({dtype_traits(w.types.matrices).block_size, dtype_traits(w.types.attn_v).block_size,
+                            dtype_traits(w.types.ffn_down).block_size}));
       if (config.n_embd % block != 0 || config.n_ff % block != 0) continue;
-      const TemporaryGguf file(spec.name, config, type);
+      const TemporaryGguf file(spec.name, config, w);
       const model::GgufFile gguf = model::GgufFile::open(file.path());
       const model::LlamaModel llama = model::LlamaModel::from_gguf(gguf);
       for (int threads : {1, 2}) {
         // A type llama.cpp cannot run (or a peer that dies) costs its row, not the section.
         Row r;
         try {
-          r = run_row(spec, llama, file.path(), type, threads, prefill_tokens, rounds, bandwidth);
+          r = run_row(spec, llama, file.path(), w.name, threads, prefill_tokens, rounds, bandwidth);
         } catch (const Error& e) {
-          const std::string tag = spec.name + "/" + std::string(dtype_name(type)) + "/" + std::to_string(threads) + "t";
+          const std::string tag = spec.name + "/" + w.name + "/" + std::to_string(threads) + "t";
           if (!quiet) std::printf("%s failed: %s\n", tag.c_str(), e.what());
           failed.push_back(tag);
           continue;

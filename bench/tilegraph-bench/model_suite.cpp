@@ -177,11 +177,13 @@ void add_model_suite(CLI::App& app) {
   cmd->add_flag("--json", *json_out, std::string("Print one JSON object instead of the table"));
   cmd->add_option(
          "--types", *type_names,
-         "Weight types to time (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k); a model whose "
-         "widths are not whole blocks of a type (tiny for the K types) skips it")
+         "Weight types to time (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, and for the llama.cpp "
+         "section q4_k_m: q4_K with q6_K for attn_v, ffn_down and output); a model whose widths are not whole blocks "
+         "of a type (tiny for the K types) skips it")
       ->delimiter(',')
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"},
-                            CLI::ignore_case))
+      ->check(CLI::IsMember(
+          {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q4_k_m"},
+          CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--prefill-tokens", *prefill_tokens,
                   "Prompt length of the prefill rows (d2048): longer prompts weigh attention more against the matrix "
@@ -210,8 +212,13 @@ void add_model_suite(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([json_out, type_names, prefill_tokens, peer_prefill_tokens, peer_rounds, peer_models, sections] {
     const auto run = [&](const std::string& section) { return std::ranges::count(*sections, section) > 0; };
+    // A mix (q4_k_m) is a row of the llama.cpp section only.
     std::vector<DType> types;
-    for (const std::string& name : *type_names) types.push_back(parse_dtype(name));
+    std::vector<PeerWeights> peer_weight_sets;
+    for (const std::string& name : *type_names) {
+      peer_weight_sets.push_back(peer_weights(name));
+      if (peer_weight_sets.back().types.uniform()) types.push_back(peer_weight_sets.back().types.matrices);
+    }
     const bool quiet = *json_out;
     const ReadBandwidth bandwidth;
     const auto kernels1 = bandwidth.measure_kernels(1, 5), kernels2 = bandwidth.measure_kernels(2, 5);
@@ -320,8 +327,8 @@ void add_model_suite(CLI::App& app) {
     }
     json j_llama_cpp = json::array();
     if (run("llama.cpp")) {
-      j_llama_cpp =
-          run_llama_cpp_section(types, *peer_models, *peer_prefill_tokens, *peer_rounds, bandwidth, quiet, targets);
+      j_llama_cpp = run_llama_cpp_section(peer_weight_sets, *peer_models, *peer_prefill_tokens, *peer_rounds, bandwidth,
+                                          quiet, targets);
     }
     if (quiet) {
       json j_prefill = json::array();
