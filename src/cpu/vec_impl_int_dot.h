@@ -204,11 +204,13 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
   for (int64_t b = 0; b < blocks; ++b) {
     const BlockQ8_32* xb[T];
     Q32::XPair xq[T];
-    Q32::PairAcc centre[T];  // kCentre * sum x, for every row of the tile
+    Q32::PairAcc centre[T];  // -kCentre * sum x, where every row's sum starts (dpbusd adds to it)
     for (int t = 0; t < T; ++t) {
       xb[t] = x + t * x_stride + b;
       xq[t] = Q32::x_pair(xb[t]->qs);
-      if constexpr (D::kCentre != 0) centre[t] = Q32::dot_pair(Q32::splat_pair(D::kCentre), xq[t]);
+      if constexpr (D::kCentre != 0) {
+        centre[t] = Q32::pair_sub(Q32::pair_izero(), Q32::dot_pair(Q32::splat_pair(D::kCentre), xq[t]));
+      }
     }
     for (int p = 0; p < P; ++p) {
       const Block& wa = row[2 * p][b];
@@ -219,8 +221,12 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
       const float* da = &f16_table[wa.d.bits];
       const float* db = &f16_table[wb.d.bits];
       for (int t = 0; t < T; ++t) {
-        Q32::PairAcc sum = Q32::dot_pair(q, xq[t]);
-        if constexpr (D::kCentre != 0) sum = Q32::pair_sub(sum, centre[t]);
+        Q32::PairAcc sum;
+        if constexpr (D::kCentre != 0) {
+          sum = Q32::dot_pair_add(centre[t], q, xq[t]);
+        } else {
+          sum = Q32::dot_pair(q, xq[t]);
+        }
         acc[p][t] = Q32::pair_fmadd(sum, da, db, xb[t]->d, acc[p][t]);
       }
       if constexpr (D::kCentre == 0) {
