@@ -183,6 +183,13 @@ inline void dot_q8_0_tile(int64_t blocks, const char* first_row, int64_t row_ste
   }
 }
 
+// Q32, as a type that depends on D: a branch on Q32's optional members is then only compiled for
+// the traits that have them.
+template <class D>
+struct QuantsFor {
+  using type = Q32;
+};
+
 // R rows x T tokens of q4_0, q4_1, q5_0 or q5_1 (for_each_quant_tile), two rows at a time
 // (Q32::RowPair). An odd last row is paired with itself, so a row is summed the same way wherever
 // it falls in a tile. q4_1's and q5_1's offsets are summed apart, in block order, and added at the
@@ -195,10 +202,12 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
   constexpr int P = (R + 1) / 2;
   const Block* row[R];
   tile_rows(first_row, row_step, stride, row);
-  Q32::PairFAcc acc[P][T];
+  using Q = typename QuantsFor<D>::type;
+  constexpr bool kF16Steps = Q::kF16Steps;  // d (and m) of both rows' blocks by Q::pair_steps
+  Q32::PairFAcc acc[P][T], pair_offsets[P][T];
   float offsets[R][T];
   for (int t = 0; t < T; ++t) {
-    for (int p = 0; p < P; ++p) acc[p][t] = Q32::pair_fzero();
+    for (int p = 0; p < P; ++p) acc[p][t] = pair_offsets[p][t] = Q32::pair_fzero();
     for (int r = 0; r < R; ++r) offsets[r][t] = 0.0f;
   }
   for (int64_t b = 0; b < blocks; ++b) {
@@ -218,6 +227,18 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
       prefetch_ahead(&wa);
       if (2 * p + 1 < R) prefetch_ahead(&wb);
       const Q32::RowPair q = D::quants(wa, wb);
+      if constexpr (kF16Steps) {
+        const typename Q::PairSteps steps = Q::pair_steps(&wa, &wb);
+        for (int t = 0; t < T; ++t) {
+          if constexpr (D::kCentre != 0) {
+            acc[p][t] = Q::pair_fmadd_steps(Q::dot_pair_add(centre[t], q, xq[t]), steps.d, xb[t]->d, acc[p][t]);
+          } else {
+            acc[p][t] = Q::pair_fmadd_steps(Q::dot_pair(q, xq[t]), steps.d, xb[t]->d, acc[p][t]);
+            pair_offsets[p][t] = Q::pair_fmadd_offsets(steps.m, xb[t]->s, pair_offsets[p][t]);
+          }
+        }
+        continue;
+      }
       const float* da = &f16_table[wa.d.bits];
       const float* db = &f16_table[wb.d.bits];
       for (int t = 0; t < T; ++t) {
@@ -243,6 +264,9 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
     for (int t = 0; t < T; ++t) {
       float sum[2];
       Q32::pair_reduce(acc[p][t], &sum[0], &sum[1]);
+      if constexpr (kF16Steps && D::kCentre == 0) {
+        Q::pair_lanes(pair_offsets[p][t], &offsets[2 * p][t], &offsets[2 * p + 1 < R ? 2 * p + 1 : 2 * p][t]);
+      }
       for (int r = 2 * p; r < 2 * p + 2 && r < R; ++r) {
         out[t * out_stride + r * row_step] = D::kCentre != 0 ? sum[r - 2 * p] : sum[r - 2 * p] + offsets[r][t];
       }
