@@ -404,11 +404,7 @@ inline I nibbles_k(const uint8_t* qs, int e) {
   return e % 64 < 32 ? V::and_i(bytes, 0xF) : V::srl_i(bytes, 4);
 }
 
-inline uint32_t load_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+#include "vec_impl_int_tiles.h"
 
 struct DecodeQ8_0 {
   using Block = BlockQ8_0;
@@ -419,19 +415,6 @@ struct DecodeQ8_0 {
   static Scales scales(const Block& b, const float* f16) { return {V::set1(f16[b.d.bits])}; }
   static F vec(const Block& b, const Scales& s, int v) { return V::mul(V::load_i8(b.qs + v * W), s.d); }
 };
-
-// A 32-element block's step and the value of its quant 0 (the part of each weight that its quant
-// does not change): q4_0 and q5_0 are centred, d (q - 8) and d (q - 16); q4_1 and q5_1 affine,
-// d q + m. The decoders below and the integer dot products (vec_impl_int_dot.h) both read them
-// here.
-inline float block_step(const BlockQ4_0& b, const float* f16) { return f16[b.d.bits]; }
-inline float block_offset(const BlockQ4_0& b, const float* f16) { return -8.0f * f16[b.d.bits]; }
-inline float block_step(const BlockQ4_1& b, const float* f16) { return f16[b.d.bits]; }
-inline float block_offset(const BlockQ4_1& b, const float* f16) { return f16[b.m.bits]; }
-inline float block_step(const BlockQ5_0& b, const float* f16) { return f16[b.d.bits]; }
-inline float block_offset(const BlockQ5_0& b, const float* f16) { return -16.0f * f16[b.d.bits]; }
-inline float block_step(const BlockQ5_1& b, const float* f16) { return f16[b.d.bits]; }
-inline float block_offset(const BlockQ5_1& b, const float* f16) { return f16[b.m.bits]; }
 
 // q4_0 and q4_1: 4-bit quants, elements j and j + 16 in byte j; q5_0 and q5_1 (kHighBit): the
 // same with the 5th bit of element j at bit j of qh.
@@ -560,64 +543,6 @@ void dequantize(DType type, int64_t n, float* y, const void* x) {
       for (int v = 0; v < Q::kElems / W; ++v) V::store(out + v * W, Q::vec(blocks[b], s, v));
     }
   });
-}
-
-// Calls fn.template operator()<N>() with N = min(count, kMax), for count >= 1.
-template <int kMax, class Fn>
-inline void with_tile_size(int64_t count, Fn fn) {
-  if constexpr (kMax > 1) {
-    if (count < kMax) return with_tile_size<kMax - 1>(count, fn);
-  }
-  fn.template operator()<kMax>();
-}
-
-template <int kAccumulators, int T>
-constexpr int quant_tile_rows() {
-  return kAccumulators / T < 8 ? kAccumulators / T : 8;
-}
-
-// Walks `count` rows (`stride` bytes apart) times `tokens` activation rows (x_stride X apart) in
-// tiles of R rows x T tokens, T up to kTokens: tile.template operator()<R, T>(first_row,
-// row_step, x, out) computes rows first_row + r * row_step into out[t * out_stride + r *
-// row_step] for the tokens from x on.
-template <int kAccumulators, int kTokens, class X, class Tile>
-inline void for_each_quant_tile(int64_t count, const void* rows, size_t stride, int64_t tokens, const X* x,
-                                int64_t x_stride, float* out, int64_t out_stride, Tile tile) {
-  // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
-  constexpr int64_t kPanelBytes = 256 << 10;
-  // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
-  const int64_t fit = stride ? int64_t(kPanelBytes / stride) : count;
-  const int64_t panel_rows = fit > 8 ? fit : 8;
-  for (int64_t p = 0; p < count; p += panel_rows) {
-    const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
-    const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
-    for (int64_t t0 = 0; t0 < tokens; t0 += kTokens) {
-      const X* xt = x + t0 * x_stride;
-      float* ot = out + t0 * out_stride + p;
-      with_tile_size<kTokens>(tokens - t0, [&]<int T>() {
-        // A tile's rows come from R equal runs of the panel, so each row streams from memory
-        // on its own: the prefetcher follows one stream per 4 KiB page, not several interleaved.
-        constexpr int R = quant_tile_rows<kAccumulators, T>();
-        const int64_t run = panel_count / R;
-        for (int64_t i = 0; i < run; ++i) {
-          tile.template operator()<R, T>(panel + i * int64_t(stride), run, xt, ot + i);
-        }
-        if (const int64_t rest = panel_count - run * R; rest > 0) {
-          with_tile_size<R>(rest, [&]<int kRest>() {
-            tile.template operator()<kRest, T>(panel + run * R * int64_t(stride), 1, xt, ot + run * R);
-          });
-        }
-      });
-    }
-  }
-}
-
-// A tile's R rows of blocks: rows first_row + r * row_step, `stride` bytes apart.
-template <class Block, int R>
-inline void tile_rows(const char* first_row, int64_t row_step, size_t stride, const Block* (&row)[R]) {
-  for (int r = 0; r < R; ++r) {
-    row[r] = reinterpret_cast<const Block*>(first_row + r * row_step * int64_t(stride));
-  }
 }
 
 #include "vec_impl_int_dot.h"
