@@ -56,7 +56,9 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
   return {
       {"float GEMM", float_gemm},
       {"quantized prefill", quant_prefill},
-      {"quantized decode", isa == Isa::SCALAR ? "portable integer dot products" : "256-bit vpmaddubsw dot products"},
+      {"quantized decode", isa == Isa::SCALAR ? "portable integer dot products"
+                           : vnni             ? "256-bit vpdpbusd dot products, 4 rows per tile"
+                                              : "256-bit vpmaddubsw dot products, 4 rows per tile"},
   };
 }
 
