@@ -100,11 +100,13 @@ template <QuantGemmLayout L>
 class TokenBlocks {
  public:
   static constexpr int kFloatsPerBlock = (L.signed_quants ? 1 : 1 + L.block / L.group) * kTokens;
+  // In place, without the heap, for the GEMM's rows of tiles (kBlockK = 256 elements of K).
+  static constexpr int kLocalBlocks = 256 / L.block;
 
   TokenBlocks(int64_t blocks, int tokens, const uint8_t* x, size_t x_stride) : tokens_(tokens) {
     const size_t quant_bytes = size_t(blocks) * L.block * size_t(tokens);
     const size_t float_count = size_t(blocks) * kFloatsPerBlock;
-    if (quant_bytes > sizeof local_quants_ || float_count > kLocalFloats) {
+    if (blocks > kLocalBlocks) {
       heap_quants_.resize(quant_bytes);
       heap_floats_.resize(float_count);
       quants_ = heap_quants_.data();
@@ -133,11 +135,9 @@ class TokenBlocks {
   const float* floats(int64_t b) const { return floats_ + b * kFloatsPerBlock; }
 
  private:
-  // One row of tiles of the GEMM (256 elements) fits.
-  static constexpr size_t kLocalFloats = 8 * 2 * kTokens + (1 + 16) * kTokens;
   int tokens_;
-  alignas(64) uint8_t local_quants_[256 * kTokens];
-  alignas(64) float local_floats_[kLocalFloats];
+  alignas(64) uint8_t local_quants_[kLocalBlocks * L.block * kTokens];
+  alignas(64) float local_floats_[kLocalBlocks * kFloatsPerBlock];
   std::vector<uint8_t> heap_quants_;
   std::vector<float> heap_floats_;
   uint8_t* quants_ = local_quants_;
@@ -153,13 +153,12 @@ struct ProductCursor {
   int64_t blocks, panel = 0, block = 0;
   int sub = 0;
 
-  bool next() {  // false past the last product of the last panel
-    if (++sub < kPerBlock) return true;
+  void next() {
+    if (++sub < kPerBlock) return;
     sub = 0;
-    if (++block < blocks) return true;
+    if (++block < blocks) return;
     block = 0;
     ++panel;
-    return false;
   }
 };
 
