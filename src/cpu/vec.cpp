@@ -39,29 +39,6 @@ std::vector<Isa> runnable_isas() {
   return isas;
 }
 
-std::string cpu_kernel_table() { return std::string(isa_name(best_isa())); }
-
-std::vector<CpuKernelChoice> cpu_kernel_choices() {
-  const Isa isa = best_isa();
-  const bool avx512 = isa >= Isa::AVX512, vnni = isa >= Isa::AVX512_VNNI, bf16 = isa >= Isa::AVX512_BF16;
-  std::string float_gemm = isa == Isa::SCALAR ? "4x8 portable micro-kernel"
-                           : avx512           ? "12x32 AVX-512 FMA micro-kernel"
-                                              : "6x16 AVX2 FMA micro-kernel";
-  if (bf16) float_gemm += "; bf16 x bf16 in pairs by vdpbf16ps";
-  std::string quant_prefill = isa == Isa::SCALAR ? "4x4 portable tile"
-                              : isa == Isa::AVX2 ? "8x4 vpmaddubsw tile"
-                              : !vnni            ? "16x12 vpmaddubsw tile"
-                                                 : "16x8 vpdpbusd tile";
-  if (isa == Isa::AMX) quant_prefill = "16x16 AMX-INT8 tiles (tdpbsud, tdpbssd); q6_K: 16x8 vpdpbusd tile";
-  return {
-      {"float GEMM", float_gemm},
-      {"quantized prefill", quant_prefill},
-      {"quantized decode", isa == Isa::SCALAR ? "portable integer dot products"
-                           : vnni             ? "256-bit vpdpbusd dot products, 4 rows per tile"
-                                              : "256-bit vpmaddubsw dot products, 4 rows per tile"},
-  };
-}
-
 const float* f16_to_f32_table() {
   static const std::vector<float> table = [] {
     std::vector<float> values(65536);

@@ -1,0 +1,49 @@
+// What `tilegraph info` says of the kernels the backend picks: the tiles' shapes are the tables'
+// own (GemmKernels, VecKernels), the instructions named by the ISA.
+#include <string>
+#include <vector>
+
+#include "gemm.h"
+#include "tilegraph/cpu/cpu_backend.h"
+#include "vec.h"
+
+namespace tg::cpu {
+
+namespace {
+
+std::string tile(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+// A table's integer GEMM tile: weight rows x tokens.
+std::string quant_tile(const VecKernels& vec) { return tile(vec.quant_panel_rows, vec.quant_tile_tokens); }
+
+}  // namespace
+
+std::string cpu_kernel_table() { return std::string(isa_name(best_isa())); }
+
+std::vector<CpuKernelChoice> cpu_kernel_choices() {
+  const Isa isa = best_isa();
+  const GemmKernels& gemm = gemm_kernels(isa);
+  const VecKernels& vec = vec_kernels(isa);
+  const bool vnni = isa >= Isa::AVX512_VNNI;
+  std::string float_gemm = tile(gemm.tile_rows, gemm.tile_cols) + (isa == Isa::SCALAR   ? " portable micro-kernel"
+                                                                   : isa >= Isa::AVX512 ? " AVX-512 FMA micro-kernel"
+                                                                                        : " AVX2 FMA micro-kernel");
+  if (isa >= Isa::AVX512_BF16) float_gemm += "; bf16 x bf16 in pairs by vdpbf16ps";
+  std::string quant_prefill = quant_tile(vec) + (isa == Isa::SCALAR ? " portable tile"
+                                                 : !vnni            ? " vpmaddubsw tile"
+                                                                    : " vpdpbusd tile");
+  if (isa == Isa::AMX) {
+    quant_prefill = quant_tile(vec) +
+                    " AMX-INT8 tiles (tdpbsud, tdpbssd); q6_K: " + quant_tile(avx512_vnni_vec_kernels()) +
+                    " vpdpbusd tile";
+  }
+  return {
+      {"float GEMM", float_gemm},
+      {"quantized prefill", quant_prefill},
+      {"quantized decode", isa == Isa::SCALAR ? "portable integer dot products"
+                           : vnni             ? "256-bit vpdpbusd dot products, 4 rows per tile"
+                                              : "256-bit vpmaddubsw dot products, 4 rows per tile"},
+  };
+}
+
+}  // namespace tg::cpu
