@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "tilegraph/cpu/cpu_backend.h"
 
@@ -46,6 +48,15 @@ bool os_grants_tile_data() {
 
 CpuFeatures detect() {
   CpuFeatures f;
+  const CpuidRegs leaf0 = cpuid(0, 0);
+  char vendor[12];
+  std::memcpy(vendor, &leaf0.ebx, 4);
+  std::memcpy(vendor + 4, &leaf0.edx, 4);
+  std::memcpy(vendor + 8, &leaf0.ecx, 4);
+  const std::string_view vendor_id(vendor, sizeof vendor);
+  f.vendor = vendor_id == "GenuineIntel"   ? CpuVendor::INTEL
+             : vendor_id == "AuthenticAMD" ? CpuVendor::AMD
+                                           : CpuVendor::OTHER;
   const CpuidRegs leaf1 = cpuid(1, 0);
   const CpuidRegs leaf7 = cpuid(7, 0);
   const CpuidRegs leaf7_1 = cpuid(7, 1);

@@ -40,9 +40,10 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
   return {
       {"float GEMM", float_gemm},
       {"quantized prefill", quant_prefill},
-      {"quantized decode", isa == Isa::SCALAR ? "portable integer dot products"
-                           : vnni             ? "256-bit vpdpbusd dot products, 4 rows per tile"
-                                              : "256-bit vpmaddubsw dot products, 4 rows per tile"},
+      {"quantized decode", (isa == Isa::SCALAR ? std::string("portable integer dot products")
+                            : vnni             ? std::string("256-bit vpdpbusd dot products")
+                                               : std::string("256-bit vpmaddubsw dot products")) +
+                               ", " + std::to_string(matvec_row_streams()) + " rows per tile"},
   };
 }
 

@@ -83,6 +83,7 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
   const int64_t out_stride = int64_t(node.nb[1] / sizeof(float));
   const Broadcast bc(a, *node.src[1]);
   const bool direct = a.nb[0] == dtype_traits(a.type).type_size;
+  const int row_streams = matvec_row_streams();
   exec.parallel_range(m_len * batches, k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
     float* buf = direct ? nullptr : tc.scratch.floats(size_t(k));
     // Runs of consecutive rows of a within one batch, each written to consecutive outputs.
@@ -94,9 +95,10 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
       const int64_t stride = int64_t(a.nb[1]);
       float* out = output_at(node, m, 0, i2, i3);
       if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_K>>) {
-        vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride);
+        vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride, row_streams);
       } else if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_32>>) {
-        vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride);
+        vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride,
+                           row_streams);
       } else if (!direct) {
         for (int64_t j = 0; j < count; ++j) {
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);

@@ -85,6 +85,13 @@ inline constexpr int kMaxQuantTileTokens = 16;
 // The layout of `type`; throws for the types that do not take 8-bit activations.
 QuantGemmLayout quant_gemm_layout(DType type);
 
+// The most rows of a matrix that dot_q8k_rows and dot_q8_32_rows read at once.
+inline constexpr int kMaxMatVecRowStreams = 4;
+// The rows at once that suit this CPU's memory system, from its vendor (cpu_features): several
+// streams per core, each prefetched in software, cover the DRAM latency of an Intel core; AMD's
+// prefetchers serve fewer streams better.
+int matvec_row_streams();
+
 struct VecKernels {
   Isa isa;
 
@@ -130,10 +137,12 @@ struct VecKernels {
   // scaled in f32; each block is unpacked once for all the tokens. Every output is summed in an
   // order that depends only on n, so results do not change with how the rows of a matrix are
   // split between calls (threads).
+  // row_streams (1 to kMaxMatVecRowStreams; matvec_row_streams() suits this CPU): how many rows
+  // a tile reads at once, each from its own run of the matrix; the results do not depend on it.
   void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                       const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride);
+                       const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams);
   void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                         const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride);
+                         const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams);
   // quantize_row_q8_K and quantize_row_q8_32, the same bytes.
   void (*quantize_q8k)(int64_t n, BlockQ8_K* y, const float* x);
   void (*quantize_q8_32)(int64_t n, BlockQ8_32* y, const float* x);

@@ -320,20 +320,17 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
   }
 }
 
-// Tiles of 4 rows x 1 token or 2 rows x 2 tokens, each row a stream of its own that the tile
-// prefetches (prefetch_ahead). On one Sapphire Rapids core, from DRAM (rows of 2048, 1 GiB of
-// them), q8_0 went from ~13 to ~15 GB/s and q4_K from ~13 to ~14 with 4 rows instead of 2 (a read
-// kernel reaches ~15-16 GB/s with 4 streams and prefetch, ~12 with one); before the prefetch, on
-// Zen 4, 2 rows had been ~3% faster than 4 for q4_K.
-constexpr int kIntDotAccumulators = 4;
+// Tiles of up to 4 rows x 1 token or 2 rows x 2 tokens, each row a stream of its own that the
+// tile prefetches (prefetch_ahead); matvec_row_streams() (vec.cpp) picks the rows per CPU.
+constexpr int kIntDotAccumulators = kMaxMatVecRowStreams;
 constexpr int kIntDotTileTokens = 2;
 
 void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                  const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride) {
+                  const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams) {
   with_q8k_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
     for_each_quant_tile<kIntDotAccumulators, kIntDotTileTokens>(
-        count, rows, stride, tokens, x, x_stride, out, out_stride,
+        row_streams, count, rows, stride, tokens, x, x_stride, out, out_stride,
         [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_K* xt, float* ot) {
           dot_q8k_tile<D, R, T>(n / kQKBlockSize, first_row, row_step, stride, xt, x_stride, ot, out_stride, f16_table);
         });
@@ -344,7 +341,7 @@ void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t
 constexpr int kBlock32Accumulators = kIntDotAccumulators;
 
 void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                    const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride) {
+                    const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams) {
   with_q8_32_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
     const auto tile = [&]<int R, int T>(const char* first_row, int64_t row_step, const BlockQ8_32* xt, float* ot) {
@@ -356,6 +353,6 @@ void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size
       }
     };
     for_each_quant_tile<D::kSigned ? kIntDotAccumulators : kBlock32Accumulators, kIntDotTileTokens>(
-        count, rows, stride, tokens, x, x_stride, out, out_stride, tile);
+        row_streams, count, rows, stride, tokens, x, x_stride, out, out_stride, tile);
   });
 }

@@ -9,7 +9,11 @@
 
 namespace tg::cpu {
 
+// Who made the CPU: the kernels' memory-access tuning differs (vec.h, matvec_row_streams).
+enum class CpuVendor { OTHER, INTEL, AMD };
+
 struct CpuFeatures {
+  CpuVendor vendor = CpuVendor::OTHER;
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512_vnni = false, avx512_bf16 = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;

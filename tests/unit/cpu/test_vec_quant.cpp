@@ -56,14 +56,14 @@ struct Activations {
 
   // The kernel of `type`: `count` rows from `rows` against tokens first .. first + tokens - 1.
   void dot(const VecKernels& vec, int64_t count, const char* rows, size_t row_stride, int64_t first, int64_t tokens,
-           float* out, int64_t out_stride) const {
+           float* out, int64_t out_stride, int row_streams = kMaxMatVecRowStreams) const {
     switch (activation_type(type)) {
       case ActivationType::Q8_K:
         return vec.dot_q8k_rows(type, n, count, rows, row_stride, tokens, q8k.data() + first * stride, stride, out,
-                                out_stride);
+                                out_stride, row_streams);
       case ActivationType::Q8_32:
         return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride, stride, out,
-                                  out_stride);
+                                  out_stride, row_streams);
       case ActivationType::F32:
       case ActivationType::BF16: break;
     }
@@ -260,17 +260,22 @@ TEST(VecQuant, DotRowsOutputsDoNotDependOnTheirNeighbours) {
     for (Isa isa : runnable_isas()) {
       const VecKernels& vec = vec_kernels(isa);
       const Activations xa(type, x, n, tokens, n);
-      auto dot = [&](int64_t count, const char* first, int64_t token_count, int64_t t, float* out, int64_t out_stride) {
-        xa.dot(vec, count, first, a.stride, t, token_count, out, out_stride);
+      auto dot = [&](int64_t count, const char* first, int64_t token_count, int64_t t, float* out, int64_t out_stride,
+                     int row_streams) {
+        xa.dot(vec, count, first, a.stride, t, token_count, out, out_stride, row_streams);
       };
-      std::vector<float> together(size_t(tokens * rows));
-      dot(rows, a.bytes.data(), tokens, 0, together.data(), rows);
-      for (int64_t j = 0; j < rows; ++j) {
-        for (int64_t t = 0; t < tokens; ++t) {
-          float alone = 0.0f;
-          dot(1, a.bytes.data() + size_t(j) * a.stride, 1, t, &alone, 1);
-          ASSERT_EQ(together[size_t(t * rows + j)], alone)
-              << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t;
+      // However many rows a tile reads at once (matvec_row_streams differs between CPUs).
+      for (int row_streams = 1; row_streams <= kMaxMatVecRowStreams; ++row_streams) {
+        std::vector<float> together(size_t(tokens * rows));
+        dot(rows, a.bytes.data(), tokens, 0, together.data(), rows, row_streams);
+        for (int64_t j = 0; j < rows; ++j) {
+          for (int64_t t = 0; t < tokens; ++t) {
+            float alone = 0.0f;
+            dot(1, a.bytes.data() + size_t(j) * a.stride, 1, t, &alone, 1, kMaxMatVecRowStreams);
+            ASSERT_EQ(std::bit_cast<uint32_t>(together[size_t(t * rows + j)]), std::bit_cast<uint32_t>(alone))
+                << dtype_name(type) << " " << isa_name(isa) << " row " << j << " token " << t << ", " << row_streams
+                << " rows at once";
+          }
         }
       }
     }
@@ -652,14 +657,14 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
   for (Isa isa : runnable_isas()) {
     const VecKernels& vec = vec_kernels(isa);
     try {
-      vec.dot_q8k_rows(DType::Q4_0, 256, 1, &q4_block, sizeof q4_block, 1, &k_activations, 1, out, 1);
+      vec.dot_q8k_rows(DType::Q4_0, 256, 1, &q4_block, sizeof q4_block, 1, &k_activations, 1, out, 1, 1);
       FAIL() << "q4_0 takes q8_32 activations";
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "cpu: dot_q8k_rows does not take q4_0");
     }
-    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1),
+    EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1, 1),
                  Error);
-    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1),
+    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1, 1),
                  Error);
     const uint16_t f16_row[32] = {};
     uint8_t panel[64];
