@@ -322,6 +322,7 @@ inline void dot_q8k_tile(int64_t blocks, const char* first_row, int64_t row_step
 
 // Tiles of up to 4 rows x 1 token or 2 rows x 2 tokens, each row a stream of its own that the
 // tile prefetches (prefetch_ahead); matvec_row_streams() (vec.cpp) picks the rows per CPU.
+// q4_0..q5_1 tiles take as many rows, as pairs (Q32::RowPair): 8 rows were no faster than 4.
 constexpr int kIntDotAccumulators = kMaxMatVecRowStreams;
 constexpr int kIntDotTileTokens = 2;
 
@@ -337,9 +338,6 @@ void dot_q8k_rows(DType type, int64_t n, int64_t count, const void* rows, size_t
   });
 }
 
-// q4_0..q5_1 tiles take as many rows, as pairs (Q32::RowPair): 8 rows were no faster than 4.
-constexpr int kBlock32Accumulators = kIntDotAccumulators;
-
 void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
                     const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams) {
   with_q8_32_decoder(type, [&]<class D>(D) {
@@ -352,7 +350,7 @@ void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size
                                   f16_table);
       }
     };
-    for_each_quant_tile<D::kSigned ? kIntDotAccumulators : kBlock32Accumulators, kIntDotTileTokens>(
-        row_streams, count, rows, stride, tokens, x, x_stride, out, out_stride, tile);
+    for_each_quant_tile<kIntDotAccumulators, kIntDotTileTokens>(row_streams, count, rows, stride, tokens, x, x_stride,
+                                                                out, out_stride, tile);
   });
 }
