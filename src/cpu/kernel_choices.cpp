@@ -37,13 +37,14 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
                     " AMX-INT8 tiles (tdpbsud, tdpbssd); q6_K: " + quant_tile(avx512_vnni_vec_kernels()) +
                     " vpdpbusd tile";
   }
+  std::string quant_decode = isa == Isa::SCALAR ? "portable integer dot products"
+                             : vnni             ? "256-bit vpdpbusd dot products"
+                                                : "256-bit vpmaddubsw dot products";
+  quant_decode += ", " + std::to_string(matvec_row_streams()) + " rows per tile";
   return {
       {"float GEMM", float_gemm},
       {"quantized prefill", quant_prefill},
-      {"quantized decode", (isa == Isa::SCALAR ? std::string("portable integer dot products")
-                            : vnni             ? std::string("256-bit vpdpbusd dot products")
-                                               : std::string("256-bit vpmaddubsw dot products")) +
-                               ", " + std::to_string(matvec_row_streams()) + " rows per tile"},
+      {"quantized decode", quant_decode},
   };
 }
 
