@@ -85,7 +85,13 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
   const bool direct = a.nb[0] == dtype_traits(a.type).type_size;
   const int row_streams = matvec_row_streams();
   exec.parallel_range(m_len * batches, k, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
-    float* buf = direct ? nullptr : tc.scratch.floats(size_t(k));
+    float* buf = nullptr;
+    void* dot_scratch = nullptr;
+    if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_32>>) {
+      dot_scratch = tc.scratch.bytes(dot_q8_32_scratch_bytes(k, tokens));
+    } else if (!direct) {
+      buf = tc.scratch.floats(size_t(k));
+    }
     // Runs of consecutive rows of a within one batch, each written to consecutive outputs.
     for (int64_t r = begin; r < end;) {
       const int64_t m = r % m_len, i2 = r / m_len % node.ne[2], i3 = r / m_len / node.ne[2];
@@ -98,7 +104,7 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
         vec.dot_q8k_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride, row_streams);
       } else if constexpr (std::is_same_v<Rows, Int8Rows<BlockQ8_32>>) {
         vec.dot_q8_32_rows(a.type, k, count, rows, a.nb[1], tokens, x, x_rows.row_stride(), out, out_stride,
-                           row_streams);
+                           row_streams, dot_scratch);
       } else if (!direct) {
         for (int64_t j = 0; j < count; ++j) {
           load_f32(vec, a.type, rows + j * stride, a.nb[0], k, buf);

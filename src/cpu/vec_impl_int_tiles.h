@@ -35,13 +35,13 @@ constexpr int quant_tile_rows() {
   return kAccumulators / T < 8 ? kAccumulators / T : 8;
 }
 
-// Walks `count` rows (`stride` bytes apart) times `tokens` activation rows (x_stride X apart) in
-// tiles of R rows x T tokens, T up to kTokens and R up to row_streams (1 or more):
-// tile.template operator()<R, T>(first_row, row_step, x, out) computes rows first_row + r *
-// row_step into out[t * out_stride + r * row_step] for the tokens from x on.
-template <int kAccumulators, int kTokens, class X, class Tile>
+// Walks `count` rows (`stride` bytes apart) times `tokens` activation rows in tiles of R rows x
+// T tokens, T up to kTokens and R up to row_streams (1 or more):
+// tile.template operator()<R, T>(first_row, row_step, first_token, out) computes rows first_row +
+// r * row_step into out[t * out_stride + r * row_step] for tokens first_token + t.
+template <int kAccumulators, int kTokens, class Tile>
 inline void for_each_quant_tile(int row_streams, int64_t count, const void* rows, size_t stride, int64_t tokens,
-                                const X* x, int64_t x_stride, float* out, int64_t out_stride, Tile tile) {
+                                float* out, int64_t out_stride, Tile tile) {
   // Panels of rows small enough to stay in L2 while each further group of tokens reads them again.
   constexpr int64_t kPanelBytes = 256 << 10;
   // (A stride of 0, every row aliasing one, is a valid view: one panel then.)
@@ -51,7 +51,6 @@ inline void for_each_quant_tile(int row_streams, int64_t count, const void* rows
     const char* panel = static_cast<const char*>(rows) + p * int64_t(stride);
     const int64_t panel_count = count - p < panel_rows ? count - p : panel_rows;
     for (int64_t t0 = 0; t0 < tokens; t0 += kTokens) {
-      const X* xt = x + t0 * x_stride;
       float* ot = out + t0 * out_stride + p;
       with_tile_size<kTokens>(tokens - t0, [&]<int T>() {
         // (Fewer rows than the accumulators allow instantiate no new tiles: the last rows of a
@@ -63,11 +62,11 @@ inline void for_each_quant_tile(int row_streams, int64_t count, const void* rows
           // interleaved (R adjacent rows read half as fast, on Zen 4).
           const int64_t run = panel_count / R;
           for (int64_t i = 0; i < run; ++i) {
-            tile.template operator()<R, T>(panel + i * int64_t(stride), run, xt, ot + i);
+            tile.template operator()<R, T>(panel + i * int64_t(stride), run, t0, ot + i);
           }
           if (const int64_t rest = panel_count - run * R; rest > 0) {
             with_tile_size<R>(rest, [&]<int kRest>() {
-              tile.template operator()<kRest, T>(panel + run * R * int64_t(stride), 1, xt, ot + run * R);
+              tile.template operator()<kRest, T>(panel + run * R * int64_t(stride), 1, t0, ot + run * R);
             });
           }
         });

@@ -32,6 +32,15 @@ struct Activations {
   std::vector<float> values;
   std::vector<BlockQ8_K> q8k;
   std::vector<BlockQ8_32> q8_32;
+  struct alignas(64) ScratchLine {
+    unsigned char bytes[64];
+  };
+  mutable std::vector<ScratchLine> scratch;  // dot_q8_32_rows'
+
+  void* dot_scratch(int64_t n_, int64_t tokens) const {
+    scratch.resize((dot_q8_32_scratch_bytes(n_, tokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
+    return scratch.data();
+  }
 
   Activations(DType type_, const std::vector<float>& x, int64_t n_, int64_t tokens, int64_t x_stride_)
       : type(type_), n(n_), x_stride(x_stride_), stride(0), values(x) {
@@ -63,7 +72,7 @@ struct Activations {
                                 out_stride, row_streams);
       case ActivationType::Q8_32:
         return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride, stride, out,
-                                  out_stride, row_streams);
+                                  out_stride, row_streams, dot_scratch(n, tokens));
       case ActivationType::F32:
       case ActivationType::BF16: break;
     }
@@ -664,8 +673,9 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
     }
     EXPECT_THROW(vec.dot_q8k_rows(DType::Q8_0, 256, 1, &q8_block, sizeof q8_block, 1, &k_activations, 1, out, 1, 1),
                  Error);
-    EXPECT_THROW(vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1, 1),
-                 Error);
+    EXPECT_THROW(
+        vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1, 1, nullptr),
+        Error);
     const uint16_t f16_row[32] = {};
     uint8_t panel[64];
     try {
