@@ -131,6 +131,11 @@ struct Quants32Portable {
   }
   static PairAcc pair_izero() { return {0, 0}; }
   static PairAcc pair_sub(PairAcc a, PairAcc b) { return {a.a - b.a, a.b - b.b}; }
+  // Minus `centre` (q4_0's 8, q5_0's 16) times a token's quants, as one row's part of a PairAcc
+  // holds it (both rows' are the same), and the PairAcc whose rows both start from it.
+  using PairCentre = int32_t;
+  static PairCentre pair_centre(const XPair& x, int centre) { return -dot(splat(centre), x); }
+  static PairAcc centre_acc(PairCentre c) { return {c, c}; }
   static PairFAcc pair_fzero() { return {0.0f, 0.0f}; }
   static PairFAcc pair_fmadd(PairAcc a, const float* d_a, const float* d_b, float dx, PairFAcc acc) {
     return {__builtin_fmaf(float(a.a), *d_a * dx, acc.a), __builtin_fmaf(float(a.b), *d_b * dx, acc.b)};
@@ -560,6 +565,13 @@ struct Quants32Avx2 {
   TG_SIMD_INLINE PairAcc dot_pair_add(PairAcc acc, RowPair q, XPair x) { return _mm256_add_epi32(acc, dot_pair(q, x)); }
   TG_SIMD_INLINE PairAcc pair_izero() { return _mm256_setzero_si256(); }
   TG_SIMD_INLINE PairAcc pair_sub(PairAcc a, PairAcc b) { return _mm256_sub_epi32(a, b); }
+  // Row a's 4 lanes of the negated centre (Quants32Portable::pair_centre); row b's are the same,
+  // so a broadcast load restores the PairAcc.
+  using PairCentre = __m128i;
+  TG_SIMD_INLINE PairCentre pair_centre(XPair x, int centre) {
+    return _mm256_castsi256_si128(pair_sub(pair_izero(), dot_pair(splat_pair(centre), x)));
+  }
+  TG_SIMD_INLINE PairAcc centre_acc(PairCentre c) { return _mm256_broadcastsi128_si256(c); }
   TG_SIMD_INLINE PairFAcc pair_fzero() { return _mm256_setzero_ps(); }
   // acc + a * (d_a * dx) in a's lanes and a * (d_b * dx) in b's: the steps broadcast from memory
   // into their lanes (loads, not shuffles).

@@ -92,8 +92,8 @@ inline constexpr int kMaxMatVecRowStreams = 4;
 // prefetchers serve fewer streams better.
 int matvec_row_streams();
 
-// The scratch of dot_q8_32_rows (VecKernels): room for every ISA's layout of an activation block.
-inline constexpr size_t kDotQ8_32ScratchBytesPerBlock = 128;
+// The scratch of dot_q8_32_rows (VecKernels): room for what every ISA lays out per activation block.
+inline constexpr size_t kDotQ8_32ScratchBytesPerBlock = 16;
 inline size_t dot_q8_32_scratch_bytes(int64_t n, int64_t tokens) {
   return size_t(n / kQ8_32BlockSize) * size_t(tokens) * kDotQ8_32ScratchBytesPerBlock;
 }
@@ -146,7 +146,7 @@ struct VecKernels {
   // row_streams (1 to kMaxMatVecRowStreams; matvec_row_streams() suits this CPU): how many rows
   // a tile reads at once, each from its own run of the matrix; the results do not depend on it.
   // dot_q8_32_rows also takes `scratch`: dot_q8_32_scratch_bytes(n, tokens), 64-byte aligned,
-  // where it lays out each token's blocks once for all the rows.
+  // where it lays out what q4_0 and q5_0 take from each token's blocks once for all the rows.
   void (*dot_q8k_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
                        const BlockQ8_K* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams);
   void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,

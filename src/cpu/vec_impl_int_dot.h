@@ -190,39 +190,35 @@ struct QuantsFor {
   using type = Q32;
 };
 
-// A token's q8_32 block as the row pairs read it (Q32::XPair), and for q4_0 and q5_0 the centre
-// times its quants (-kCentre * sum x, in the pair's lanes, where each row's sum starts): laid out
-// once per call, in dot_q8_32_rows' scratch, rather than again in every tile: two rows per tile
-// (AMD) left nothing to share that work with. From L2 on one Zen 4 core, two rows per tile, q4_0
-// ran 7%, q5_0 13%, q4_1 3% and q5_1 6% faster, with the same bits.
-struct PairX {
-  Q32::XPair quants;
-  Q32::PairAcc centre;
-};
-static_assert(sizeof(PairX) <= kDotQ8_32ScratchBytesPerBlock);
+// q4_0's and q5_0's centre times each token's quants (Q32::pair_centre), laid out once per call in
+// dot_q8_32_rows' scratch rather than again in every tile: two rows per tile (AMD) left nothing to
+// share that work with. With the two blocks per step of dot_block32_tile, from L2 on one Zen 4
+// core, q4_0 ran 1.14-1.25x and q5_0 1.21-1.25x as fast as before both, with the same bits. It
+// is 16 bytes a block: laying out the quants broadcast to both rows' lanes as well (96 bytes) was
+// ~3-7% faster for rows of 2048, but for rows of 5632 (a feed-forward down matrix) that layout no
+// longer stayed in L1 beside the activations and the streamed rows, and from DRAM the kernel ran
+// at 0.55-0.64x.
+static_assert(sizeof(Q32::PairCentre) <= kDotQ8_32ScratchBytesPerBlock);
 
 template <class D>
-inline void lay_out_pair_x(int64_t blocks, int64_t tokens, const BlockQ8_32* x, int64_t x_stride, PairX* out) {
+inline void lay_out_centres(int64_t blocks, int64_t tokens, const BlockQ8_32* x, int64_t x_stride,
+                            Q32::PairCentre* out) {
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t b = 0; b < blocks; ++b) {
-      PairX& e = out[t * blocks + b];
-      e.quants = Q32::x_pair(x[t * x_stride + b].qs);
-      if constexpr (D::kCentre != 0) {
-        e.centre = Q32::pair_sub(Q32::pair_izero(), Q32::dot_pair(Q32::splat_pair(D::kCentre), e.quants));
-      }
+      out[t * blocks + b] = Q32::pair_centre(Q32::x_pair(x[t * x_stride + b].qs), D::kCentre);
     }
   }
 }
 
 // R rows x T tokens of q4_0, q4_1, q5_0 or q5_1 (for_each_quant_tile), two rows at a time
-// (Q32::RowPair), against the tokens' blocks x (their d and s) and the same blocks laid out in px
-// (lay_out_pair_x, `blocks` per token). An odd last row is paired with itself, so a row is summed
-// the same way wherever it falls in a tile. q4_1's and q5_1's offsets are summed apart, in block
-// order, and added at the end.
+// (Q32::RowPair); for q4_0 and q5_0 against the tokens' centres too (lay_out_centres, `blocks`
+// per token). An odd last row is paired with itself, so a row is summed the same way wherever it
+// falls in a tile. q4_1's and q5_1's offsets are summed apart, in block order, and added at the
+// end.
 template <class D, int R, int T>
 inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_step, size_t stride,
-                             const BlockQ8_32* x, int64_t x_stride, const PairX* px, float* out, int64_t out_stride,
-                             const float* f16_table) {
+                             const BlockQ8_32* x, int64_t x_stride, const Q32::PairCentre* centres, float* out,
+                             int64_t out_stride, const float* f16_table) {
   using Block = typename D::Block;
   constexpr int P = (R + 1) / 2;
   const Block* row[R];
@@ -242,12 +238,12 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
   static_assert(2 * sizeof(Block) <= 64);
   const auto add_block = [&](int64_t b, bool prefetch) __attribute__((always_inline)) {
     const BlockQ8_32* xb[T];
-    const Q32::XPair* xq[T];
-    const Q32::PairAcc* centre[T];
+    Q32::XPair xq[T];
+    const Q32::PairCentre* centre[T];
     for (int t = 0; t < T; ++t) {
       xb[t] = x + t * x_stride + b;
-      xq[t] = &px[t * blocks + b].quants;
-      centre[t] = &px[t * blocks + b].centre;
+      xq[t] = Q32::x_pair(xb[t]->qs);
+      centre[t] = &centres[t * blocks + b];
     }
     for (int p = 0; p < P; ++p) {
       const Block& wa = row[2 * p][b];
@@ -261,9 +257,10 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
         const typename Q::PairSteps steps = Q::pair_steps(&wa, &wb);
         for (int t = 0; t < T; ++t) {
           if constexpr (D::kCentre != 0) {
-            acc[p][t] = Q::pair_fmadd_steps(Q::dot_pair_add(*centre[t], q, *xq[t]), steps.d, xb[t]->d, acc[p][t]);
+            acc[p][t] =
+                Q::pair_fmadd_steps(Q::dot_pair_add(Q::centre_acc(*centre[t]), q, xq[t]), steps.d, xb[t]->d, acc[p][t]);
           } else {
-            acc[p][t] = Q::pair_fmadd_steps(Q::dot_pair(q, *xq[t]), steps.d, xb[t]->d, acc[p][t]);
+            acc[p][t] = Q::pair_fmadd_steps(Q::dot_pair(q, xq[t]), steps.d, xb[t]->d, acc[p][t]);
             pair_offsets[p][t] = Q::pair_fmadd_offsets(steps.m, xb[t]->s, pair_offsets[p][t]);
           }
         }
@@ -274,9 +271,9 @@ inline void dot_block32_tile(int64_t blocks, const char* first_row, int64_t row_
       for (int t = 0; t < T; ++t) {
         Q32::PairAcc sum;
         if constexpr (D::kCentre != 0) {
-          sum = Q32::dot_pair_add(*centre[t], q, *xq[t]);
+          sum = Q32::dot_pair_add(Q32::centre_acc(*centre[t]), q, xq[t]);
         } else {
-          sum = Q32::dot_pair(q, *xq[t]);
+          sum = Q32::dot_pair(q, xq[t]);
         }
         acc[p][t] = Q32::pair_fmadd(sum, da, db, xb[t]->d, acc[p][t]);
       }
@@ -381,14 +378,14 @@ void dot_q8_32_rows(DType type, int64_t n, int64_t count, const void* rows, size
   with_q8_32_decoder(type, [&]<class D>(D) {
     const float* f16_table = f16_to_f32_table();
     const int64_t blocks = n / kQ8_32BlockSize;
-    auto* px = static_cast<PairX*>(scratch);
-    if constexpr (!D::kSigned) lay_out_pair_x<D>(blocks, tokens, x, x_stride, px);
+    auto* centres = static_cast<Q32::PairCentre*>(scratch);
+    if constexpr (D::kCentre != 0) lay_out_centres<D>(blocks, tokens, x, x_stride, centres);
     const auto tile = [&]<int R, int T>(const char* first_row, int64_t row_step, int64_t first_token, float* ot) {
       const BlockQ8_32* xt = x + first_token * x_stride;
       if constexpr (D::kSigned) {
         dot_q8_0_tile<R, T>(blocks, first_row, row_step, stride, xt, x_stride, ot, out_stride, f16_table);
       } else {
-        dot_block32_tile<D, R, T>(blocks, first_row, row_step, stride, xt, x_stride, px + first_token * blocks, ot,
+        dot_block32_tile<D, R, T>(blocks, first_row, row_step, stride, xt, x_stride, centres + first_token * blocks, ot,
                                   out_stride, f16_table);
       }
     };
