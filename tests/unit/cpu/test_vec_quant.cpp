@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
+#include "kernels.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
 #include "vec.h"
@@ -32,15 +33,7 @@ struct Activations {
   std::vector<float> values;
   std::vector<BlockQ8_K> q8k;
   std::vector<BlockQ8_32> q8_32;
-  struct alignas(64) ScratchLine {
-    unsigned char bytes[64];
-  };
-  mutable std::vector<ScratchLine> scratch;  // dot_q8_32_rows'
-
-  void* dot_scratch(int64_t n_, int64_t tokens) const {
-    scratch.resize((dot_q8_32_scratch_bytes(n_, tokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
-    return scratch.data();
-  }
+  mutable Scratch dot_scratch;  // dot_q8_32_rows', as a thread's in mat_vec
 
   Activations(DType type_, const std::vector<float>& x, int64_t n_, int64_t tokens, int64_t x_stride_)
       : type(type_), n(n_), x_stride(x_stride_), stride(0), values(x) {
@@ -72,7 +65,7 @@ struct Activations {
                                 out_stride, row_streams);
       case ActivationType::Q8_32:
         return vec.dot_q8_32_rows(type, n, count, rows, row_stride, tokens, q8_32.data() + first * stride, stride, out,
-                                  out_stride, row_streams, dot_scratch(n, tokens));
+                                  out_stride, row_streams, dot_scratch.bytes(dot_q8_32_scratch_bytes(n, tokens)));
       case ActivationType::F32:
       case ActivationType::BF16: break;
     }
