@@ -265,9 +265,9 @@ inline void dot_rows_generic(int64_t n, int64_t count, const char* rows, size_t 
     // The W rows' sums in groups of 8 rows, each a pass over x: 16 row pointers at once (AVX-512)
     // leave too few general registers, and the spills halved the speed from L2 (f16 on Zen 4).
     constexpr int kGroup = 8;
+    const int64_t vectors_end = n - n % W;
     for (; j + W <= count; j += W) {
       F acc[W];
-      const int64_t vectors_end = n - n % W;
 #pragma GCC unroll 2
       for (int g0 = 0; g0 < W; g0 += kGroup) {
         const T* r[kGroup];
