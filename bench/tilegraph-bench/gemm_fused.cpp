@@ -139,11 +139,13 @@ FusedRow run_fused_problem(const FusedProblem& p, int threads, int rounds, const
   const int64_t ldb = p.weights_transposed ? p.k : p.n;
   const evg::MatrixOperand op_a{a.data, evg::ElementType::F32, p.k, false};
   const evg::MatrixOperand op_b{b.data, evg::ElementType::F32, ldb, p.weights_transposed};
-  const size_t workspace_bytes = kernels.plan({shape, op_a, op_b}, threads).workspace_bytes;
+  const size_t workspace_bytes =
+      kernels.plan({shape, op_a, op_b}, threads, cpu::gemm_tuning(op_b.type)).workspace_bytes;
   AlignedFloats workspace((workspace_bytes + sizeof(float) - 1) / sizeof(float));
   // Like the fused kernel, our GEMM makes its plan in every call.
   auto gemm = [&](float* d) {
-    kernels.gemm(kernels.plan({shape, op_a, op_b}, threads), op_a, op_b, d, p.n, launcher, workspace.data);
+    kernels.gemm(kernels.plan({shape, op_a, op_b}, threads, cpu::gemm_tuning(op_b.type)), op_a, op_b, d, p.n, launcher,
+                 workspace.data);
   };
 
   const GemmInput in_a = GemmInput::row_major(a.data, p.m, p.k);

@@ -110,11 +110,13 @@ Row run_problem(const Problem& p, int threads, int rounds, const ReadBandwidth& 
   const evg::GemmShape shape{p.m, p.n, p.k};
   const evg::MatrixOperand op_a{a.data, evg::ElementType::F32, p.k, false};
   const evg::MatrixOperand op_b{b.data, evg::ElementType::F32, p.weights_transposed ? p.k : p.n, p.weights_transposed};
-  const size_t workspace_bytes = kernels.plan({shape, op_a, op_b}, threads).workspace_bytes;
+  const size_t workspace_bytes =
+      kernels.plan({shape, op_a, op_b}, threads, cpu::gemm_tuning(op_b.type)).workspace_bytes;
   AlignedFloats workspace((workspace_bytes + sizeof(float) - 1) / sizeof(float));
   // The plan is made in every call, as the peers do their set-up in theirs.
   auto ours = [&] {
-    kernels.gemm(kernels.plan({shape, op_a, op_b}, threads), op_a, op_b, d_ours.data, p.n, launcher, workspace.data);
+    kernels.gemm(kernels.plan({shape, op_a, op_b}, threads, cpu::gemm_tuning(op_b.type)), op_a, op_b, d_ours.data, p.n,
+                 launcher, workspace.data);
   };
 
   openblas_set_num_threads(threads);

@@ -58,6 +58,8 @@ CpuFeatures detect() {
              : vendor_id == "AuthenticAMD" ? CpuVendor::AMD
                                            : CpuVendor::OTHER;
   const CpuidRegs leaf1 = cpuid(1, 0);
+  const int base_family = int((leaf1.eax >> 8) & 0xf);
+  f.family = base_family == 0xf ? base_family + int((leaf1.eax >> 20) & 0xff) : base_family;
   const CpuidRegs leaf7 = cpuid(7, 0);
   const CpuidRegs leaf7_1 = cpuid(7, 1);
 

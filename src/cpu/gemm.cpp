@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tilegraph/core/error.h"
+#include "tilegraph/cpu/cpu_backend.h"
 
 namespace tg::cpu {
 
@@ -16,6 +17,17 @@ const GemmKernels& gemm_kernels(Isa isa) {
     case Isa::AMX: return avx512_bf16_gemm_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
+}
+
+evg::GemmTuning gemm_tuning(evg::ElementType b_type) {
+  // Decode of an 8-layer d_model-2048 model (tilegraph-bench model), Zen 5 (EPYC, family 26): f16
+  // and bf16 1.18-1.22x the tokens/s with B in one pass than with 4 columns side by side, at 1
+  // and 2 threads; f32 0.96-0.99x, so it keeps them. Elsewhere the side-by-side columns were
+  // what was measured: Sapphire Rapids' cores read DRAM faster from several prefetched streams
+  // (vec.cpp).
+  const CpuFeatures& f = cpu_features();
+  const bool zen5 = f.vendor == CpuVendor::AMD && f.family >= 26;
+  return {.streams_b_in_one_pass = zen5 && b_type != evg::ElementType::F32};
 }
 
 }  // namespace tg::cpu

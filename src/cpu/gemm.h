@@ -14,8 +14,8 @@
 
 namespace tg::cpu {
 
-// What one ISA's GEMM works out from a problem's shapes, B's layout and the thread count
-// (evg::kernel::MatmulPlan), kept opaque so that callers hold plans of any ISA in one type. A
+// What one ISA's GEMM works out from a problem's shapes, B's layout, the thread count and the
+// tuning (evg::kernel::MatmulPlan), kept opaque so that callers hold plans of any ISA in one type. A
 // replay plan makes it once at capture; eager calls make it once per call.
 struct GemmPlan {
   static constexpr size_t kStorageBytes = 192;
@@ -32,8 +32,9 @@ struct GemmKernels {
   void (*micro_kernel)(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                        bool accumulate);
 
-  // The plan for `operands` (their data pointers are not read) on `num_threads` threads.
-  GemmPlan (*plan)(const evg::GemmOperands& operands, int num_threads);
+  // The plan for `operands` (their data pointers are not read) on `num_threads` threads, tuned as
+  // `tuning` (gemm_tuning() suits this CPU).
+  GemmPlan (*plan)(const evg::GemmOperands& operands, int num_threads, const evg::GemmTuning& tuning);
   // D = A · B into an f32 matrix with row stride ldd, with a plan of this table made for the
   // problem, B's layout and the launcher's thread count.
   void (*gemm)(const GemmPlan& plan, const evg::MatrixOperand& a, const evg::MatrixOperand& b, float* d, int64_t ldd,
@@ -45,6 +46,10 @@ struct GemmKernels {
 
 // The table of `isa`, which the caller must have checked the CPU supports (best_isa()).
 const GemmKernels& gemm_kernels(Isa isa);
+
+// The tuning that suits this CPU for a B of `b_type`, from its vendor and family (cpu_features),
+// as matvec_row_streams() for the quantized rows.
+evg::GemmTuning gemm_tuning(evg::ElementType b_type);
 
 // Defined in gemm_<isa>.cpp, each from gemm_impl.h.
 const GemmKernels& scalar_gemm_kernels();

@@ -42,10 +42,10 @@ const Plan& unwrap(const GemmPlan& plan, Isa isa) {
 }
 
 template <Isa kIsa>
-GemmPlan plan(const evg::GemmOperands& operands, int num_threads) {
+GemmPlan plan(const evg::GemmOperands& operands, int num_threads, const evg::GemmTuning& tuning) {
   GemmPlan out;
   out.isa = kIsa;
-  const Plan* made = ::new (out.storage) Plan(operands, num_threads);
+  const Plan* made = ::new (out.storage) Plan(operands, num_threads, tuning);
   out.workspace_bytes = made->workspace_bytes();
   return out;
 }

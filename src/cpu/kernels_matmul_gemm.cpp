@@ -156,7 +156,8 @@ std::optional<MatmulCall> prepare_matmul(const Tensor& node, Isa isa, int thread
   const int64_t work = shape.m * shape.n * std::max<int64_t>(shape.k, 1);
   call.batches_in_parallel = call.batches > 1 && (call.batches >= threads || work < kMinSplitWork);
   call.tasks = call.batches_in_parallel ? task_count(call.batches, std::max<int64_t>(1, work / 16), threads) : 1;
-  call.plan = call.kernels->plan({shape, call.a, call.b}, call.batches_in_parallel ? 1 : threads);
+  call.plan =
+      call.kernels->plan({shape, call.a, call.b}, call.batches_in_parallel ? 1 : threads, gemm_tuning(call.b.type));
   return call;
 }
 

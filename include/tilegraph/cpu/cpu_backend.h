@@ -9,11 +9,14 @@
 
 namespace tg::cpu {
 
-// Who made the CPU: the kernels' memory-access tuning differs (vec.h, matvec_row_streams).
+// Who made the CPU: the kernels' memory-access tuning differs (vec.h, matvec_row_streams; gemm.h,
+// gemm_tuning).
 enum class CpuVendor { OTHER, INTEL, AMD };
 
 struct CpuFeatures {
   CpuVendor vendor = CpuVendor::OTHER;
+  // The family cpuid reports (base plus extended): AMD's Zen 3 and Zen 4 are 25, Zen 5 is 26.
+  int family = 0;
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512_vnni = false, avx512_bf16 = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;

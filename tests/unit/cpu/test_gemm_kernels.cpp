@@ -79,13 +79,21 @@ struct Case {
   bool a_transposed, b_transposed;
   int64_t pad;  // extra elements per storage line of A, B and D
   int threads;
+  evg::GemmTuning tuning{};
 };
 
 std::string describe(const Case& c, Isa isa) {
   return std::string(isa_name(isa)) + " m=" + std::to_string(c.shape.m) + " n=" + std::to_string(c.shape.n) +
          " k=" + std::to_string(c.shape.k) + " A " + test::element_name(c.a_type) + (c.a_transposed ? "^T" : "") +
          " B " + test::element_name(c.b_type) + (c.b_transposed ? "^T" : "") + " pad=" + std::to_string(c.pad) +
-         " threads=" + std::to_string(c.threads);
+         " threads=" + std::to_string(c.threads) + (c.tuning.streams_b_in_one_pass ? " B in one pass" : "");
+}
+
+// The tunings that change how a problem runs: B in one pass or not where few rows of A may stream
+// it (gemv.h's 8 rows at most).
+std::vector<evg::GemmTuning> tunings_of(const evg::GemmShape& shape) {
+  if (shape.m > 8) return {{}};
+  return {{.streams_b_in_one_pass = false}, {.streams_b_in_one_pass = true}};
 }
 
 // The operands of a case and their reference, built once for every ISA and thread count.
@@ -106,7 +114,7 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
   std::vector<float> d(size_t(std::max<int64_t>(1, p.m * ldd)), sentinel);
   ThreadPool pool(c.threads);
   const GemmKernels& kernels = gemm_kernels(isa);
-  const GemmPlan plan = kernels.plan({p, ops.a.operand(), ops.b.operand()}, c.threads);
+  const GemmPlan plan = kernels.plan({p, ops.a.operand(), ops.b.operand()}, c.threads, c.tuning);
   AlignedBuffer workspace(plan.workspace_bytes);
   kernels.gemm(plan, ops.a.operand(), ops.b.operand(), d.data(), ldd, make_launcher(pool), workspace.get());
   for (int64_t i = 0; i < p.m; ++i) {
@@ -124,7 +132,13 @@ void run_case(const Case& c, const Operands& ops, Isa isa) {
 
 void run_case_on_every_isa(const Case& c, std::mt19937& rng) {
   const Operands ops(c, rng);
-  for (Isa isa : runnable_isas()) run_case(c, ops, isa);
+  for (Isa isa : runnable_isas()) {
+    for (const evg::GemmTuning& tuning : tunings_of(c.shape)) {
+      Case tuned = c;
+      tuned.tuning = tuning;
+      run_case(tuned, ops, isa);
+    }
+  }
 }
 
 // Shapes: empty, single elements, primes, whole and partial micro tiles, K across several packed
@@ -162,36 +176,40 @@ TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
 }
 
 // The decode GEMV (M = 1, column-major B) reduces the sums of 4 columns together: a column must
-// get the same bits whether the call covers 64 columns or only its own tile, on every ISA, type
-// and K (1031: the path that prefetches the next tile), since threads split calls by columns.
+// get the same bits whether the call covers 64 columns or only its own tile, on every ISA, type,
+// tuning and K (1031: the path that prefetches the next tile, or reads B in one pass), since
+// threads split calls by columns.
 TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
   std::mt19937 rng(9);
   for (Isa isa : runnable_isas()) {
     const GemmKernels& kernels = gemm_kernels(isa);
-    for (ElementType bt : {ElementType::F32, ElementType::F16, ElementType::BF16}) {
-      for (int64_t k : {16, 64, 129, 1031}) {
-        const int64_t n = 64;
-        // bf16 against bf16: the pairs of AVX512_BF16's GEMV.
-        const TestMatrix a(rng, bt == ElementType::BF16 ? ElementType::BF16 : ElementType::F32, 1, k, false, 0);
-        const TestMatrix b(rng, bt, k, n, true, 3);
-        auto run = [&](int64_t first, int64_t cols) {
-          evg::MatrixOperand bo = b.operand();
-          bo.data = static_cast<const char*>(bo.data) + first * bo.ld * evg::element_bytes(bt);
-          const evg::GemmShape p{1, cols, k};
-          const GemmPlan plan = kernels.plan({p, a.operand(), bo}, 1);
-          AlignedBuffer workspace(plan.workspace_bytes);
-          std::vector<float> d(static_cast<size_t>(cols));
-          ThreadPool pool(1);
-          kernels.gemm(plan, a.operand(), bo, d.data(), cols, make_launcher(pool), workspace.get());
-          return d;
-        };
-        const std::vector<float> all = run(0, n);
-        for (int64_t tile = 0; tile < n; tile += 4) {
-          const std::vector<float> own = run(tile, 4);
-          for (int64_t j = 0; j < 4; ++j) {
-            ASSERT_EQ(std::memcmp(&all[size_t(tile + j)], &own[size_t(j)], sizeof(float)), 0)
-                << isa_name(isa) << " " << test::element_name(bt) << " k=" << k << " column " << tile + j << ": "
-                << all[size_t(tile + j)] << " in a call over " << n << " columns, " << own[size_t(j)] << " alone";
+    for (const evg::GemmTuning& tuning : tunings_of({1, 64, 1031})) {
+      for (ElementType bt : {ElementType::F32, ElementType::F16, ElementType::BF16}) {
+        for (int64_t k : {16, 64, 129, 1031}) {
+          const int64_t n = 64;
+          // bf16 against bf16: the pairs of AVX512_BF16's GEMV.
+          const TestMatrix a(rng, bt == ElementType::BF16 ? ElementType::BF16 : ElementType::F32, 1, k, false, 0);
+          const TestMatrix b(rng, bt, k, n, true, 3);
+          auto run = [&](int64_t first, int64_t cols) {
+            evg::MatrixOperand bo = b.operand();
+            bo.data = static_cast<const char*>(bo.data) + first * bo.ld * evg::element_bytes(bt);
+            const evg::GemmShape p{1, cols, k};
+            const GemmPlan plan = kernels.plan({p, a.operand(), bo}, 1, tuning);
+            AlignedBuffer workspace(plan.workspace_bytes);
+            std::vector<float> d(static_cast<size_t>(cols));
+            ThreadPool pool(1);
+            kernels.gemm(plan, a.operand(), bo, d.data(), cols, make_launcher(pool), workspace.get());
+            return d;
+          };
+          const std::vector<float> all = run(0, n);
+          for (int64_t tile = 0; tile < n; tile += 4) {
+            const std::vector<float> own = run(tile, 4);
+            for (int64_t j = 0; j < 4; ++j) {
+              ASSERT_EQ(std::memcmp(&all[size_t(tile + j)], &own[size_t(j)], sizeof(float)), 0)
+                  << isa_name(isa) << " " << test::element_name(bt) << " k=" << k
+                  << (tuning.streams_b_in_one_pass ? " B in one pass" : "") << " column " << tile + j << ": "
+                  << all[size_t(tile + j)] << " in a call over " << n << " columns, " << own[size_t(j)] << " alone";
+            }
           }
         }
       }
@@ -239,8 +257,8 @@ TEST(Gemm, RowMajorF32AReadInPlaceOrPacked) {
       // The same problem with a column-major A is packed: compare the workspaces.
       const TestMatrix a_packed(rng, ElementType::F32, c.shape.m, c.shape.k, true, s.pad);
       const GemmKernels& kernels = gemm_kernels(isa);
-      const size_t bytes = kernels.plan({c.shape, ops.a.operand(), ops.b.operand()}, 1).workspace_bytes;
-      const size_t packed_bytes = kernels.plan({c.shape, a_packed.operand(), ops.b.operand()}, 1).workspace_bytes;
+      const size_t bytes = kernels.plan({c.shape, ops.a.operand(), ops.b.operand()}, 1, {}).workspace_bytes;
+      const size_t packed_bytes = kernels.plan({c.shape, a_packed.operand(), ops.b.operand()}, 1, {}).workspace_bytes;
       if (!s.rows_share_one_set || kernels.tile_rows <= 6) {
         EXPECT_LE(bytes + size_t(c.shape.m * c.shape.k) * sizeof(float), packed_bytes)
             << describe(c, isa) << ": A should be read in place";
@@ -253,15 +271,19 @@ TEST(Gemm, RowMajorF32AReadInPlaceOrPacked) {
 
 TEST(Gemm, OneToFourThreads) {
   std::mt19937 rng(4);
-  for (const evg::GemmShape& shape : {evg::GemmShape{1, 2000, 300}, evg::GemmShape{8, 777, 70},
-                                      evg::GemmShape{750, 400, 300}, evg::GemmShape{130, 1500, 9}}) {
+  for (const evg::GemmShape& shape :
+       {evg::GemmShape{1, 2000, 300}, evg::GemmShape{1, 999, 1031}, evg::GemmShape{8, 777, 70},
+        evg::GemmShape{750, 400, 300}, evg::GemmShape{130, 1500, 9}}) {
     const Case base{shape, ElementType::F32, ElementType::F16, false, true, 1, 1};
     const Operands ops(base, rng);
     for (Isa isa : runnable_isas()) {
-      for (int threads = 1; threads <= 4; ++threads) {
-        Case c = base;
-        c.threads = threads;
-        run_case(c, ops, isa);
+      for (const evg::GemmTuning& tuning : tunings_of(shape)) {
+        for (int threads = 1; threads <= 4; ++threads) {
+          Case c = base;
+          c.threads = threads;
+          c.tuning = tuning;
+          run_case(c, ops, isa);
+        }
       }
     }
   }
@@ -329,7 +351,7 @@ TEST(GemmEpilogue, EveryElementVisitedOnceAfterTheWholeSum) {
         rec.k = p.k;
         ThreadPool pool(threads);
         const GemmKernels& kernels = gemm_kernels(isa);
-        const GemmPlan plan = kernels.plan({p, a.operand(), b.operand()}, threads);
+        const GemmPlan plan = kernels.plan({p, a.operand(), b.operand()}, threads, {});
         AlignedBuffer workspace(plan.workspace_bytes);
         kernels.gemm_with_epilogue(plan, a.operand(), b.operand(), Recorder::callbacks(rec), make_launcher(pool),
                                    workspace.get());
@@ -386,7 +408,7 @@ TEST(GemmEpilogue, SumsInTheOfferedOutput) {
       callbacks.output_ld = ldd;
       ThreadPool pool(2);
       const GemmKernels& kernels = gemm_kernels(isa);
-      const GemmPlan plan = kernels.plan({p, a.operand(), b.operand()}, 2);
+      const GemmPlan plan = kernels.plan({p, a.operand(), b.operand()}, 2, {});
       AlignedBuffer workspace(plan.workspace_bytes);
       kernels.gemm_with_epilogue(plan, a.operand(), b.operand(), callbacks, make_launcher(pool), workspace.get());
       const std::string where = std::string(isa_name(isa)) + " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
@@ -419,7 +441,7 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
   const evg::MatrixOperand op_a{a.data(), ElementType::F32, 8, false};
   const evg::MatrixOperand op_b{b.data(), ElementType::F32, 8, false};
   const evg::GemmShape p{8, 8, 8};
-  const GemmPlan plan = kernels.plan({p, op_a, op_b}, 2);
+  const GemmPlan plan = kernels.plan({p, op_a, op_b}, 2, {});
   AlignedBuffer workspace(plan.workspace_bytes + 64);
   auto expect_error = [&](const std::string& needle, auto&& call) {
     try {
@@ -430,7 +452,7 @@ TEST(GemmErrors, BadArgumentsAreRejected) {
     }
   };
   expect_error("negative problem size", [&] {
-    const GemmPlan negative = kernels.plan({{-1, 8, 8}, op_a, op_b}, 2);
+    const GemmPlan negative = kernels.plan({{-1, 8, 8}, op_a, op_b}, 2, {});
     kernels.gemm(negative, op_a, op_b, d.data(), 8, launcher, workspace.get());
   });
   expect_error("operand A has no data", [&] {

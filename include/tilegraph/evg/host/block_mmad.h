@@ -124,17 +124,18 @@ class BlockMmad {
   // block's columns rounded up to whole tiles, which may be written too (its rows are written
   // exactly: a short panel gets a micro-kernel for its row count). Called concurrently for
   // different blocks.
-  static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, void* shared,
-                      float* scratch, float* acc, int64_t ld) {
-    compute(g, grid, block, shared, scratch, acc, ld, [](int64_t, int64_t) {});
+  static void compute(const GemmOperands& g, const BlockGrid& grid, const BlockRect& block, const GemmTuning& tuning,
+                      void* shared, float* scratch, float* acc, int64_t ld) {
+    compute(g, grid, block, tuning, shared, scratch, acc, ld, [](int64_t, int64_t) {});
   }
 
   // The same, calling rows_done(first, count) as soon as rows [first, first + count) of the block
   // hold their final sums, in row order (in the last K block, one strip of kTileRows rows at a
   // time): an epilogue run there finds the strip in L1/L2 instead of a whole block in L3.
   template <class RowsDone>
-  static void compute(const GemmOperands& operands, const BlockGrid& grid, const BlockRect& block, void* shared,
-                      float* scratch, float* acc, int64_t ld, RowsDone&& rows_done) {
+  static void compute(const GemmOperands& operands, const BlockGrid& grid, const BlockRect& block,
+                      const GemmTuning& tuning, void* shared, float* scratch, float* acc, int64_t ld,
+                      RowsDone&& rows_done) {
     const bool bf16_pairs = multiplies_bf16_pairs(operands);
     const GemmOperands g = packed_view(operands);
     const GemmShape& p = g.problem;
@@ -149,12 +150,13 @@ class BlockMmad {
 #if defined(TG_EVG_TARGET_BF16_DOT)
       if (streams_bf16_pairs(g)) {
         gemv_bf16_pairs(reinterpret_cast<const uint16_t*>(s.a(shared)) + block.row0 * p.k, int(block.rows), b, p.k,
-                        block.col0, block.cols, acc, ld);
+                        block.col0, block.cols, acc, ld, tuning.streams_b_in_one_pass);
         rows_done(0, block.rows);
         return;
       }
 #endif
-      gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld);
+      gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld,
+           tuning.streams_b_in_one_pass);
       rows_done(0, block.rows);
       return;
     }

@@ -11,6 +11,12 @@
 // 2048 f16 decode from ~82 to ~110 tokens/s on one core (bench/RESULTS.md, model). Short
 // columns (a small model's weights, resident in L2) skip it: there the extra instructions cost
 // ~7% of a decode step.
+//
+// The caller may have long columns read one at a time instead (GemmTuning::
+// streams_b_in_one_pass, kernel/tiling.h): B's columns are contiguous, so B is then one stream
+// from front to back, the next column prefetched as the last is read. Short columns keep their
+// tiles: in cache, one column's horizontal sum per column cost a small f16 model ~25% of its
+// decode.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -120,10 +126,15 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
 }
 
 template <int kRows, ElementType kType, class X>
-void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld) {
+void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld,
+                 bool one_pass) {
   constexpr int kColumns = gemv_columns(kRows);
   int64_t c = 0;
   if (k_len * element_bytes(kType) >= kGemvPrefetchColumnBytes) {
+    if (one_pass) {
+      for (; c < cols; ++c) dot_tile<kRows, 1, true, kType, X>(x, b, k_len, c0 + c, out + c, ld);
+      return;
+    }
     for (; c + kColumns <= cols; c += kColumns) {
       dot_tile<kRows, kColumns, true, kType, X>(x, b, k_len, c0 + c, out + c, ld);
     }
@@ -136,11 +147,12 @@ void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, 
 }
 
 template <int kRows>
-void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld) {
+void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld,
+              bool one_pass) {
   switch (b.type) {
-    case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld);
-    case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld);
-    case ElementType::BF16: return dot_rows_of<kRows, ElementType::BF16>(x, b, k_len, c0, cols, out, ld);
+    case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld, one_pass);
+    case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld, one_pass);
+    case ElementType::BF16: return dot_rows_of<kRows, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, one_pass);
   }
 }
 
@@ -186,20 +198,21 @@ TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0,
 // As gemv below, for `rows` rows of A as contiguous bf16 against a column-major bf16 B, multiplied
 // in pairs.
 inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0,
-                            int64_t cols, float* out, int64_t ld) {
+                            int64_t cols, float* out, int64_t ld, bool one_pass) {
   detail::with_row_count(rows, [&](auto kRows) {
-    detail::dot_rows_of<decltype(kRows)::value, ElementType::BF16>(x, b, k_len, c0, cols, out, ld);
+    detail::dot_rows_of<decltype(kRows)::value, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, one_pass);
   });
 }
 #endif
 
 // out[r * ld + c] = sum_k x[r * k_len + k] * B(k, c0 + c) for r < rows, c < cols: `rows` rows of
-// A as contiguous f32. A row-major B is only streamed for one row (rows == 1).
+// A as contiguous f32. A row-major B is only streamed for one row (rows == 1). one_pass: a
+// column-major B's long columns one at a time (GemmTuning::streams_b_in_one_pass).
 inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
-                 int64_t ld) {
+                 int64_t ld, bool one_pass) {
   if (b.transposed) {
     return detail::with_row_count(
-        rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld); });
+        rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld, one_pass); });
   }
   std::fill_n(out, cols, 0.0f);
   constexpr int kRows = 4;

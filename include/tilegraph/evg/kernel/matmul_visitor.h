@@ -20,9 +20,10 @@
 //   size_t shared_bytes(const GemmOperands&, const BlockGrid&);   memory shared by all blocks
 //   void start(const GemmOperands&, const BlockGrid&, void* shared);   on the calling thread
 //   int64_t scratch_floats(const GemmOperands&, const BlockGrid&);   per thread
-//   void compute(const GemmOperands&, const BlockGrid&, const BlockRect&, void* shared,
-//                float* scratch, float* acc, int64_t ld);
-//       called concurrently for different blocks; acc receives the block's rows, its columns
+//   void compute(const GemmOperands&, const BlockGrid&, const BlockRect&, const GemmTuning&,
+//                void* shared, float* scratch, float* acc, int64_t ld);
+//       called concurrently for different blocks, with the plan's tuning (tiling.h: what the
+//       caller adapts to its machine); acc receives the block's rows, its columns
 //       rounded up to whole limits().tile_cols tiles (so a block whose width is whole tiles is
 //       written exactly, and may be summed in the epilogue's output: block.h).
 //   bool writes_accumulator_once(const GemmOperands&);
@@ -57,9 +58,9 @@ void launch(const Launcher& launcher, int64_t n, Fn& fn) {
       launcher.pool, n, [](void* arg, int64_t item, int thread) { (*static_cast<Fn*>(arg))(item, thread); }, &fn);
 }
 
-// What a GEMM works out from the shapes and the thread count alone, never from the data: the
-// block grid and the workspace layout. Callers that run the same shapes again (a replay plan)
-// make it once; it does not depend on the epilogue.
+// What a GEMM works out from the shapes, the thread count and the caller's tuning alone, never
+// from the data: the block grid and the workspace layout. Callers that run the same shapes again
+// (a replay plan) make it once; it does not depend on the epilogue.
 template <class BlockMmad, class BlockScheduler>
 struct MatmulPlan {
   // Workspace alignment run() requires.
@@ -78,13 +79,15 @@ struct MatmulPlan {
   GemmShape problem;
   bool b_transposed;  // the layout of B decides whether B is streamed or packed
   int num_threads;
+  GemmTuning tuning;
   BlockScheduler scheduler;
   Layout layout;
 
-  MatmulPlan(const GemmOperands& g, int threads)
+  MatmulPlan(const GemmOperands& g, int threads, const GemmTuning& machine_tuning = {})
       : problem(g.problem),
         b_transposed(g.b.transposed),
         num_threads(threads),
+        tuning(machine_tuning),
         scheduler(g.problem, BlockMmad::limits(g), threads) {
     const GemmShape& p = g.problem;
     if (p.m <= 0 || p.n <= 0) return;
@@ -171,11 +174,11 @@ class MatmulVisitor {
           }
         }
         if constexpr (visits_row_strips()) {
-          BlockMmad::compute(g, grid, r, base, scratch, acc, ld, [&](int64_t first, int64_t rows) {
+          BlockMmad::compute(g, grid, r, plan.tuning, base, scratch, acc, ld, [&](int64_t first, int64_t rows) {
             epilogue.visit(AccBlock{acc + first * ld, ld, r.row0 + first, r.col0, rows, r.cols}, thread);
           });
         } else {
-          BlockMmad::compute(g, grid, r, base, scratch, acc, ld);
+          BlockMmad::compute(g, grid, r, plan.tuning, base, scratch, acc, ld);
           epilogue.visit(AccBlock{acc, ld, r.row0, r.col0, r.rows, r.cols}, thread);
         }
       };

@@ -1,7 +1,7 @@
 #pragma once
 // The data the kernel layer passes between its parts: the problem with its operands
-// (GemmOperands), how a BlockMmad wants D cut (BlockLimits), and one block of the cut
-// (BlockRect). Data only, shared across ISAs.
+// (GemmOperands), what the caller adapts to its machine (GemmTuning), how a BlockMmad wants D cut
+// (BlockLimits), and one block of the cut (BlockRect). Data only, shared across ISAs.
 #include <cstdint>
 
 #include "tilegraph/evg/block.h"
@@ -13,6 +13,15 @@ struct GemmOperands {
   GemmShape problem;
   MatrixOperand a;  // M x K
   MatrixOperand b;  // K x N
+};
+
+// What a GEMM adapts to the machine it runs on beyond the instruction set: chosen by the caller
+// (the CPU backend, by CPU and type: cpu/gemm.cpp), kept in the plan.
+struct GemmTuning {
+  // A streamed B (few rows of A against a column-major B, host/gemv.h) whose columns are long
+  // enough to come from memory is read one column at a time: B's columns are contiguous, so that
+  // is one stream from front to back. Otherwise (false) a few columns side by side.
+  bool streams_b_in_one_pass = false;
 };
 
 struct BlockLimits {
