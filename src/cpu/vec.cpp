@@ -35,9 +35,12 @@ Isa best_isa() {
 
 int matvec_row_streams() {
   // Decode of an 8-layer d_model-2048 model (tilegraph-bench model), one core. Sapphire Rapids:
-  // q8_0 ~15 GB/s with 4 rows, ~13 with 2. Zen 4 (EPYC): q6_K ~25% and q8_0, q4_K ~10-20% more
-  // tokens/s with 2 rows than with 4, whether or not the rows are prefetched.
-  return cpu_features().vendor == CpuVendor::AMD ? 2 : kMaxMatVecRowStreams;
+  // q8_0 ~15 GB/s with 4 rows, ~13 with 2. Zen 4 (EPYC, family 25): q6_K ~25% and q8_0, q4_K
+  // ~10-20% more tokens/s with 2 rows than with 4, whether or not the rows are prefetched. Zen 5
+  // (EPYC, family 26) the other way: q4_0 1.24x, q4_1 1.32x, q5_0 1.10x the tokens/s with 4 rows,
+  // the K types and q8_0 1.0-1.03x; q8_0 with 1 row 0.90x.
+  const CpuFeatures& f = cpu_features();
+  return f.vendor == CpuVendor::AMD && f.family <= 25 ? 2 : kMaxMatVecRowStreams;
 }
 
 std::vector<Isa> runnable_isas() {

@@ -87,9 +87,9 @@ QuantGemmLayout quant_gemm_layout(DType type);
 
 // The most rows of a matrix that dot_q8k_rows and dot_q8_32_rows read at once.
 inline constexpr int kMaxMatVecRowStreams = 4;
-// The rows at once that suit this CPU's memory system, from its vendor (cpu_features): several
-// streams per core, each prefetched in software, cover the DRAM latency of an Intel core; AMD's
-// prefetchers serve fewer streams better.
+// The rows at once that suit this CPU, from its vendor and family (cpu_features): several streams
+// per core, each prefetched in software, cover the DRAM latency of an Intel core and feed a Zen
+// 5; Zen 4's prefetchers serve fewer streams better.
 int matvec_row_streams();
 
 // The scratch of dot_q8_32_rows (VecKernels): room for what every ISA lays out per activation block.
