@@ -42,8 +42,9 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
                                                 : "256-bit vpmaddubsw dot products";
   quant_decode += ", " + std::to_string(matvec_row_streams()) + " rows per tile";
   const bool one_pass = gemm_tuning(evg::ElementType::F16).streams_b_in_one_pass;
-  const std::string float_decode = one_pass ? "GEMV; f16/bf16 weights read in one pass, f32 4 rows side by side"
-                                            : "GEMV, 4 weight rows side by side";
+  const std::string float_decode =
+      one_pass ? "GEMV; f16/bf16 weight rows of 2 KiB or more in one pass, the rest 4 rows side by side"
+               : "GEMV, 4 weight rows side by side";
   return {
       {"float GEMM", float_gemm},
       {"float decode", float_decode},

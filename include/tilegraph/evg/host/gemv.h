@@ -15,8 +15,8 @@
 // The caller may have long columns read one at a time instead (GemmTuning::
 // streams_b_in_one_pass, kernel/tiling.h): B's columns are contiguous, so B is then one stream
 // from front to back, the next column prefetched as the last is read. Short columns keep their
-// tiles: in cache, one column's horizontal sum per column cost a small f16 model ~25% of its
-// decode.
+// tiles: there a horizontal sum per column instead of one per tile left a tiny f16 model's
+// decode (columns under 1 KiB, in cache) at ~0.7x.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
