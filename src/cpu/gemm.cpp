@@ -22,12 +22,15 @@ const GemmKernels& gemm_kernels(Isa isa) {
 evg::GemmTuning gemm_tuning(evg::ElementType b_type) {
   // Decode of an 8-layer d_model-2048 model (tilegraph-bench model), Zen 5 (EPYC, family 26): f16
   // and bf16 1.18-1.22x the tokens/s with B in one pass than with 4 columns side by side, at 1
-  // and 2 threads; f32 0.96-0.99x, so it keeps them. Elsewhere the side-by-side columns were
-  // what was measured: Sapphire Rapids' cores read DRAM faster from several prefetched streams
-  // (vec.cpp).
+  // and 2 threads; f32 0.96-0.99x, so it keeps them. Zen 4 (EPYC, family 25): in one pass f16
+  // 0.94x, bf16 1.02x; with the tile after the next prefetched too, f16 ~1.2x, bf16 and f32
+  // 1.02-1.03x at one thread (prefetching only that tile: no change). Elsewhere the side-by-side
+  // columns, one tile ahead, were what was measured: Sapphire Rapids' cores read DRAM faster
+  // from several prefetched streams (vec.cpp).
   const CpuFeatures& f = cpu_features();
-  const bool zen5 = f.vendor == CpuVendor::AMD && f.family >= 26;
-  return {.streams_b_in_one_pass = zen5 && b_type != evg::ElementType::F32};
+  const bool amd = f.vendor == CpuVendor::AMD;
+  if (amd && f.family >= 26) return {.streams_b_in_one_pass = b_type != evg::ElementType::F32};
+  return {.b_prefetch_tiles = amd ? 2 : 1};
 }
 
 }  // namespace tg::cpu

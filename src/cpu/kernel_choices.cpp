@@ -41,10 +41,12 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
                              : vnni             ? "256-bit vpdpbusd dot products"
                                                 : "256-bit vpmaddubsw dot products";
   quant_decode += ", " + std::to_string(matvec_row_streams()) + " rows per tile";
-  const bool one_pass = gemm_tuning(evg::ElementType::F16).streams_b_in_one_pass;
-  const std::string float_decode =
-      one_pass ? "GEMV; f16/bf16 weight rows of 2 KiB or more in one pass, the rest 4 rows side by side"
-               : "GEMV, 4 weight rows side by side";
+  const evg::GemmTuning f16_tuning = gemm_tuning(evg::ElementType::F16);
+  std::string float_decode =
+      f16_tuning.streams_b_in_one_pass
+          ? "GEMV; f16/bf16 weight rows of 2 KiB or more in one pass, the rest 4 rows side by side"
+          : "GEMV, 4 weight rows side by side";
+  if (f16_tuning.b_prefetch_tiles >= 2) float_decode += ", rows of 2 KiB or more prefetched two tiles ahead";
   return {
       {"float GEMM", float_gemm},
       {"float decode", float_decode},

@@ -82,18 +82,27 @@ struct Case {
   evg::GemmTuning tuning{};
 };
 
+std::string describe(const evg::GemmTuning& tuning) {
+  return std::string(tuning.streams_b_in_one_pass ? " B in one pass" : "") +
+         (tuning.b_prefetch_tiles > 1 ? " B prefetched two tiles ahead" : "");
+}
+
 std::string describe(const Case& c, Isa isa) {
   return std::string(isa_name(isa)) + " m=" + std::to_string(c.shape.m) + " n=" + std::to_string(c.shape.n) +
          " k=" + std::to_string(c.shape.k) + " A " + test::element_name(c.a_type) + (c.a_transposed ? "^T" : "") +
          " B " + test::element_name(c.b_type) + (c.b_transposed ? "^T" : "") + " pad=" + std::to_string(c.pad) +
-         " threads=" + std::to_string(c.threads) + (c.tuning.streams_b_in_one_pass ? " B in one pass" : "");
+         " threads=" + std::to_string(c.threads) + describe(c.tuning);
 }
 
-// The tunings that change how a problem runs: B in one pass or not where few rows of A may stream
-// it (gemv.h's 8 rows at most).
+// The tunings that change how a problem runs where few rows of A may stream B (gemv.h's 8 rows at
+// most): B in one pass or not, prefetched one tile ahead or two.
 std::vector<evg::GemmTuning> tunings_of(const evg::GemmShape& shape) {
   if (shape.m > 8) return {{}};
-  return {{.streams_b_in_one_pass = false}, {.streams_b_in_one_pass = true}};
+  std::vector<evg::GemmTuning> tunings;
+  for (bool one_pass : {false, true}) {
+    for (int tiles : {1, 2}) tunings.push_back({.streams_b_in_one_pass = one_pass, .b_prefetch_tiles = tiles});
+  }
+  return tunings;
 }
 
 // The operands of a case and their reference, built once for every ISA and thread count.
@@ -206,9 +215,9 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
             const std::vector<float> own = run(tile, 4);
             for (int64_t j = 0; j < 4; ++j) {
               ASSERT_EQ(std::memcmp(&all[size_t(tile + j)], &own[size_t(j)], sizeof(float)), 0)
-                  << isa_name(isa) << " " << test::element_name(bt) << " k=" << k
-                  << (tuning.streams_b_in_one_pass ? " B in one pass" : "") << " column " << tile + j << ": "
-                  << all[size_t(tile + j)] << " in a call over " << n << " columns, " << own[size_t(j)] << " alone";
+                  << isa_name(isa) << " " << test::element_name(bt) << " k=" << k << describe(tuning) << " column "
+                  << tile + j << ": " << all[size_t(tile + j)] << " in a call over " << n << " columns, "
+                  << own[size_t(j)] << " alone";
             }
           }
         }

@@ -150,13 +150,12 @@ class BlockMmad {
 #if defined(TG_EVG_TARGET_BF16_DOT)
       if (streams_bf16_pairs(g)) {
         gemv_bf16_pairs(reinterpret_cast<const uint16_t*>(s.a(shared)) + block.row0 * p.k, int(block.rows), b, p.k,
-                        block.col0, block.cols, acc, ld, tuning.streams_b_in_one_pass);
+                        block.col0, block.cols, acc, ld, tuning);
         rows_done(0, block.rows);
         return;
       }
 #endif
-      gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld,
-           tuning.streams_b_in_one_pass);
+      gemv(s.a(shared) + block.row0 * p.k, int(block.rows), b, p.k, block.col0, block.cols, acc, ld, tuning);
       rows_done(0, block.rows);
       return;
     }

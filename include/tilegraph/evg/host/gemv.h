@@ -10,7 +10,9 @@
 // column started cold. Prefetching it into L2 while the tile before it is read took a d_model
 // 2048 f16 decode from ~82 to ~110 tokens/s on one core (bench/RESULTS.md, model). Short
 // columns (a small model's weights, resident in L2) skip it: there the extra instructions cost
-// ~7% of a decode step.
+// ~7% of a decode step. The caller may have the tile after the next prefetched as well
+// (GemmTuning::b_prefetch_tiles): on Zen 4 that took the same f16 decode ~1.2x faster, where
+// prefetching only two tiles ahead did nothing.
 //
 // The caller may have long columns read one at a time instead (GemmTuning::
 // streams_b_in_one_pass, kernel/tiling.h): B's columns are contiguous, so B is then one stream
@@ -22,6 +24,7 @@
 #include <type_traits>
 
 #include "tilegraph/evg/host/vector.h"
+#include "tilegraph/evg/kernel/tiling.h"
 
 namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
@@ -47,12 +50,12 @@ inline constexpr int64_t kGemvPrefetchColumnBytes = 2048;
 
 // out[r * ld + c] = x_r . column (c0 + c) of a column-major B of element type kType (b.type),
 // for r < kRows, c < kColumns, where x_r = x + r * k_len. With few accumulators, two per output
-// split K so that the FMA chains overlap. kPrefetch: also prefetch the same part of the next
-// tile's columns into L2. The type is a template argument because a run-time one leaves a
-// branch on it beside every load: on a B resident in cache (a small model's weights) that cost
-// an f32 GEMV ~40% of its time. X is float, or with a bf16 dot product (kHasBf16Dot) uint16_t:
-// bf16 rows of A against a bf16 B, multiplied in pairs, a vector holding 2 * kLanes of K.
-template <int kRows, int kColumns, bool kPrefetch, ElementType kType, class X>
+// split K so that the FMA chains overlap. kPrefetchTiles (0, 1 or 2): also prefetch the same
+// part of the next tile's columns into L2, and with 2 of the tile's after it. The type is a template argument because a
+// run-time one leaves a branch on it beside every load: on a B resident in cache (a small model's weights) that cost an
+// f32 GEMV ~40% of its time. X is float, or with a bf16 dot product (kHasBf16Dot) uint16_t: bf16 rows of A against a
+// bf16 B, multiplied in pairs, a vector holding 2 * kLanes of K.
+template <int kRows, int kColumns, int kPrefetchTiles, ElementType kType, class X>
 TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out, int64_t ld) {
   constexpr bool kPairs = std::is_same_v<X, uint16_t>;
   static_assert(!kPairs || (kHasBf16Dot && kType == ElementType::BF16));
@@ -91,7 +94,9 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
       Vec::F bv[kColumns];
 #pragma GCC unroll 8
       for (int c = 0; c < kColumns; ++c) {
-        if constexpr (kPrefetch) __builtin_prefetch(element_address(column[c], kType, next_tile + k + s * kL), 0, 2);
+        for (int t = 1; t <= kPrefetchTiles; ++t) {
+          __builtin_prefetch(element_address(column[c], kType, t * next_tile + k + s * kL), 0, 2);
+        }
         bv[c] = load(element_address(column[c], kType, k + s * kL), kType, kL);
       }
 #pragma GCC unroll 8
@@ -125,34 +130,43 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
   }
 }
 
+// dot_tile over the whole tiles of kTileColumns from column c to `cols`; returns where they end.
+template <int kRows, int kTileColumns, int kPrefetchTiles, ElementType kType, class X>
+int64_t dot_tiles(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t c, int64_t cols, float* out,
+                  int64_t ld) {
+  for (; c + kTileColumns <= cols; c += kTileColumns) {
+    dot_tile<kRows, kTileColumns, kPrefetchTiles, kType, X>(x, b, k_len, c0 + c, out + c, ld);
+  }
+  return c;
+}
+
 template <int kRows, ElementType kType, class X>
 void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld,
-                 bool one_pass) {
+                 const GemmTuning& tuning) {
   constexpr int kColumns = gemv_columns(kRows);
   int64_t c = 0;
   if (k_len * element_bytes(kType) >= kGemvPrefetchColumnBytes) {
-    if (one_pass) {
-      for (; c < cols; ++c) dot_tile<kRows, 1, true, kType, X>(x, b, k_len, c0 + c, out + c, ld);
+    const bool two_ahead = tuning.b_prefetch_tiles >= 2;
+    if (tuning.streams_b_in_one_pass) {
+      two_ahead ? dot_tiles<kRows, 1, 2, kType>(x, b, k_len, c0, 0, cols, out, ld)
+                : dot_tiles<kRows, 1, 1, kType>(x, b, k_len, c0, 0, cols, out, ld);
       return;
     }
-    for (; c + kColumns <= cols; c += kColumns) {
-      dot_tile<kRows, kColumns, true, kType, X>(x, b, k_len, c0 + c, out + c, ld);
-    }
+    c = two_ahead ? dot_tiles<kRows, kColumns, 2, kType>(x, b, k_len, c0, 0, cols, out, ld)
+                  : dot_tiles<kRows, kColumns, 1, kType>(x, b, k_len, c0, 0, cols, out, ld);
   } else {
-    for (; c + kColumns <= cols; c += kColumns) {
-      dot_tile<kRows, kColumns, false, kType, X>(x, b, k_len, c0 + c, out + c, ld);
-    }
+    c = dot_tiles<kRows, kColumns, 0, kType>(x, b, k_len, c0, 0, cols, out, ld);
   }
-  for (; c < cols; ++c) dot_tile<kRows, 1, false, kType, X>(x, b, k_len, c0 + c, out + c, ld);
+  dot_tiles<kRows, 1, 0, kType>(x, b, k_len, c0, c, cols, out, ld);
 }
 
 template <int kRows>
 void dot_rows(const float* x, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out, int64_t ld,
-              bool one_pass) {
+              const GemmTuning& tuning) {
   switch (b.type) {
-    case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld, one_pass);
-    case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld, one_pass);
-    case ElementType::BF16: return dot_rows_of<kRows, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, one_pass);
+    case ElementType::F32: return dot_rows_of<kRows, ElementType::F32>(x, b, k_len, c0, cols, out, ld, tuning);
+    case ElementType::F16: return dot_rows_of<kRows, ElementType::F16>(x, b, k_len, c0, cols, out, ld, tuning);
+    case ElementType::BF16: return dot_rows_of<kRows, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, tuning);
   }
 }
 
@@ -198,21 +212,21 @@ TG_EVG_INLINE void axpy_rows(const float* x, const MatrixOperand& b, int64_t k0,
 // As gemv below, for `rows` rows of A as contiguous bf16 against a column-major bf16 B, multiplied
 // in pairs.
 inline void gemv_bf16_pairs(const uint16_t* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0,
-                            int64_t cols, float* out, int64_t ld, bool one_pass) {
+                            int64_t cols, float* out, int64_t ld, const GemmTuning& tuning) {
   detail::with_row_count(rows, [&](auto kRows) {
-    detail::dot_rows_of<decltype(kRows)::value, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, one_pass);
+    detail::dot_rows_of<decltype(kRows)::value, ElementType::BF16>(x, b, k_len, c0, cols, out, ld, tuning);
   });
 }
 #endif
 
 // out[r * ld + c] = sum_k x[r * k_len + k] * B(k, c0 + c) for r < rows, c < cols: `rows` rows of
-// A as contiguous f32. A row-major B is only streamed for one row (rows == 1). one_pass: a
-// column-major B's long columns one at a time (GemmTuning::streams_b_in_one_pass).
+// A as contiguous f32. A row-major B is only streamed for one row (rows == 1). `tuning`: how a
+// column-major B's long columns are read (GemmTuning).
 inline void gemv(const float* x, int rows, const MatrixOperand& b, int64_t k_len, int64_t c0, int64_t cols, float* out,
-                 int64_t ld, bool one_pass) {
+                 int64_t ld, const GemmTuning& tuning) {
   if (b.transposed) {
     return detail::with_row_count(
-        rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld, one_pass); });
+        rows, [&](auto kRows) { detail::dot_rows<decltype(kRows)::value>(x, b, k_len, c0, cols, out, ld, tuning); });
   }
   std::fill_n(out, cols, 0.0f);
   constexpr int kRows = 4;

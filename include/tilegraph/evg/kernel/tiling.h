@@ -22,6 +22,10 @@ struct GemmTuning {
   // enough to come from memory is read one column at a time: B's columns are contiguous, so that
   // is one stream from front to back. Otherwise (false) a few columns side by side.
   bool streams_b_in_one_pass = false;
+  // Such long columns are prefetched into L2 this many tiles (of columns side by side, or of one
+  // column in one pass) ahead of the tile being read: 1, or 2 for both the next tile and the one
+  // after it.
+  int b_prefetch_tiles = 1;
 };
 
 struct BlockLimits {
