@@ -100,19 +100,22 @@ void pack_quant_panel(DType type, int64_t n, int rows, const void* first_row, si
 
 void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_t* out) {
   const QuantGemmLayout layout = quant_gemm_layout(weight_type);
+  const bool offset_by_f16_sum = weight_type == DType::Q4_1 || weight_type == DType::Q5_1;
   const size_t block_bytes = layout.activation_block_bytes();
   for (int64_t b = 0; b < n / layout.block; ++b) {
     uint8_t* record = out + size_t(b) * block_bytes;
     auto* q = reinterpret_cast<int8_t*>(record);
-    float dx = quantize_block_q8(x + b * layout.block, layout.block, q);
-    if (layout.block == kQ8_32BlockSize) dx = tg::q8_32_step(dx);
+    const float d = quantize_block_q8(x + b * layout.block, layout.block, q);
+    const float dx = layout.block == kQ8_32BlockSize ? tg::q8_32_step(d) : d;
     std::memcpy(record + layout.dx_at(), &dx, sizeof dx);
     for (int g = 0; g < layout.block / layout.group; ++g) {
       const int32_t quants = sum_of(q + g * layout.group, layout.group);
       if (layout.signed_quants) {
         std::memcpy(record + layout.sums_at() + 4 * g, &quants, sizeof quants);
       } else {
-        const float sum = dx * float(quants);
+        // q4_1's and q5_1's m against BlockQ8_32::s (ggml's q8_1 sum, in f16), as in decode; the
+        // centred types' offsets against the exact dx * quants (decode's integer centre).
+        const float sum = offset_by_f16_sum ? tg::q8_32_step(d * float(quants)) : dx * float(quants);
         std::memcpy(record + layout.sums_at() + 4 * g, &sum, sizeof sum);
       }
     }

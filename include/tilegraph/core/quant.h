@@ -146,8 +146,9 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 //   for the part of a weight that does not depend on its quant (the mins, q6_K's -32).
 // - q8_32 (32 elements) for q8_0, q4_0, q4_1, q5_0 and q5_1: ggml's q8_0 / q8_1, whose d is
 //   f16: the quants are those of the f32 d, then d is rounded to the nearest f16 (q8_32_step; a
-//   block beyond f16's range, max|x| > 65504 * 127, gets an infinite d, as in ggml), and s = d *
-//   sum q in f32 (ggml's q8_1 rounds it to f16 too), for the same reason.
+//   block beyond f16's range, max|x| > 65504 * 127, gets an infinite d, as in ggml), and s is the
+//   f32 d times sum q, rounded to the nearest f16, as ggml's q8_1 stores it (with s from the f16
+//   d in f32, a d2048x8 q4_1 model's greedy decode left llama.cpp's tokens at the third step).
 enum class ActivationType { F32, BF16, Q8_32, Q8_K };
 ActivationType activation_type(DType weight_type);
 
@@ -161,7 +162,7 @@ static_assert(sizeof(BlockQ8_K) == 292, "q8_K block must match ggml's 292-byte l
 inline constexpr int kQ8_32BlockSize = 32;
 struct BlockQ8_32 {
   float d;
-  float s;  // d * (sum of qs), rounded once
+  float s;  // the f32 d * (sum of qs), rounded to f16
   int8_t qs[kQ8_32BlockSize];
 };
 

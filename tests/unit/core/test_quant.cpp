@@ -465,10 +465,14 @@ TEST(Quant, Q8_32QuantizesByHandWithItsSum) {
   EXPECT_EQ(b[0].qs[0], 127);
   EXPECT_EQ(b[0].qs[5], int(std::nearbyint(-0.25f / d)));
   EXPECT_EQ(b[0].qs[31], int(std::nearbyint(0.35f / d)));
-  EXPECT_EQ(b[0].s, d16 * float(127 + b[0].qs[5] + b[0].qs[31]));
+  // s is the f32 d times the quants' sum, rounded to f16 once, as ggml's q8_1 stores it: not the
+  // f16 d times the sum.
+  const float sum0 = float(127 + b[0].qs[5] + b[0].qs[31]);
+  EXPECT_EQ(b[0].s, q8_32_step(d * sum0));
+  EXPECT_NE(b[0].s, d16 * sum0);
   EXPECT_EQ(b[1].d, f16_to_f32(f32_to_f16(1.0f / 127.0f)));
   EXPECT_EQ(b[1].qs[8], -127);
-  EXPECT_EQ(b[1].s, b[1].d * -127.0f);
+  EXPECT_EQ(b[1].s, q8_32_step(1.0f / 127.0f * -127.0f));
   std::vector<float> y(64), rounded = x;
   dequantize_row_q8_32(b, y.data(), 64);
   round_activations(DType::Q5_1, rounded.data(), 64);

@@ -164,18 +164,29 @@ struct QuantRows {
 // error an f32 kernel may make: f32 accumulation of n products of exact f32 weights, at most n
 // roundings of the magnitudes summed. The integer kernels sum a weight's offset (`offsets`,
 // quant_offsets) and the rest apart, and either may be the larger.
+// q4_1's and q5_1's offset m multiplies each activation block's sum s (BlockQ8_32::s, rounded to
+// f16 as in ggml's q8_1), not the block's values: `sums` are then the token's blocks
+// (offset_sums), and the reference takes the offsets against them too.
 struct ReferenceDot {
   double want, bound;
 };
-ReferenceDot reference_dot(const QuantRows& a, int64_t j, const float* x, const std::vector<double>& offsets) {
+ReferenceDot reference_dot(const QuantRows& a, int64_t j, const float* x, const std::vector<double>& offsets,
+                           const BlockQ8_32* sums) {
   double want = 0.0, magnitude = 0.0;
   for (int64_t i = 0; i < a.n; ++i) {
     const double w = a.values[size_t(j * a.n + i)], xi = x[i];
-    want += w * xi;
     const double offset = offsets[size_t(i)];
+    want += (sums ? w - offset : w) * xi;
     magnitude += (std::abs(w - offset) + std::abs(offset)) * std::abs(xi);
   }
+  if (sums) {
+    for (int64_t b = 0; b < a.n / kQ8_32BlockSize; ++b) want += offsets[size_t(b * kQ8_32BlockSize)] * sums[b].s;
+  }
   return {want, double(a.n) * 0x1p-24 * magnitude};
+}
+const BlockQ8_32* offset_sums(const Activations& xa, int64_t token) {
+  const bool offset_by_sum = xa.type == DType::Q4_1 || xa.type == DType::Q5_1;
+  return offset_by_sum ? xa.q8_32.data() + token * xa.stride : nullptr;
 }
 
 TEST(VecQuant, DequantizeGivesTheCoresValuesOnEveryIsa) {
@@ -225,7 +236,8 @@ void expect_matches_reference(DType type, int64_t n, const std::vector<int64_t>&
               ASSERT_EQ(got, -7.0f) << isa_name(isa) << " wrote past row " << count;
               continue;
             }
-            const ReferenceDot ref = reference_dot(a, j, xa.values.data() + t * x_stride, offsets[size_t(j)]);
+            const ReferenceDot ref =
+                reference_dot(a, j, xa.values.data() + t * x_stride, offsets[size_t(j)], offset_sums(xa, t));
             ASSERT_NEAR(got, ref.want, ref.bound)
                 << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " count=" << count << " tokens=" << tokens
                 << " row " << j << " token " << t;
@@ -361,11 +373,12 @@ TEST(VecQuant, ActivationQuantizersGiveTheCoresBytesOnEveryIsa) {
 }
 
 // The integer GEMM's activation blocks (QuantGemmLayout): the core's 8-bit quants and scale, and
-// d times each group's sum of quants (for q8_0's signed weights, the int32 sum itself).
+// d times each group's sum of quants (for q8_0's signed weights, the int32 sum itself; for q4_1's
+// and q5_1's offsets the q8_32 block's s, in f16 as decode takes it).
 TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
   test::Rng rng(24);
   std::normal_distribution<float> dist(0.0f, 2.0f);
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4_K, DType::Q6_K}) {
     const QuantGemmLayout layout = quant_gemm_layout(type);
     const int64_t n = 3 * 256;
     std::vector<float> x(static_cast<size_t>(n));
@@ -399,12 +412,13 @@ TEST(VecQuant, GemmActivationBlocksHoldTheCoresQuantsOnEveryIsa) {
         }
         ASSERT_EQ(fields[0], want_d) << isa_name(isa) << " block " << b;
         for (int g = 0; g < layout.block / layout.group; ++g) {
-          float want_sum = want.q8_32.empty() ? 0.0f : want.q8_32[size_t(b)].s;
+          int32_t quants = 0;
           if (layout.block == 256) {  // q8_K's sums are per 16 elements
-            int32_t quants = 0;
             for (int i = 0; i < layout.group / 16; ++i) quants += want.q8k[size_t(b)].bsums[g * layout.group / 16 + i];
-            want_sum = want_d * float(quants);
+          } else {
+            for (int i = 0; i < layout.group; ++i) quants += want_q[g * layout.group + i];
           }
+          const float want_sum = type == DType::Q4_1 ? want.q8_32[size_t(b)].s : want_d * float(quants);
           ASSERT_EQ(fields[1 + g], want_sum) << isa_name(isa) << " block " << b << " group " << g;
         }
       }
@@ -489,7 +503,8 @@ TEST(VecQuant, GemmTilesMatchDoubleReferenceOnEveryIsa) {
                   ASSERT_EQ(c[at], -7.0f) << isa_name(isa) << " wrote outside the tile: token " << t << " row " << j;
                   continue;
                 }
-                const ReferenceDot ref = reference_dot(a, j, xa.values.data() + t * n, offsets[size_t(j)]);
+                const ReferenceDot ref =
+                    reference_dot(a, j, xa.values.data() + t * n, offsets[size_t(j)], offset_sums(xa, t));
                 ASSERT_NEAR(first[at], ref.want, ref.bound)
                     << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " rows=" << rows
                     << " tokens=" << tokens << " row " << j << " token " << t;
