@@ -46,7 +46,9 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
       f16_tuning.streams_b_in_one_pass
           ? "GEMV; f16/bf16 weight rows of 2 KiB or more in one pass, the rest 4 rows side by side"
           : "GEMV, 4 weight rows side by side";
-  if (f16_tuning.b_prefetch_tiles >= 2) float_decode += ", rows of 2 KiB or more prefetched two tiles ahead";
+  if (f16_tuning.b_prefetch_tiles >= 2) {
+    float_decode += ", rows of 2 KiB or more prefetched into L2 one and two tiles ahead";
+  }
   return {
       {"float GEMM", float_gemm},
       {"float decode", float_decode},
