@@ -51,10 +51,11 @@ inline constexpr int64_t kGemvPrefetchColumnBytes = 2048;
 // out[r * ld + c] = x_r . column (c0 + c) of a column-major B of element type kType (b.type),
 // for r < kRows, c < kColumns, where x_r = x + r * k_len. With few accumulators, two per output
 // split K so that the FMA chains overlap. kPrefetchTiles (0, 1 or 2): also prefetch the same
-// part of the next tile's columns into L2, and with 2 of the tile's after it. The type is a template argument because a
-// run-time one leaves a branch on it beside every load: on a B resident in cache (a small model's weights) that cost an
-// f32 GEMV ~40% of its time. X is float, or with a bf16 dot product (kHasBf16Dot) uint16_t: bf16 rows of A against a
-// bf16 B, multiplied in pairs, a vector holding 2 * kLanes of K.
+// part of the next tile's columns into L2, and with 2 that of the tile after it. The type is a
+// template argument because a run-time one leaves a branch on it beside every load: on a B
+// resident in cache (a small model's weights) that cost an f32 GEMV ~40% of its time. X is
+// float, or with a bf16 dot product (kHasBf16Dot) uint16_t: bf16 rows of A against a bf16 B,
+// multiplied in pairs, a vector holding 2 * kLanes of K.
 template <int kRows, int kColumns, int kPrefetchTiles, ElementType kType, class X>
 TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, float* out, int64_t ld) {
   constexpr bool kPairs = std::is_same_v<X, uint16_t>;
