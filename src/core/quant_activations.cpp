@@ -68,12 +68,14 @@ void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n) {
 
 float q8_32_step(float d) { return f16_to_f32(f32_to_f16(d)); }
 
+float q8_32_sum(float d, int32_t quant_sum) { return q8_32_step(d * float(quant_sum)); }
+
 void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n) {
   detail::check_whole_blocks("quantize_row_q8_32", n, kQ8_32BlockSize);
   for (int64_t b = 0; b < n / kQ8_32BlockSize; ++b) {
     const float d = quantize_block(x + b * kQ8_32BlockSize, kQ8_32BlockSize, y[b].qs);
     y[b].d = q8_32_step(d);
-    y[b].s = q8_32_step(d * float(sum_of(y[b].qs, kQ8_32BlockSize)));
+    y[b].s = q8_32_sum(d, sum_of(y[b].qs, kQ8_32BlockSize));
   }
 }
 

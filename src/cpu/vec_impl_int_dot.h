@@ -48,7 +48,7 @@ void quantize_q8_32(int64_t n, BlockQ8_32* y, const float* x) {
   for (int64_t b = 0; b < n / kQ8_32BlockSize; ++b) {
     const float d = quantize_block_q8(x + b * kQ8_32BlockSize, kQ8_32BlockSize, y[b].qs);
     y[b].d = tg::q8_32_step(d);
-    y[b].s = tg::q8_32_step(d * float(sum_of(y[b].qs, kQ8_32BlockSize)));
+    y[b].s = tg::q8_32_sum(d, sum_of(y[b].qs, kQ8_32BlockSize));
   }
 }
 

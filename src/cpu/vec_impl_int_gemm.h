@@ -115,7 +115,7 @@ void pack_quant_activations(DType weight_type, int64_t n, const float* x, uint8_
       } else {
         // q4_1's and q5_1's m against BlockQ8_32::s (ggml's q8_1 sum, in f16), as in decode; the
         // centred types' offsets against the exact dx * quants (decode's integer centre).
-        const float sum = offset_by_f16_sum ? tg::q8_32_step(d * float(quants)) : dx * float(quants);
+        const float sum = offset_by_f16_sum ? tg::q8_32_sum(d, quants) : dx * float(quants);
         std::memcpy(record + layout.sums_at() + 4 * g, &sum, sizeof sum);
       }
     }

@@ -171,6 +171,9 @@ void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
 void quantize_row_q8_32(const float* x, BlockQ8_32* y, int64_t n);
 // q8_32's d as stored: a block's f32 d rounded to the nearest f16.
 float q8_32_step(float d);
+// q8_32's s as stored (ggml's q8_1 sum): a block's f32 d times the sum of its quants, rounded to
+// the nearest f16.
+float q8_32_sum(float d, int32_t quant_sum);
 void dequantize_row_q8_32(const BlockQ8_32* x, float* y, int64_t n);
 // x rounded, in place, to what MUL_MAT multiplies weights of `weight_type` by (activation_type),
 // and back to f32; unchanged for F32. n must be whole blocks of the 8-bit types.
