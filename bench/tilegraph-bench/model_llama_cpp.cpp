@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -104,6 +105,7 @@ struct Row {
   double decode_ours_s, decode_peer_s;    // per step, medians
   double decode_ratio;                    // median of the rounds' peer step / our step
   double decode_cpu_ratio;                // the same from CPU times
+  double repack_ratio;                    // median of the rounds' stored-rows step / our step; 0: no copies
   double eff_ours, eff_peer;              // medians of the rounds' bound step / step
   double prefill_ours_s, prefill_peer_s;  // medians
   double prefill_ratio;                   // median of the rounds' peer time / our time
@@ -115,14 +117,20 @@ struct Row {
   std::string peer_cpu;
 };
 
-Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::string& path, const std::string& type,
-            int threads, int64_t prefill_tokens, int rounds, const ReadBandwidth& bandwidth) {
+// `stored`: the same file's model without the backend's copies (LlamaModel::place_weights), or
+// null when it has none; its steps run in the same rounds.
+Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const model::LlamaModel* stored,
+            const std::string& path, const std::string& type, int threads, int64_t prefill_tokens, int rounds,
+            const ReadBandwidth& bandwidth) {
   const int steps = spec.decode_steps;
   PeerProcess peer({TG_LLAMA_CPP_PEER, path, std::to_string(threads), std::to_string(prefill_tokens)});
   if (!peer.available()) throw Error("llama.cpp peer: " + peer.error());
   auto decode_backend = cpu_backend(threads, true);
   auto prefill_backend = cpu_backend(threads, false);
   Decoder decoder(llama, *decode_backend, true);
+  auto stored_backend = cpu_backend(threads, true);
+  std::optional<Decoder> stored_decoder;
+  if (stored) stored_decoder.emplace(*stored, *stored_backend, true);
   Prefiller prefiller(llama, *prefill_backend, prefill_tokens);
   const json prefill_request = {{"op", "prefill"}, {"tokens", prefill_tokens}};
   const json decode_request = {{"op", "decode"}, {"steps", steps}};
@@ -133,6 +141,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
   for (int s = 0; s < 2; ++s) {
     decoder.step();
     ours_tokens.push_back(decoder.last_token());
+    if (stored_decoder) stored_decoder->step();
   }
   const json warm = checked(peer, {{"op", "decode"}, {"steps", 2}});
   for (const json& t : warm["tokens"]) peer_tokens.push_back(t.get<int32_t>());
@@ -141,7 +150,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
 
   const double weight_bytes = double(llama.decode_weight_bytes());
   std::vector<double> bw, ours_step, peer_step, eff_ours, eff_peer, ours_prefill, peer_prefill;
-  std::vector<double> ours_step_cpu, peer_step_cpu, ours_prefill_cpu, peer_prefill_cpu;
+  std::vector<double> ours_step_cpu, peer_step_cpu, ours_prefill_cpu, peer_prefill_cpu, stored_step;
   for (int r = 0; r < rounds; ++r) {
     const double bw_before = bandwidth.measure(threads, 1);
     const Stopwatch decode_watch;
@@ -152,6 +161,11 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
     const Times ours = decode_watch.read();
     ours_step.push_back(ours.wall / steps);
     ours_step_cpu.push_back(ours.cpu / steps);
+    if (stored_decoder) {
+      const Stopwatch stored_watch;
+      for (int s = 0; s < steps; ++s) stored_decoder->step();
+      stored_step.push_back(stored_watch.read().wall / steps);
+    }
     const json reply = checked(peer, decode_request);
     peer_step.push_back(reply["seconds"].get<double>() / steps);
     peer_step_cpu.push_back(reply["cpu_seconds"].get<double>() / steps);
@@ -186,6 +200,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const std::st
   row.decode_peer_s = median_of(peer_step);
   row.decode_ratio = median_ratio(peer_step, ours_step);
   row.decode_cpu_ratio = median_ratio(peer_step_cpu, ours_step_cpu);
+  row.repack_ratio = stored ? median_ratio(stored_step, ours_step) : 0.0;
   row.eff_ours = median_of(eff_ours);
   row.eff_peer = median_of(eff_peer);
   row.prefill_ours_s = median_of(ours_prefill);
@@ -227,13 +242,15 @@ json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::v
         "the read bandwidth, the better of a probe before and after each round's decode (%s;\n"
         "- where the weights come partly from cache: under 4x the LLC and read faster than DRAM); agree =\n"
         "greedy decode steps before the first token that differs from llama.cpp's, of all (a near tie decided\n"
-        "the other way by another summation order changes every later token).\n",
+        "the other way by another summation order changes every later token); copy x = median of the rounds'\n"
+        "decode step reading the file's rows (a second mapping, as --no-repack) / ours with the CPU backend's\n"
+        "interleaved copies (- : the type has none).\n",
         rounds, (long long)prefill_tokens, (long long)(2 * kPrompt), bandwidth.describe().c_str());
-    std::printf("%-7s %-5s %3s %7s %6s | %8s %8s %6s %6s | %6s %4s %6s %4s | %8s %8s %6s %6s | %5s\n", "model", "type",
-                "thr", "MiB", "bound", "ours", "llama", "x", "x cpu", "ours", "%", "llama", "%", "ours", "llama", "x",
-                "x cpu", "agree");
-    std::printf("%-7s %-5s %3s %7s %6s | %31s | %23s | %31s |\n", "", "", "", "", "GB/s", "decode tok/s", "decode GB/s",
-                "prefill tok/s");
+    std::printf("%-7s %-5s %3s %7s %6s | %8s %8s %6s %6s | %6s %4s %6s %4s | %8s %8s %6s %6s | %5s | %5s\n", "model",
+                "type", "thr", "MiB", "bound", "ours", "llama", "x", "x cpu", "ours", "%", "llama", "%", "ours",
+                "llama", "x", "x cpu", "copy", "agree");
+    std::printf("%-7s %-5s %3s %7s %6s | %31s | %23s | %31s | %5s |\n", "", "", "", "", "GB/s", "decode tok/s",
+                "decode GB/s", "prefill tok/s", "x");
   }
   // Per model: the worst ratios and share of the bound over its types and thread counts.
   struct Worst {
@@ -253,12 +270,21 @@ json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::v
       if (config.n_embd % block != 0 || config.n_ff % block != 0) continue;
       const TemporaryGguf file(spec.name, config, w);
       const model::GgufFile gguf = model::GgufFile::open(file.path());
-      const model::LlamaModel llama = model::LlamaModel::from_gguf(gguf);
+      model::LlamaModel llama = model::LlamaModel::from_gguf(gguf);
+      llama.place_weights(*cpu_backend(1, false));  // as `tilegraph run` does: the decode copies
+      // The same file mapped again (other addresses, so no copies): decode as --no-repack does.
+      std::optional<model::GgufFile> stored_gguf;
+      std::optional<model::LlamaModel> stored;
+      if (llama.prepared_bytes() > 0) {
+        stored_gguf.emplace(model::GgufFile::open(file.path()));
+        stored.emplace(model::LlamaModel::from_gguf(*stored_gguf));
+      }
       for (int threads : {1, 2}) {
         // A type llama.cpp cannot run (or a peer that dies) costs its row, not the section.
         Row r;
         try {
-          r = run_row(spec, llama, file.path(), w.name, threads, prefill_tokens, rounds, bandwidth);
+          r = run_row(spec, llama, stored ? &*stored : nullptr, file.path(), w.name, threads, prefill_tokens, rounds,
+                      bandwidth);
         } catch (const Error& e) {
           const std::string tag = spec.name + "/" + w.name + "/" + std::to_string(threads) + "t";
           if (!quiet) std::printf("%s failed: %s\n", tag.c_str(), e.what());
@@ -282,12 +308,12 @@ json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::v
           const std::string peer_pct = bound_applies ? fmt("%3.0f%%", 100 * r.eff_peer) : "   -";
           std::printf(
               "%-7s %-5s %3d %7.1f %6.2f | %8.2f %8.2f %5.2fx %5.2fx | %6.2f %4s %6.2f %4s | %8.1f %8.1f %5.2fx %5.2fx "
-              "| "
-              "%zu/%zu\n",
+              "| %5s | %zu/%zu\n",
               r.model.c_str(), r.type.c_str(), r.threads, r.weight_mib, r.bound_bytes_per_s / 1e9, 1 / r.decode_ours_s,
               1 / r.decode_peer_s, r.decode_ratio, r.decode_cpu_ratio, bytes / r.decode_ours_s / 1e9, ours_pct.c_str(),
               bytes / r.decode_peer_s / 1e9, peer_pct.c_str(), double(prefill_tokens) / r.prefill_ours_s,
-              double(prefill_tokens) / r.prefill_peer_s, r.prefill_ratio, r.prefill_cpu_ratio, r.agree, r.compared);
+              double(prefill_tokens) / r.prefill_peer_s, r.prefill_ratio, r.prefill_cpu_ratio,
+              r.repack_ratio > 0 ? fmt("%.2fx", r.repack_ratio).c_str() : "-", r.agree, r.compared);
           std::fflush(stdout);
         }
         rows.push_back(
@@ -299,6 +325,7 @@ json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::v
              {"decode_tokens_per_s", {{"tilegraph", 1 / r.decode_ours_s}, {"llama_cpp", 1 / r.decode_peer_s}}},
              {"decode_llama_cpp_time_over_ours", r.decode_ratio},
              {"decode_llama_cpp_cpu_time_over_ours", r.decode_cpu_ratio},
+             {"decode_stored_rows_time_over_ours", r.repack_ratio > 0 ? json(r.repack_ratio) : json(nullptr)},
              {"decode_bound_fraction", {{"tilegraph", r.eff_ours}, {"llama_cpp", r.eff_peer}}},
              {"prefill_tokens", prefill_tokens},
              {"prefill_tokens_per_s",

@@ -261,7 +261,8 @@ void add_model_suite(CLI::App& app) {
                         std::string(dtype_name(type)).c_str(), (long long)block);
           continue;
         }
-        const model::LlamaModel llama = model::LlamaModel::generate(spec.config, type, kSeed);
+        model::LlamaModel llama = model::LlamaModel::generate(spec.config, type, kSeed);
+        llama.place_weights(*cpu_backend(1, false));  // as `tilegraph run` does: the decode copies
         for (int threads : {1, 2}) {
           if (spec.big) {
             if (!f32) f32.emplace(model::LlamaModel::generate(spec.config, DType::F32, kSeed));

@@ -12,6 +12,7 @@
 #include "fusion.h"
 #include "kernels.h"
 #include "matmul_call.h"
+#include "prepared_weights.h"
 #include "replay_plan.h"
 #include "row_ops.h"
 #include "thread_pool.h"
@@ -75,6 +76,8 @@ class CpuBackend final : public Backend {
   int threads() const override { return pool_.size(); }
 
   bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
+
+  std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) override { return interleave_weight(t); }
 
   // Graph mode decides between eager execution, replaying a captured plan and capturing one.
   void compute(const Graph& graph) override {

@@ -2,7 +2,9 @@
 // a and column of b, a read once.
 #include <type_traits>
 
+#include "interleaved_rows.h"
 #include "matmul_fallback.h"
+#include "prepared_weights.h"
 
 namespace tg::cpu {
 
@@ -118,13 +120,41 @@ void mat_vec_rows(const Tensor& node, const Tensor& a, const Rows& x_rows, ExecC
   });
 }
 
+// One token against an interleaved copy of a (prepared_weights.h): groups of 16 rows, each a
+// sequential run of the copy.
+template <class Block>
+void mat_vec_interleaved(const Tensor& node, const InterleavedMatrix& a, const Int8Rows<Block>& x_rows,
+                         ExecContext& exec) {
+  const VecKernels& vec = exec.vec();
+  const int64_t groups = (a.rows + kInterleavedRows - 1) / kInterleavedRows;
+  const size_t group_bytes = interleaved_bytes(a.type, a.n, kInterleavedRows);
+  const Block* x = x_rows.row(0, 0, 0);
+  float* out = output_at(node, 0, 0, 0, 0);
+  exec.parallel_range(groups, a.n * kInterleavedRows, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
+    void* scratch = tc.scratch.bytes(dot_q8_32_scratch_bytes(a.n, 1));
+    const int64_t first = begin * kInterleavedRows;
+    const int64_t rows = std::min(end * kInterleavedRows, a.rows) - first;
+    vec.dot_interleaved_rows(a.type, a.n, rows, a.groups + size_t(begin) * group_bytes, x, out + first, scratch);
+  });
+}
+
 }  // namespace
 
 void mat_vec(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
   // (A quantized a always has contiguous blocks: permute keeps its dimension 0 in place.)
+  // One token of one batch may read a's interleaved copy (prepared_weights.h).
+  const bool one_token = node.ne[1] == 1 && node.ne[2] == 1 && node.ne[3] == 1;
   switch (activation_type(a.type)) {
-    case ActivationType::Q8_K: return mat_vec_rows(node, a, Int8Rows<BlockQ8_K>(b, exec), exec);
-    case ActivationType::Q8_32: return mat_vec_rows(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
+    case ActivationType::Q8_K:
+      if (const InterleavedMatrix* copy = one_token ? find_interleaved(a) : nullptr) {
+        return mat_vec_interleaved(node, *copy, Int8Rows<BlockQ8_K>(b, exec), exec);
+      }
+      return mat_vec_rows(node, a, Int8Rows<BlockQ8_K>(b, exec), exec);
+    case ActivationType::Q8_32:
+      if (const InterleavedMatrix* copy = one_token ? find_interleaved(a) : nullptr) {
+        return mat_vec_interleaved(node, *copy, Int8Rows<BlockQ8_32>(b, exec), exec);
+      }
+      return mat_vec_rows(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
     case ActivationType::F32:
     case ActivationType::BF16: return mat_vec_rows(node, a, FloatRows(b, a.type, exec), exec);
   }

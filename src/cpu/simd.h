@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "interleaved_rows.h"
 #include "tilegraph/core/dtype.h"
 
 #define TG_SIMD_INLINE __attribute__((always_inline)) static inline
@@ -328,6 +329,81 @@ struct GemmLanesPortable {
   }
 };
 
+// The lanes of interleaved_rows.h's groups: one lane per weight row, 16 rows, each lane's sum its
+// row's alone (so every ISA gives the same bits). sum_q4_0 and sum_q8_0 return each row's exact
+// integer sum of q x over one block (q4_0's q the nibble minus 8) from its chunks and the
+// token's 32 quants; x_sum is the sum of those quants, which the tables that multiply unsigned
+// bytes (nibble, q + 128) take back. fmadd_steps: acc + sum * (d * dx), the rows' f16 steps d
+// converted exactly. One struct per ISA family; the vector structs name theirs R16.
+struct RowLanes16Portable {
+  static constexpr int kRows = 16;
+  struct I {
+    int32_t v[kRows];
+  };
+  struct F {
+    float v[kRows];
+  };
+  static F fzero() { return F{}; }
+  static I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+    I s{};
+    for (int r = 0; r < kRows; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        for (int j = 0; j < 4; ++j) {
+          const uint8_t q = chunks[64 * c + 4 * r + j];
+          s.v[r] += (q & 0xF) * x[4 * c + j] + (q >> 4) * x[16 + 4 * c + j];
+        }
+      }
+      s.v[r] -= 8 * x_sum;
+    }
+    return s;
+  }
+  static I sum_q8_0(const uint8_t* chunks, const int8_t* x, int32_t) {
+    I s{};
+    for (int r = 0; r < kRows; ++r) {
+      for (int c = 0; c < 8; ++c) {
+        for (int j = 0; j < 4; ++j) s.v[r] += (int32_t(chunks[64 * c + 4 * r + j]) - 128) * x[4 * c + j];
+      }
+    }
+    return s;
+  }
+  static F fmadd_steps(const I& sum, const uint16_t* steps, float dx, F acc) {
+    for (int r = 0; r < kRows; ++r) {
+      acc.v[r] = __builtin_fmaf(float(sum.v[r]), f16_to_f32(f16{steps[r]}) * dx, acc.v[r]);
+    }
+    return acc;
+  }
+  // A q4_K block of the group (InterleavedQ4K) against the token's 256 quants, scale dx and the
+  // sums of its sub-blocks' quants in pairs (`sub_sums`: sub-blocks 2p and 2p + 1 as the low and
+  // high int16 of word p): acc + d dx sum_s sc_s (q . x)_s - dmin dx sum_s m_s sum_s.
+  static F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ4K;
+    for (int r = 0; r < kRows; ++r) {
+      int32_t sum = 0, mins = 0;
+      for (int s = 0; s < 8; ++s) {
+        int32_t dot = 0;
+        for (int c = 0; c < 8; ++c) {
+          for (int j = 0; j < 4; ++j) {
+            const uint8_t q = block[L::kChunks + 64 * (8 * (s / 2) + c) + 4 * r + j];
+            dot += (s % 2 ? q >> 4 : q & 0xF) * x[32 * s + 4 * c + j];
+          }
+        }
+        const int16_t sub_sum = int16_t(uint32_t(sub_sums[s / 2]) >> (16 * (s % 2)));
+        sum += int32_t(block[L::kScales + kRows * s + r]) * dot;
+        mins += int32_t(block[L::kMins + 2 * kRows * (s / 2) + 2 * r + s % 2]) * sub_sum;
+      }
+      uint16_t d, dmin;
+      std::memcpy(&d, block + L::kD + 2 * r, 2);
+      std::memcpy(&dmin, block + L::kDmin + 2 * r, 2);
+      acc.v[r] = __builtin_fmaf(float(sum), f16_to_f32(f16{d}) * dx, acc.v[r]);
+      acc.v[r] = __builtin_fmaf(float(mins), -(f16_to_f32(f16{dmin}) * dx), acc.v[r]);
+    }
+    return acc;
+  }
+  static void store(float* out, const F& acc, int rows) {
+    for (int r = 0; r < rows; ++r) out[r] = acc.v[r];
+  }
+};
+
 // The portable path: one lane, plain C++. Kernels instantiated with it are what runs on CPUs
 // without AVX2, and the reference for the vector paths in tests.
 struct Scalar {
@@ -360,6 +436,7 @@ struct Scalar {
   TG_SIMD_INLINE F to_float(I a) { return float(a); }
   using Q32 = Quants32Portable;
   using GL = GemmLanesPortable;
+  using R16 = RowLanes16Portable;
 
   TG_SIMD_INLINE F add(F a, F b) { return a + b; }
   TG_SIMD_INLINE F sub(F a, F b) { return a - b; }
@@ -378,6 +455,115 @@ struct Scalar {
 };
 
 TG_BEGIN_TARGET(TG_TARGET_AVX2)
+
+// RowLanes16Portable's interface on AVX2: rows 0-7 in one register, 8-15 in another. q4_0's
+// nibbles go through vpmaddubsw (two products per int16, |q x| <= 15 * 128) and all 8 steps of a
+// block add in int16 (at most 30720) before one vpmaddwd widens them; q8_0's signed quants
+// multiply as |q| against x with q's sign (vpmaddubsw takes one operand unsigned), widened per step.
+struct RowLanes16Avx2 {
+  static constexpr int kRows = 16;
+  struct I {
+    __m256i low, high;
+  };
+  struct F {
+    __m256 low, high;
+  };
+  TG_SIMD_INLINE __m256i quad(const int8_t* x) {
+    int32_t q;
+    std::memcpy(&q, x, sizeof q);
+    return _mm256_set1_epi32(q);
+  }
+  TG_SIMD_INLINE F fzero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+  TG_SIMD_INLINE __m256i half_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    __m256i pairs = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunks + 64 * c));
+      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(v, mask), quad(x + 4 * c)));
+      pairs = _mm256_add_epi16(
+          pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), quad(x + 16 + 4 * c)));
+    }
+    return _mm256_sub_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), _mm256_set1_epi32(8 * x_sum));
+  }
+  TG_SIMD_INLINE I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+    return {half_q4_0(chunks, x, x_sum), half_q4_0(chunks + 32, x, x_sum)};
+  }
+  TG_SIMD_INLINE __m256i half_q8_0(const uint8_t* chunks, const int8_t* x) {
+    __m256i sum = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) {
+      const __m256i q = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunks + 64 * c)),
+                                         _mm256_set1_epi8(char(0x80)));
+      const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(quad(x + 4 * c), q));
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    }
+    return sum;
+  }
+  TG_SIMD_INLINE I sum_q8_0(const uint8_t* chunks, const int8_t* x, int32_t) {
+    return {half_q8_0(chunks, x), half_q8_0(chunks + 32, x)};
+  }
+  // Rows 8h .. 8h + 7 of fold_q4_K: each sub-block's 8 steps of nibble products added in int16
+  // (at most 30720) and widened once, then multiplied by the rows' scales (vpmulld).
+  TG_SIMD_INLINE void half_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, int h, __m256i& sum,
+                                __m256i& mins) {
+    using L = InterleavedQ4K;
+    const __m256i mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    sum = _mm256_setzero_si256();
+    mins = _mm256_setzero_si256();
+    for (int p = 0; p < 4; ++p) {
+      __m256i low = _mm256_setzero_si256(), high = _mm256_setzero_si256();
+      for (int c = 0; c < 8; ++c) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kChunks + 64 * (8 * p + c) + 32 * h));
+        low = _mm256_add_epi16(low, _mm256_maddubs_epi16(_mm256_and_si256(v, mask), quad(x + 64 * p + 4 * c)));
+        high = _mm256_add_epi16(
+            high, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), quad(x + 64 * p + 32 + 4 * c)));
+      }
+      const auto scales = [&](int s) {
+        return _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + L::kScales + 16 * s + 8 * h)));
+      };
+      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(_mm256_madd_epi16(low, ones), scales(2 * p)));
+      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(_mm256_madd_epi16(high, ones), scales(2 * p + 1)));
+      const __m256i m =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kMins + 32 * p + 16 * h)));
+      mins = _mm256_add_epi32(mins, _mm256_madd_epi16(m, _mm256_set1_epi32(sub_sums[p])));
+    }
+  }
+  TG_SIMD_INLINE F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ4K;
+    const __m256 dxv = _mm256_set1_ps(dx);
+    __m256 out[2] = {acc.low, acc.high};
+    for (int h = 0; h < 2; ++h) {
+      __m256i sum, mins;
+      half_q4_K(block, x, sub_sums, h, sum, mins);
+      const auto steps = [&](size_t at) {
+        return _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + at + 16 * h))),
+                             dxv);
+      };
+      out[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), steps(L::kD), out[h]);
+      out[h] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), steps(L::kDmin), out[h]);
+    }
+    return {out[0], out[1]};
+  }
+  TG_SIMD_INLINE F fmadd_steps(I sum, const uint16_t* steps, float dx, F acc) {
+    const __m256 dxv = _mm256_set1_ps(dx);
+    const __m256 d_low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(steps)));
+    const __m256 d_high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(steps + 8)));
+    return {_mm256_fmadd_ps(_mm256_cvtepi32_ps(sum.low), _mm256_mul_ps(d_low, dxv), acc.low),
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum.high), _mm256_mul_ps(d_high, dxv), acc.high)};
+  }
+  TG_SIMD_INLINE void store(float* out, F acc, int rows) {
+    if (rows == kRows) {
+      _mm256_storeu_ps(out, acc.low);
+      _mm256_storeu_ps(out + 8, acc.high);
+      return;
+    }
+    float all[kRows];
+    _mm256_storeu_ps(all, acc.low);
+    _mm256_storeu_ps(all + 8, acc.high);
+    std::memcpy(out, all, size_t(rows) * sizeof(float));
+  }
+};
 
 struct Quants32Avx2;
 struct GemmLanesAvx2;
@@ -437,6 +623,7 @@ struct Avx2 {
   TG_SIMD_INLINE F to_float(I a) { return _mm256_cvtepi32_ps(a); }
   using Q32 = Quants32Avx2;
   using GL = GemmLanesAvx2;
+  using R16 = RowLanes16Avx2;
 
   TG_SIMD_INLINE F add(F a, F b) { return _mm256_add_ps(a, b); }
   TG_SIMD_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
@@ -874,6 +1061,7 @@ struct Avx512 {
   TG_SIMD_INLINE F to_float(I a) { return _mm512_cvtepi32_ps(a); }
   using Q32 = Quants32Avx2;
   using GL = GemmLanesAvx512;
+  using R16 = RowLanes16Avx2;
   // Lanes 0-7 `low`, lanes 8-15 `high`.
   TG_SIMD_INLINE F halves(float low, float high) {
     return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(low), _mm512_set1_ps(high));
@@ -1006,10 +1194,80 @@ struct Quants32Avx512Vnni : Quants32Avx2 {
   }
 };
 
+// RowLanes16Portable's interface in one register with AVX512-VNNI: each vpdpbusd adds 4 products
+// of every row at once against a broadcast of 4 of the token's quants. From L2 on one Zen 4 core
+// q4_0 reads ~65 GB/s this way (the row-pair kernels of Quants32Avx512Vnni ~24), from DRAM at the
+// read bound.
+struct RowLanes16Avx512Vnni {
+  static constexpr int kRows = 16;
+  using I = __m512i;
+  using F = __m512;
+  TG_SIMD_INLINE __m512i quad(const int8_t* x) {
+    int32_t q;
+    std::memcpy(&q, x, sizeof q);
+    return _mm512_set1_epi32(q);
+  }
+  TG_SIMD_INLINE F fzero() { return _mm512_setzero_ps(); }
+  TG_SIMD_INLINE I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    __m512i low = _mm512_set1_epi32(-8 * x_sum), high = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+      const __m512i v = _mm512_loadu_si512(chunks + 64 * c);
+      low = _mm512_dpbusd_epi32(low, _mm512_and_si512(v, mask), quad(x + 4 * c));
+      high = _mm512_dpbusd_epi32(high, _mm512_and_si512(_mm512_srli_epi16(v, 4), mask), quad(x + 16 + 4 * c));
+    }
+    return _mm512_add_epi32(low, high);
+  }
+  TG_SIMD_INLINE I sum_q8_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+    __m512i even = _mm512_set1_epi32(-128 * x_sum), odd = _mm512_setzero_si512();
+    for (int c = 0; c < 8; c += 2) {
+      even = _mm512_dpbusd_epi32(even, _mm512_loadu_si512(chunks + 64 * c), quad(x + 4 * c));
+      odd = _mm512_dpbusd_epi32(odd, _mm512_loadu_si512(chunks + 64 * (c + 1)), quad(x + 4 * (c + 1)));
+    }
+    return _mm512_add_epi32(even, odd);
+  }
+  TG_SIMD_INLINE F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ4K;
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    __m512i sum = _mm512_setzero_si512(), mins = _mm512_setzero_si512();
+    for (int p = 0; p < 4; ++p) {
+      __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
+      for (int c = 0; c < 8; ++c) {
+        const __m512i v = _mm512_loadu_si512(block + L::kChunks + 64 * (8 * p + c));
+        low = _mm512_dpbusd_epi32(low, _mm512_and_si512(v, mask), quad(x + 64 * p + 4 * c));
+        high =
+            _mm512_dpbusd_epi32(high, _mm512_and_si512(_mm512_srli_epi16(v, 4), mask), quad(x + 64 * p + 32 + 4 * c));
+      }
+      const auto scales = [&](int s) {
+        return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kScales + 16 * s)));
+      };
+      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(low, scales(2 * p)));
+      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(high, scales(2 * p + 1)));
+      const __m512i m =
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kMins + 32 * p)));
+      mins = _mm512_dpwssd_epi32(mins, m, _mm512_set1_epi32(sub_sums[p]));
+    }
+    const __m512 dxv = _mm512_set1_ps(dx);
+    const auto steps = [&](size_t at) {
+      return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + at))), dxv);
+    };
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), steps(L::kD), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), steps(L::kDmin), acc);
+  }
+  TG_SIMD_INLINE F fmadd_steps(I sum, const uint16_t* steps, float dx, F acc) {
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(steps)));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(dx)), acc);
+  }
+  TG_SIMD_INLINE void store(float* out, F acc, int rows) {
+    _mm512_mask_storeu_ps(out, __mmask16((1u << rows) - 1), acc);
+  }
+};
+
 // The AVX-512 traits with the VNNI matrix-vector kernels (vec_avx512_vnni.cpp).
 struct Avx512Vnni : Avx512 {
   using Q32 = Quants32Avx512Vnni;
   using GL = GemmLanesAvx512Vnni;
+  using R16 = RowLanes16Avx512Vnni;
 };
 
 TG_END_TARGET

@@ -1,8 +1,10 @@
 // The AVX2 + FMA + F16C path (Haswell and later).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "interleaved_rows.h"
 #include "simd.h"
 #include "tilegraph/evg/fusion/math.h"
 #include "vec.h"

@@ -1,8 +1,10 @@
 // The AVX-512 (F, BW, VL) path (Skylake-SP and later).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "interleaved_rows.h"
 #include "simd.h"
 #include "tilegraph/evg/fusion/math.h"
 #include "vec.h"

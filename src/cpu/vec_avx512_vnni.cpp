@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "interleaved_rows.h"
 #include "simd.h"
 #include "vec.h"
 
@@ -17,14 +18,16 @@ namespace avx512_vnni {
 using GL = simd::GemmLanesAvx512Vnni;
 #include "vec_impl_int_gemm_tile.h"
 
-// dot_q8k_rows and dot_q8_32_rows on Quants32Avx512Vnni (the file also defines the activation
-// quantizers again, which the table keeps from the AVX-512 one: they do not use the instruction).
+// dot_q8k_rows and dot_q8_32_rows on Quants32Avx512Vnni, dot_interleaved_rows on RowLanes16Avx512Vnni (the file also
+// defines the activation quantizers again, which the table keeps from the AVX-512 one: they do not use the
+// instruction).
 using V = simd::Avx512Vnni;
 constexpr int W = V::kWidth;
 using F = V::F;
 #include "vec_impl_int_tiles.h"
 // (after the tiles, which it uses)
 #include "vec_impl_int_dot.h"
+#include "vec_impl_interleaved.h"
 }  // namespace avx512_vnni
 TG_END_TARGET
 
@@ -36,6 +39,7 @@ const VecKernels& avx512_vnni_vec_kernels() {
     k.quant_gemm_tiles = avx512_vnni::quant_gemm_tiles;
     k.dot_q8k_rows = avx512_vnni::dot_q8k_rows;
     k.dot_q8_32_rows = avx512_vnni::dot_q8_32_rows;
+    k.dot_interleaved_rows = avx512_vnni::dot_interleaved_rows;
     return k;
   }();
   return kernels;

@@ -553,6 +553,7 @@ void dequantize(DType type, int64_t n, float* y, const void* x) {
 
 #include "vec_impl_int_dot.h"
 #include "vec_impl_int_gemm.h"
+#include "vec_impl_interleaved.h"
 
 // ---- rope ----
 
@@ -619,6 +620,7 @@ constexpr VecKernels kVecKernels{
     .dot_rows = dot_rows,
     .dot_q8k_rows = dot_q8k_rows,
     .dot_q8_32_rows = dot_q8_32_rows,
+    .dot_interleaved_rows = dot_interleaved_rows,
     .quantize_q8k = quantize_q8k,
     .quantize_q8_32 = quantize_q8_32,
     .quant_panel_rows = GL::kLanes,

@@ -1,8 +1,10 @@
 // The portable path: plain C++ for any x86-64 (the compiler may still use SSE2).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "interleaved_rows.h"
 #include "simd.h"
 #include "tilegraph/evg/fusion/math.h"
 #include "vec.h"

@@ -212,7 +212,13 @@ size_t LlamaModel::decode_weight_bytes() const {
   return bytes;
 }
 
-std::vector<LlamaModel::Conversion> LlamaModel::place_weights(Backend& backend) {
+size_t LlamaModel::prepared_bytes() const {
+  size_t bytes = 0;
+  for (const std::unique_ptr<PreparedWeight>& p : prepared_) bytes += p->bytes();
+  return bytes;
+}
+
+std::vector<LlamaModel::Conversion> LlamaModel::place_weights(Backend& backend, bool prepare) {
   std::vector<Tensor*> weights = {token_embd_, output_norm_};
   if (output_ != token_embd_) weights.push_back(output_);
   if (rope_freqs()) weights.push_back(rope_freqs());
@@ -230,7 +236,18 @@ std::vector<LlamaModel::Conversion> LlamaModel::place_weights(Backend& backend) 
     if (it == conversions.end()) it = conversions.insert(conversions.end(), Conversion{t->type, to});
     ++it->tensors;
   }
-  if (backend.host_buffers() && conversions.empty()) return conversions;
+  // Every weight but an embedding that only GET_ROWS reads (as stored).
+  const auto prepare_matrices = [&] {
+    if (!prepare) return;
+    for (Tensor* t : weights) {
+      if (t == token_embd_ && !tied_output()) continue;
+      if (std::unique_ptr<PreparedWeight> p = backend.prepare_weight(*t)) prepared_.push_back(std::move(p));
+    }
+  };
+  if (backend.host_buffers() && conversions.empty()) {
+    prepare_matrices();
+    return conversions;
+  }
 
   const auto aligned = [](size_t bytes) {
     return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
@@ -271,6 +288,7 @@ std::vector<LlamaModel::Conversion> LlamaModel::place_weights(Backend& backend) 
     t->data = static_cast<char*>(buffer->base()) + offsets[i];
   }
   weights_buffer_ = std::move(buffer);
+  prepare_matrices();
   return conversions;
 }
 

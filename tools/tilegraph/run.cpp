@@ -57,6 +57,7 @@ struct RunOptions {
   int threads = 0;
   bool ignore_eos = false;
   bool no_mmap = false;
+  bool no_repack = false;
   bool json = false;
   bool stream = false;  // print the text as it is generated
   std::string cache_type = "f16";
@@ -256,10 +257,16 @@ void run(const RunOptions& o) {
   std::unique_ptr<Backend> backend = make_backend(o.backend, options);
   // Weights move to the backend's memory (nothing moves for the CPU), converted to the nearest
   // type it runs where it has no kernels for theirs: said once per type.
-  for (const model::LlamaModel::Conversion& c : llama.place_weights(*backend)) {
+  for (const model::LlamaModel::Conversion& c : llama.place_weights(*backend, !o.no_repack)) {
     std::fprintf(stderr, "note: the %s backend runs %s weights as %s (%zu tensors converted at load)\n",
                  o.backend.c_str(), std::string(dtype_name(c.from)).c_str(), std::string(dtype_name(c.to)).c_str(),
                  c.tensors);
+  }
+  if (const size_t prepared = llama.prepared_bytes(); prepared > 0 && !o.json) {
+    std::fprintf(stderr,
+                 "note: the %s backend keeps a copy of the matrices it decodes faster in its own layout (%.1f MiB; "
+                 "--no-repack: none)\n",
+                 o.backend.c_str(), double(prepared) / (1 << 20));
   }
   const std::unique_ptr<RunReport> report = run_report_factory() ? run_report_factory()(*backend) : nullptr;
   GraphMode* graph_mode = backend->graph_mode();
@@ -441,6 +448,9 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the model file into memory instead of mapping it (then it may change during the run)");
+  cmd->add_flag("--no-repack", o->no_repack,
+                "Decode q4_0 and q8_0 matrices as stored, without the CPU backend's interleaved copy (which takes "
+                "as much memory again as those matrices)");
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p "
                   "and --seed")

@@ -46,6 +46,14 @@ class Buffer {
 // Aligned host memory, the buffer of every host backend.
 std::unique_ptr<Buffer> make_host_buffer(size_t bytes);
 
+// What a backend keeps of a weight in a layout of its own (Backend::prepare_weight). Destroying
+// it gives that memory back; the backend then reads the weight as stored again.
+class PreparedWeight {
+ public:
+  virtual ~PreparedWeight() = default;
+  virtual size_t bytes() const = 0;
+};
+
 // A graph recorded by a backend for replay (an aclmdlRI / cudaGraphExec_t / CPU replay plan).
 // It must not refer to the Tensor objects it was captured from: per-step graphs are rebuilt and
 // freed, so everything replay needs is copied at capture or re-bound from the new graph.
@@ -82,6 +90,14 @@ class Backend {
   // The type this backend keeps a weight stored as `stored` in: a backend without kernels for a
   // quantized type names the nearest one it runs, and models convert such weights at load.
   virtual DType weight_type(DType stored) const { return stored; }
+  // A copy of weight `t` in a layout this backend's kernels read faster (ggml's extra buffer
+  // types: the CPU backend's interleaved q4_0 and q8_0 matrices for decode), used wherever a graph
+  // multiplies by t's data with t's type and shape, until the result is destroyed. t's data must
+  // not change or be freed before then. Null: nothing to gain, t is read as stored.
+  virtual std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) {
+    (void)t;
+    return nullptr;
+  }
   // Whether this backend can execute `node` as built (types, layouts). When it cannot and `why`
   // is non-null, *why says what is missing.
   virtual bool supports_op(const Tensor& node, std::string* why = nullptr) const = 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -19,12 +20,16 @@
 #include "common/expect_error.h"
 #include "common/tensor_utils.h"
 #include "cpu_backend_internal.h"
+#include "interleaved_rows.h"
+#include "prepared_weights.h"
 #include "thread_pool.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/graph.h"
 #include "tilegraph/core/ops.h"
+#include "tilegraph/core/quant.h"
 #include "tilegraph/core/reference.h"
 #include "tilegraph/cpu/cpu_backend.h"
+#include "tilegraph/runtime/graph_mode.h"
 #include "tilegraph/runtime/reference_backend.h"
 #include "vec.h"
 
@@ -584,6 +589,90 @@ TEST(CpuBackend, LargeMatMulMatchesReferenceWithManyThreads) {
       EXPECT_LE(compare_with_reference(*backend, mul_mat(ctx, a, b)), 1e-10) << dtype_name(a_type) << " n=" << n;
     }
   }
+}
+
+// Backend::prepare_weight: a q4_0 or q8_0 matrix's interleaved copy (prepared_weights.h) is what
+// decode multiplies by while it is held, in eager and graph mode alike, on every ISA; released,
+// the stored rows are read again.
+TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
+  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K}) {
+    Context ctx;
+    test::Rng rng(31);
+    // 17 and 3 blocks; two full groups of 16 rows and 5
+    const int64_t kK = type == DType::Q4_K ? 768 : 544, kRows = 37;
+    Tensor* w = random_tensor(ctx, rng, type, {kK, kRows, 1, 1});
+    w->flags |= kFlagParam;
+    Tensor* x = random_tensor(ctx, rng, DType::F32, {kK, 1, 1, 1});
+    Tensor* y = mul_mat(ctx, w, x);
+    const auto result = [&] {
+      return std::vector<float>(static_cast<float*>(y->data), static_cast<float*>(y->data) + kRows);
+    };
+    // The interleaved kernel's own bits for this matrix.
+    std::vector<uint8_t> groups(interleaved_bytes(type, kK, kRows));
+    interleave_rows(type, kK, kRows, w->data, w->nb[1], groups.data());
+    std::vector<BlockQ8_32> xq(kK / 32);
+    std::vector<BlockQ8_K> xk(kK / 256);
+    quantize_row_q8_32(static_cast<const float*>(x->data), xq.data(), kK);
+    if (type == DType::Q4_K) quantize_row_q8_K(static_cast<const float*>(x->data), xk.data(), kK);
+    const void* xb = type == DType::Q4_K ? static_cast<const void*>(xk.data()) : xq.data();
+    std::vector<float> interleaved(kRows);
+    std::vector<int32_t> scratch(kK / 32 * 4);
+    vec_kernels(Isa::SCALAR)
+        .dot_interleaved_rows(type, kK, kRows, groups.data(), xb, interleaved.data(), scratch.data());
+    for (Isa isa : runnable_isas()) {
+      const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{3}, isa);
+      backend->compute(Graph::build(y));
+      const std::vector<float> stored = result();
+      std::unique_ptr<PreparedWeight> prepared = backend->prepare_weight(*w);
+      ASSERT_TRUE(prepared) << dtype_name(type);
+      EXPECT_EQ(prepared->bytes(), groups.size());
+      EXPECT_LE(compare_with_reference(*backend, y), 1e-6) << dtype_name(type) << " " << isa_name(isa);
+      for (bool graph : {false, true}) {
+        GraphModeConfig config = backend->graph_mode()->config();
+        config.enabled = graph;
+        backend->graph_mode()->set_config(config);
+        for (int step = 0; step < 3; ++step) {  // graph mode: seen, captured, replayed
+          backend->compute(Graph::build(y));
+          const std::vector<float> got = result();
+          for (int64_t r = 0; r < kRows; ++r) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(r)]), std::bit_cast<uint32_t>(interleaved[size_t(r)]))
+                << dtype_name(type) << " " << isa_name(isa) << (graph ? " graph" : " eager") << " step " << step
+                << " row " << r;
+          }
+        }
+      }
+      // The vector tables' row kernels keep 8 lanes per block (the scalar table one, as the
+      // copy's): they round differently, so the copy was read, not the stored rows.
+      if (isa != Isa::SCALAR) {
+        EXPECT_NE(stored, interleaved) << dtype_name(type) << " " << isa_name(isa);
+      }
+      prepared.reset();
+      GraphModeConfig config = backend->graph_mode()->config();
+      config.enabled = false;
+      backend->graph_mode()->set_config(config);
+      backend->compute(Graph::build(y));
+      EXPECT_EQ(result(), stored) << dtype_name(type) << " " << isa_name(isa) << " after the release";
+    }
+  }
+}
+
+// Only whole 2-D matrices of the interleaved types are copied; a weight copied twice shares one copy.
+TEST(CpuBackend, PreparesOnlyWhatDecodeCanReadFaster) {
+  const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{1});
+  Context ctx;
+  test::Rng rng(32);
+  EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::F16, {64, 16, 1, 1})));
+  EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q6_K, {256, 16, 1, 1})));
+  EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q4_0, {64, 16, 2, 1})));
+  Tensor* w = random_tensor(ctx, rng, DType::Q8_0, {64, 20, 1, 1});
+  const std::unique_ptr<PreparedWeight> first = backend->prepare_weight(*w);
+  const std::unique_ptr<PreparedWeight> second = make_cpu_backend(BackendOptions{1})->prepare_weight(*w);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->bytes(), interleaved_bytes(DType::Q8_0, 64, 20));
+  EXPECT_EQ(find_interleaved(*w), find_interleaved(*w));
+  ASSERT_TRUE(find_interleaved(*w));
+  // A view of other rows at the same address is not the copied matrix.
+  EXPECT_FALSE(find_interleaved(*view_2d(ctx, w, 64, 10, w->nb[1], 0)));
 }
 
 // ---- errors ----

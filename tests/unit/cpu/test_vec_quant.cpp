@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/tensor_utils.h"
+#include "interleaved_rows.h"
 #include "kernels.h"
 #include "tilegraph/core/error.h"
 #include "tilegraph/core/quant.h"
@@ -54,6 +55,11 @@ struct Activations {
         dequantize_row_q8_32(q8_32.data() + t * stride, values.data() + t * x_stride, n);
       }
     }
+  }
+
+  // The first token's blocks, of whichever format `type` takes.
+  const void* blocks() const {
+    return activation_type(type) == ActivationType::Q8_K ? static_cast<const void*>(q8k.data()) : q8_32.data();
   }
 
   // The kernel of `type`: `count` rows from `rows` against tokens first .. first + tokens - 1.
@@ -663,6 +669,98 @@ TEST(VecQuant, LargestUnsignedQuantsSumWithoutOverflowOnEveryIsa) {
   }
 }
 
+// ---- interleaved rows (interleaved_rows.h: the decode copies of q4_0 and q8_0 matrices) ----
+
+// dot_interleaved_rows over the copy of `rows` rows of a, on `vec`; `out` padded past them.
+std::vector<float> dot_interleaved(const VecKernels& vec, const QuantRows& a, int64_t rows, const Activations& xa) {
+  std::vector<uint8_t> groups(interleaved_bytes(a.type, a.n, rows));
+  interleave_rows(a.type, a.n, rows, a.bytes.data(), a.stride, groups.data());
+  std::vector<float> out(size_t(rows + 5), -7.0f);
+  vec.dot_interleaved_rows(a.type, a.n, rows, groups.data(), xa.blocks(), out.data(),
+                           xa.dot_scratch.bytes(dot_q8_32_scratch_bytes(a.n, 1)));
+  return out;
+}
+
+const DType kInterleavedTypes[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K};
+
+TEST(VecQuant, InterleavedRowsMatchDoubleReferenceAndEachOtherOnEveryIsa) {
+  test::Rng rng(27);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (DType type : kInterleavedTypes) {
+    for (int64_t blocks : {1, 2, 3, 7, 13, 64}) {
+      const int64_t n = int64_t(dtype_traits(type).block_size) * blocks;
+      const QuantRows a(type, n, 47, rng);
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = dist(rng);
+      const Activations xa(type, x, n, 1, n);
+      for (int64_t rows : {1, 2, 15, 16, 17, 31, 32, 33, 47}) {
+        const std::vector<float> want = dot_interleaved(vec_kernels(Isa::SCALAR), a, rows, xa);
+        for (Isa isa : runnable_isas()) {
+          const std::vector<float> got = dot_interleaved(vec_kernels(isa), a, rows, xa);
+          for (int64_t j = 0; j < rows + 5; ++j) {
+            if (j >= rows) {
+              ASSERT_EQ(got[size_t(j)], -7.0f) << isa_name(isa) << " wrote past row " << rows;
+              continue;
+            }
+            const ReferenceDot ref = reference_dot(
+                a, j, xa.values.data(), quant_offsets(type, a.bytes.data() + size_t(j) * a.stride, n), nullptr);
+            ASSERT_NEAR(got[size_t(j)], ref.want, ref.bound)
+                << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " rows=" << rows << " row " << j;
+            // One lane per row: every table sums a row the same way.
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(j)]), std::bit_cast<uint32_t>(want[size_t(j)]))
+                << dtype_name(type) << " " << isa_name(isa) << " n=" << n << " row " << j << " vs the scalar table";
+          }
+        }
+      }
+    }
+  }
+}
+
+// The extremes the unsigned products take back: q4_0's nibbles 15 and 0, q8_0's -128 and 127,
+// q4_K's largest nibbles, scales and mins (all bits set), against activations of 127 and -127.
+TEST(VecQuant, InterleavedExtremeQuantsSumExactlyOnEveryIsa) {
+  constexpr int64_t kRows = 18;
+  for (DType type : kInterleavedTypes) {
+    const int64_t n = 2 * int64_t(dtype_traits(type).block_size);
+    const size_t block_bytes = dtype_traits(type).type_size, row_bytes = 2 * block_bytes;
+    std::vector<char> bytes(size_t(kRows) * row_bytes);
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t b = 0; b < 2; ++b) {
+        char* blk = bytes.data() + size_t(r) * row_bytes + size_t(b) * block_bytes;
+        // Rows alternate between all-largest, all-smallest and mixed quants.
+        const uint8_t q4[3] = {0xFF, 0x00, 0xF0};
+        const int8_t q8[3] = {127, -128, -128};
+        for (size_t i = 2; i < block_bytes; ++i) {
+          blk[i] = type == DType::Q8_0 ? char(r % 3 == 2 && i % 2 ? 127 : q8[r % 3]) : char(q4[r % 3]);
+        }
+        const f16 one = f32_to_f16(1.0f), half = f32_to_f16(0.5f);
+        std::memcpy(blk, &one, sizeof one);
+        if (type == DType::Q4_K) {
+          std::memcpy(blk + 2, &half, sizeof half);  // dmin
+          std::memset(blk + 4, 0xFF, 12);            // scales and mins 63
+        }
+      }
+    }
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = i % 3 == 0 ? -127.0f : 127.0f;
+    const Activations xa(type, x, n, 1, n);
+    std::vector<float> w(static_cast<size_t>(n));
+    std::vector<uint8_t> groups(interleaved_bytes(type, n, kRows));
+    interleave_rows(type, n, kRows, bytes.data(), row_bytes, groups.data());
+    for (Isa isa : runnable_isas()) {
+      std::vector<float> out(static_cast<size_t>(kRows));
+      vec_kernels(isa).dot_interleaved_rows(type, n, kRows, groups.data(), xa.blocks(), out.data(),
+                                            xa.dot_scratch.bytes(dot_q8_32_scratch_bytes(n, 1)));
+      for (int64_t r = 0; r < kRows; ++r) {
+        row_to_f32(type, bytes.data() + size_t(r) * row_bytes, w.data(), n);
+        double want = 0.0;
+        for (int64_t i = 0; i < n; ++i) want += double(w[size_t(i)]) * xa.values[size_t(i)];
+        EXPECT_EQ(out[size_t(r)], float(want)) << dtype_name(type) << " " << isa_name(isa) << " row " << r;
+      }
+    }
+  }
+}
+
 TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
   float out[32];
   const float in[32] = {};
@@ -684,6 +782,9 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
     EXPECT_THROW(
         vec.dot_q8_32_rows(DType::Q4_K, 256, 1, &q8_block, sizeof q8_block, 1, &activations, 8, out, 1, 1, nullptr),
         Error);
+    const uint8_t groups[64] = {};
+    int32_t scratch[8];
+    EXPECT_THROW(vec.dot_interleaved_rows(DType::Q4_1, 32, 1, groups, &activations, out, scratch), Error);
     const uint16_t f16_row[32] = {};
     uint8_t panel[64];
     try {

@@ -1,0 +1,90 @@
+#include "interleaved_rows.h"
+
+#include <cstring>
+#include <string>
+
+#include "tilegraph/core/error.h"
+#include "tilegraph/core/quant.h"
+
+namespace tg::cpu {
+
+namespace {
+
+constexpr size_t kStepsBytes = kInterleavedRows * sizeof(uint16_t);
+
+// One block of row r into its group's block at `out`.
+void place_block(DType type, const void* block, int r, uint8_t* out) {
+  const auto chunk = [&](size_t first, int c) { return out + first + c * kInterleavedChunkBytes + 4 * r; };
+  switch (type) {
+    case DType::Q4_0: {
+      const auto& b = *static_cast<const BlockQ4_0*>(block);
+      std::memcpy(out + 2 * r, &b.d, 2);
+      for (int c = 0; c < 4; ++c) std::memcpy(chunk(kStepsBytes, c), b.qs + 4 * c, 4);
+      return;
+    }
+    case DType::Q8_0: {
+      const auto& b = *static_cast<const BlockQ8_0*>(block);
+      std::memcpy(out + 2 * r, &b.d, 2);
+      for (int c = 0; c < 8; ++c) {
+        for (int j = 0; j < 4; ++j) chunk(kStepsBytes, c)[j] = uint8_t(b.qs[4 * c + j] ^ 0x80);
+      }
+      return;
+    }
+    case DType::Q4_K: {
+      using L = InterleavedQ4K;
+      const auto& b = *static_cast<const BlockQ4_K*>(block);
+      std::memcpy(out + L::kD + 2 * r, &b.d, 2);
+      std::memcpy(out + L::kDmin + 2 * r, &b.dmin, 2);
+      for (int s = 0; s < 8; ++s) {
+        int sc = 0, m = 0;
+        unpack_scale_min_k(b.scales, s, &sc, &m);
+        out[L::kScales + kInterleavedRows * s + r] = uint8_t(sc);
+        out[L::kMins + 2 * kInterleavedRows * (s / 2) + 2 * r + s % 2] = uint8_t(m);
+      }
+      for (int c = 0; c < 32; ++c) std::memcpy(chunk(L::kChunks, c), b.qs + 4 * c, 4);
+      return;
+    }
+    default: break;
+  }
+  throw Error("cpu: interleave_rows: " + std::string(dtype_name(type)) + " is not laid out");
+}
+
+}  // namespace
+
+bool interleaves(DType type) { return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K; }
+
+size_t interleaved_block_bytes(DType type) {
+  switch (type) {
+    case DType::Q4_0: return kStepsBytes + 4 * kInterleavedChunkBytes;
+    case DType::Q8_0: return kStepsBytes + 8 * kInterleavedChunkBytes;
+    case DType::Q4_K: return InterleavedQ4K::kBytes;
+    default: return 0;
+  }
+}
+
+size_t interleaved_bytes(DType type, int64_t n, int64_t rows) {
+  const int64_t groups = (rows + kInterleavedRows - 1) / kInterleavedRows;
+  return size_t(groups) * size_t(n / int64_t(dtype_traits(type).block_size)) * interleaved_block_bytes(type);
+}
+
+void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_t stride, uint8_t* out) {
+  if (!interleaves(type)) throw Error("cpu: interleave_rows: " + std::string(dtype_name(type)) + " is not laid out");
+  const int64_t block = int64_t(dtype_traits(type).block_size);
+  if (n % block != 0) {
+    throw Error("cpu: interleave_rows: rows of " + std::to_string(n) + " are not whole " + std::to_string(block) +
+                "-element blocks");
+  }
+  const int64_t blocks = n / block;
+  const size_t block_bytes = interleaved_block_bytes(type), source_block = dtype_traits(type).type_size;
+  std::memset(out, 0, interleaved_bytes(type, n, rows));
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t g = row / kInterleavedRows;
+    const auto* first = static_cast<const uint8_t*>(src) + size_t(row) * stride;
+    for (int64_t b = 0; b < blocks; ++b) {
+      place_block(type, first + size_t(b) * source_block, int(row % kInterleavedRows),
+                  out + size_t(g * blocks + b) * block_bytes);
+    }
+  }
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,43 @@
+#pragma once
+// Quantized weight matrices laid out for decode (ggml's CPU repack buffer type): 16 rows side by
+// side, so that one 512-bit register holds 4 consecutive quants of each of 16 rows and one
+// broadcast of 4 activation quants multiplies all of them (vpdpbusd). The matrix is then one
+// sequential stream, and a block of 16 rows costs about as many vector instructions as the
+// row-by-row kernels of vec_impl_int_dot.h spend on 2 to 4 rows. Each row's sum is its own lane,
+// so every instruction set gives the same bits (vec_impl_interleaved.h).
+//
+// Layout: groups of kInterleavedRows rows (the last one padded with zero rows), each group the
+// rows' blocks in order; within a block, "[x][r]" is x of each of the 16 rows r in turn, and a
+// chunk is 64 bytes, 4 of each row (row r at bytes 4r .. 4r + 3):
+//   q4_0  d [r] f16; 4 chunks, chunk c byte 4r + j = row r's qs[4c + j] as it is (low nibble
+//         element 4c + j, high nibble element 16 + 4c + j).
+//   q8_0  d [r] f16; 8 chunks, chunk c = elements 4c .. 4c + 3 as q + 128 (unsigned, for vpdpbusd).
+//   q4_K  d [r], dmin [r] f16; the 6-bit scales [s][r] and mins [s / 2][r][s % 2] as bytes
+//         (sub-block s = elements 32s .. 32s + 31); 32 chunks, chunk 8h + c = row r's qs[32h + 4c
+//         .. + 3] as they are (low nibbles sub-block 2h's quad c, high nibbles sub-block 2h + 1's).
+#include <cstddef>
+#include <cstdint>
+
+#include "tilegraph/core/dtype.h"
+
+namespace tg::cpu {
+
+inline constexpr int kInterleavedRows = 16;
+inline constexpr size_t kInterleavedChunkBytes = 64;  // 4 bytes of each of the 16 rows
+
+// Byte offsets within a q4_K block of a group.
+struct InterleavedQ4K {
+  static constexpr size_t kD = 0, kDmin = 32, kScales = 64, kMins = 192, kChunks = 320;
+  static constexpr size_t kBytes = kChunks + 32 * kInterleavedChunkBytes;
+};
+
+// The types laid out this way.
+bool interleaves(DType type);
+// Bytes of one block of a group (a block of each of 16 rows), and of a whole matrix.
+size_t interleaved_block_bytes(DType type);
+size_t interleaved_bytes(DType type, int64_t n, int64_t rows);
+// Lays out `rows` rows of n elements (whole blocks, contiguous; rows `stride` bytes apart) into
+// interleaved_bytes(type, n, rows) bytes at `out`.
+void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_t stride, uint8_t* out);
+
+}  // namespace tg::cpu
