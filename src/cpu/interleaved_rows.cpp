@@ -44,6 +44,22 @@ void place_block(DType type, const void* block, int r, uint8_t* out) {
       for (int c = 0; c < 32; ++c) std::memcpy(chunk(L::kChunks, c), b.qs + 4 * c, 4);
       return;
     }
+    case DType::Q6_K: {
+      using L = InterleavedQ6K;
+      const auto& b = *static_cast<const BlockQ6_K*>(block);
+      std::memcpy(out + L::kD + 2 * r, &b.d, 2);
+      for (int s = 0; s < 16; ++s)
+        out[L::kScales + 2 * kInterleavedRows * (s / 2) + 2 * r + s % 2] = uint8_t(b.scales[s]);
+      for (int h = 0; h < 2; ++h) {
+        for (int c = 0; c < 8; ++c) {
+          uint8_t* triplet = out + L::kTriplets + L::kTripletBytes * (8 * h + c) + 4 * r;
+          std::memcpy(triplet, b.ql + 64 * h + 4 * c, 4);
+          std::memcpy(triplet + kInterleavedChunkBytes, b.ql + 64 * h + 32 + 4 * c, 4);
+          std::memcpy(triplet + 2 * kInterleavedChunkBytes, b.qh + 32 * h + 4 * c, 4);
+        }
+      }
+      return;
+    }
     default: break;
   }
   throw Error("cpu: interleave_rows: " + std::string(dtype_name(type)) + " is not laid out");
@@ -51,13 +67,16 @@ void place_block(DType type, const void* block, int r, uint8_t* out) {
 
 }  // namespace
 
-bool interleaves(DType type) { return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K; }
+bool interleaves(DType type) {
+  return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+}
 
 size_t interleaved_block_bytes(DType type) {
   switch (type) {
     case DType::Q4_0: return kStepsBytes + 4 * kInterleavedChunkBytes;
     case DType::Q8_0: return kStepsBytes + 8 * kInterleavedChunkBytes;
     case DType::Q4_K: return InterleavedQ4K::kBytes;
+    case DType::Q6_K: return InterleavedQ6K::kBytes;
     default: return 0;
   }
 }

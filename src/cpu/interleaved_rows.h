@@ -15,6 +15,14 @@
 //   q4_K  d [r], dmin [r] f16; the 6-bit scales [s][r] and mins [s / 2][r][s % 2] as bytes
 //         (sub-block s = elements 32s .. 32s + 31); 32 chunks, chunk 8h + c = row r's qs[32h + 4c
 //         .. + 3] as they are (low nibbles sub-block 2h's quad c, high nibbles sub-block 2h + 1's).
+//   q6_K  d [r] f16; the int8 scales [s / 2][r][s % 2] (sub-block s = elements 16s .. 16s + 15);
+//         then for h = 0, 1 and c = 0 .. 7 three chunks: row r's ql[64h + 4c .. + 3], ql[64h + 32
+//         + 4c .. + 3] and qh[32h + 4c .. + 3] as they are, in the order the kernel reads them (3
+//         places at once in each block held it to ~40% of the stored rows' speed). Element 128h +
+//         32g + l (g < 4, l < 32) has its low 4 bits in triplet 8h + l / 4's chunk g % 2 (the high
+//         nibble for g >= 2) and its top 2 bits at bit 2g of the triplet's third chunk, each at
+//         byte l % 4 of the row's 4.
+
 #include <cstddef>
 #include <cstdint>
 
@@ -29,6 +37,12 @@ inline constexpr size_t kInterleavedChunkBytes = 64;  // 4 bytes of each of the 
 struct InterleavedQ4K {
   static constexpr size_t kD = 0, kDmin = 32, kScales = 64, kMins = 192, kChunks = 320;
   static constexpr size_t kBytes = kChunks + 32 * kInterleavedChunkBytes;
+};
+
+// Byte offsets within a q6_K block of a group.
+struct InterleavedQ6K {
+  static constexpr size_t kD = 0, kScales = 32, kTriplets = 288, kTripletBytes = 3 * kInterleavedChunkBytes;
+  static constexpr size_t kBytes = kTriplets + 16 * kTripletBytes;
 };
 
 // The types laid out this way.

@@ -399,6 +399,31 @@ struct RowLanes16Portable {
     }
     return acc;
   }
+  // A q6_K block of the group (InterleavedQ6K) against the token's 256 quants, scale dx and its
+  // 16-element sums in pairs (`sub_sums` word p: sub-blocks 2p, 2p + 1): acc + d dx (sum_s sc_s
+  // (q . x)_s - 32 sum_s sc_s sum_s), q the unsigned 6 bits.
+  static F fold_q6_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ6K;
+    for (int r = 0; r < kRows; ++r) {
+      int32_t sum = 0, centre = 0;
+      for (int s = 0; s < 16; ++s) {
+        const int32_t scale = int8_t(block[L::kScales + 2 * kRows * (s / 2) + 2 * r + s % 2]);
+        int32_t dot = 0;
+        for (int e = 16 * s; e < 16 * s + 16; ++e) {
+          const int h = e / 128, g = e % 128 / 32, l = e % 32;
+          const uint8_t* triplet = block + L::kTriplets + L::kTripletBytes * (8 * h + l / 4) + 4 * r + l % 4;
+          const uint8_t low = triplet[64 * (g % 2)], high = triplet[128];
+          dot += ((g >= 2 ? low >> 4 : low & 0xF) | (high >> (2 * g) & 3) << 4) * x[e];
+        }
+        sum += scale * dot;
+        centre += scale * int16_t(uint32_t(sub_sums[s / 2]) >> (16 * (s % 2)));
+      }
+      uint16_t d;
+      std::memcpy(&d, block + L::kD + 2 * r, 2);
+      acc.v[r] = __builtin_fmaf(float(sum - 32 * centre), f16_to_f32(f16{d}) * dx, acc.v[r]);
+    }
+    return acc;
+  }
   static void store(float* out, const F& acc, int rows) {
     for (int r = 0; r < rows; ++r) out[r] = acc.v[r];
   }
@@ -542,6 +567,60 @@ struct RowLanes16Avx2 {
       };
       out[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), steps(L::kD), out[h]);
       out[h] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), steps(L::kDmin), out[h]);
+    }
+    return {out[0], out[1]};
+  }
+  // Rows 8h8 .. 8h8 + 7 of fold_q6_K: two steps of products (at most 2 * 2 * 63 * 127) added in
+  // int16 before each widening; the scales sign-extended from their pairs for vpmulld.
+  TG_SIMD_INLINE __m256i half_q6_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, int h8) {
+    using L = InterleavedQ6K;
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30), ones = _mm256_set1_epi16(1);
+    const auto chunk = [&](size_t at) {
+      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + at + 32 * h8));
+    };
+    const auto scale_pair = [&](int p) {
+      return _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kScales + 32 * p + 16 * h8)));
+    };
+    __m256i sum = _mm256_setzero_si256(), centre = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      for (int k = 0; k < 2; ++k) {
+        __m256i part[4] = {};
+        for (int c = 4 * k; c < 4 * k + 4; c += 2) {
+          __m256i pairs[4] = {};
+          for (int cc = c; cc < c + 2; ++cc) {
+            const size_t triplet = L::kTriplets + L::kTripletBytes * (8 * h + cc);
+            const __m256i a = chunk(triplet), b = chunk(triplet + 64), v = chunk(triplet + 128);
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(a, low4), _mm256_and_si256(_mm256_slli_epi16(v, 4), bits45)),
+                _mm256_or_si256(_mm256_and_si256(b, low4), _mm256_and_si256(_mm256_slli_epi16(v, 2), bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low4), _mm256_and_si256(v, bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low4),
+                                _mm256_and_si256(_mm256_srli_epi16(v, 2), bits45))};
+            for (int g = 0; g < 4; ++g) {
+              pairs[g] = _mm256_add_epi16(pairs[g], _mm256_maddubs_epi16(q[g], quad(x + 128 * h + 32 * g + 4 * cc)));
+            }
+          }
+          for (int g = 0; g < 4; ++g) part[g] = _mm256_add_epi32(part[g], _mm256_madd_epi16(pairs[g], ones));
+        }
+        for (int g = 0; g < 4; ++g) {
+          const __m256i sc = scale_pair(4 * h + g);
+          const __m256i scale = k ? _mm256_srai_epi32(sc, 16) : _mm256_srai_epi32(_mm256_slli_epi32(sc, 16), 16);
+          sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(part[g], scale));
+        }
+      }
+    }
+    for (int p = 0; p < 8; ++p)
+      centre = _mm256_add_epi32(centre, _mm256_madd_epi16(scale_pair(p), _mm256_set1_epi32(sub_sums[p])));
+    return _mm256_sub_epi32(sum, _mm256_slli_epi32(centre, 5));
+  }
+  TG_SIMD_INLINE F fold_q6_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ6K;
+    const __m256 dxv = _mm256_set1_ps(dx);
+    __m256 out[2] = {acc.low, acc.high};
+    for (int h8 = 0; h8 < 2; ++h8) {
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kD + 16 * h8)));
+      out[h8] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(half_q6_K(block, x, sub_sums, h8)), _mm256_mul_ps(d, dxv), out[h8]);
     }
     return {out[0], out[1]};
   }
@@ -1253,6 +1332,41 @@ struct RowLanes16Avx512Vnni {
     };
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), steps(L::kD), acc);
     return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), steps(L::kDmin), acc);
+  }
+  TG_SIMD_INLINE F fold_q6_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedQ6K;
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    const auto chunk = [&](size_t at) { return _mm512_loadu_si512(block + at); };
+    // (x & 0x0F) | (y & 0x30) in one instruction: x's low nibble, y's bits 4-5.
+    const auto merge = [&](__m512i x_low, __m512i y) { return _mm512_ternarylogic_epi32(x_low, y, bits45, 0xF8); };
+    const auto scale_pair = [&](int p) {
+      return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kScales + 32 * p)));
+    };
+    __m512i sum = _mm512_setzero_si512(), centre = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      for (int k = 0; k < 2; ++k) {
+        __m512i part[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                           _mm512_setzero_si512()};
+        for (int c = 4 * k; c < 4 * k + 4; ++c) {
+          const size_t triplet = L::kTriplets + L::kTripletBytes * (8 * h + c);
+          const __m512i a = chunk(triplet), b = chunk(triplet + 64), v = chunk(triplet + 128);
+          const __m512i q[4] = {merge(_mm512_and_si512(a, low4), _mm512_slli_epi16(v, 4)),
+                                merge(_mm512_and_si512(b, low4), _mm512_slli_epi16(v, 2)),
+                                merge(_mm512_and_si512(_mm512_srli_epi16(a, 4), low4), v),
+                                merge(_mm512_and_si512(_mm512_srli_epi16(b, 4), low4), _mm512_srli_epi16(v, 2))};
+          for (int g = 0; g < 4; ++g) part[g] = _mm512_dpbusd_epi32(part[g], q[g], quad(x + 128 * h + 32 * g + 4 * c));
+        }
+        for (int g = 0; g < 4; ++g) {
+          const __m512i sc = scale_pair(4 * h + g);
+          const __m512i scale = k ? _mm512_srai_epi32(sc, 16) : _mm512_srai_epi32(_mm512_slli_epi32(sc, 16), 16);
+          sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(part[g], scale));
+        }
+      }
+    }
+    for (int p = 0; p < 8; ++p) centre = _mm512_dpwssd_epi32(centre, scale_pair(p), _mm512_set1_epi32(sub_sums[p]));
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kD)));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, _mm512_slli_epi32(centre, 5))),
+                           _mm512_mul_ps(d, _mm512_set1_ps(dx)), acc);
   }
   TG_SIMD_INLINE F fmadd_steps(I sum, const uint16_t* steps, float dx, F acc) {
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(steps)));

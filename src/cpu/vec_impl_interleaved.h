@@ -23,21 +23,33 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
   using FAcc = typename R::F;
   const size_t block_bytes = interleaved_block_bytes(type);
   auto* sums = static_cast<int32_t*>(scratch);
-  if (type == DType::Q4_K) {
-    // The token's sub-block sums in pairs (R16::fold_q4_K), once per call.
+  if (type == DType::Q4_K || type == DType::Q6_K) {
+    // The token's sums of its sub-blocks' quants in int16 pairs, once per call: q4_K's 8 of 32
+    // elements (R16::fold_q4_K), q6_K's 16 of 16 (fold_q6_K).
     const auto* xk = static_cast<const BlockQ8_K*>(x);
     const int64_t blocks = n / kQKBlockSize;
+    const int per_block = type == DType::Q4_K ? 4 : 8;
+    const auto pair = [](int a, int b) { return int32_t(uint32_t(uint16_t(a)) | uint32_t(uint16_t(b)) << 16); };
     for (int64_t b = 0; b < blocks; ++b) {
-      for (int p = 0; p < 4; ++p) {
-        const int16_t* s = xk[b].bsums + 4 * p;
-        sums[4 * b + p] = int32_t(uint32_t(uint16_t(s[0] + s[1])) | uint32_t(uint16_t(s[2] + s[3])) << 16);
+      const int16_t* s = xk[b].bsums;
+      for (int p = 0; p < per_block; ++p) {
+        sums[per_block * b + p] = type == DType::Q4_K ? pair(s[4 * p] + s[4 * p + 1], s[4 * p + 2] + s[4 * p + 3])
+                                                      : pair(s[2 * p], s[2 * p + 1]);
       }
     }
-    return dot_interleaved_groups(
-        blocks, block_bytes, rows, groups,
-        out, [&](const uint8_t* p, int64_t b, FAcc acc) __attribute__((always_inline)) {
-          return R::fold_q4_K(p, xk[b].qs, sums + 4 * b, xk[b].d, acc);
-        });
+    const auto fold = [&](auto fold_block) {
+      dot_interleaved_groups(
+          blocks, block_bytes, rows, groups,
+          out, [&](const uint8_t* p, int64_t b, FAcc acc) __attribute__((always_inline)) {
+            return fold_block(p, xk[b].qs, sums + per_block * b, xk[b].d, acc);
+          });
+    };
+    if (type == DType::Q4_K) {
+      return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
+                      __attribute__((always_inline)) { return R::fold_q4_K(p, xq, s, d, acc); });
+    }
+    return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
+                    __attribute__((always_inline)) { return R::fold_q6_K(p, xq, s, d, acc); });
   }
   // q4_0 and q8_0: the token's blocks' sums of quants, which the unsigned products take back.
   const auto* x32 = static_cast<const BlockQ8_32*>(x);

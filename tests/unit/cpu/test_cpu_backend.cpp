@@ -595,11 +595,12 @@ TEST(CpuBackend, LargeMatMulMatchesReferenceWithManyThreads) {
 // decode multiplies by while it is held, in eager and graph mode alike, on every ISA; released,
 // the stored rows are read again.
 TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
-  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K}) {
+  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     Context ctx;
     test::Rng rng(31);
     // 17 and 3 blocks; two full groups of 16 rows and 5
-    const int64_t kK = type == DType::Q4_K ? 768 : 544, kRows = 37;
+    const bool k_type = dtype_traits(type).block_size == 256;
+    const int64_t kK = k_type ? 768 : 544, kRows = 37;
     Tensor* w = random_tensor(ctx, rng, type, {kK, kRows, 1, 1});
     w->flags |= kFlagParam;
     Tensor* x = random_tensor(ctx, rng, DType::F32, {kK, 1, 1, 1});
@@ -613,8 +614,8 @@ TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
     std::vector<BlockQ8_32> xq(kK / 32);
     std::vector<BlockQ8_K> xk(kK / 256);
     quantize_row_q8_32(static_cast<const float*>(x->data), xq.data(), kK);
-    if (type == DType::Q4_K) quantize_row_q8_K(static_cast<const float*>(x->data), xk.data(), kK);
-    const void* xb = type == DType::Q4_K ? static_cast<const void*>(xk.data()) : xq.data();
+    if (k_type) quantize_row_q8_K(static_cast<const float*>(x->data), xk.data(), kK);
+    const void* xb = k_type ? static_cast<const void*>(xk.data()) : xq.data();
     std::vector<float> interleaved(kRows);
     std::vector<int32_t> scratch(kK / 32 * 4);
     vec_kernels(Isa::SCALAR)
@@ -662,7 +663,7 @@ TEST(CpuBackend, PreparesOnlyWhatDecodeCanReadFaster) {
   Context ctx;
   test::Rng rng(32);
   EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::F16, {64, 16, 1, 1})));
-  EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q6_K, {256, 16, 1, 1})));
+  EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q5_K, {256, 16, 1, 1})));
   EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q4_0, {64, 16, 2, 1})));
   Tensor* w = random_tensor(ctx, rng, DType::Q8_0, {64, 20, 1, 1});
   const std::unique_ptr<PreparedWeight> first = backend->prepare_weight(*w);

@@ -681,7 +681,7 @@ std::vector<float> dot_interleaved(const VecKernels& vec, const QuantRows& a, in
   return out;
 }
 
-const DType kInterleavedTypes[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K};
+const DType kInterleavedTypes[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K};
 
 TEST(VecQuant, InterleavedRowsMatchDoubleReferenceAndEachOtherOnEveryIsa) {
   test::Rng rng(27);
@@ -717,7 +717,8 @@ TEST(VecQuant, InterleavedRowsMatchDoubleReferenceAndEachOtherOnEveryIsa) {
 }
 
 // The extremes the unsigned products take back: q4_0's nibbles 15 and 0, q8_0's -128 and 127,
-// q4_K's largest nibbles, scales and mins (all bits set), against activations of 127 and -127.
+// q4_K's largest nibbles, scales and mins (all bits set), q6_K's quants 63 and 0 under scales of
+// 127 and -128, against activations of 127 and -127.
 TEST(VecQuant, InterleavedExtremeQuantsSumExactlyOnEveryIsa) {
   constexpr int64_t kRows = 18;
   for (DType type : kInterleavedTypes) {
@@ -738,6 +739,10 @@ TEST(VecQuant, InterleavedExtremeQuantsSumExactlyOnEveryIsa) {
         if (type == DType::Q4_K) {
           std::memcpy(blk + 2, &half, sizeof half);  // dmin
           std::memset(blk + 4, 0xFF, 12);            // scales and mins 63
+        }
+        if (type == DType::Q6_K) {
+          std::memset(blk + offsetof(BlockQ6_K, scales), r % 2 ? -128 : 127, 16);
+          std::memcpy(blk + offsetof(BlockQ6_K, d), &one, sizeof one);
         }
       }
     }
