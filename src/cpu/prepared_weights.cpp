@@ -20,12 +20,14 @@ constexpr size_t kHugePage = size_t(2) << 20;
 class InterleavedCopy {
  public:
   InterleavedCopy(const Tensor& t, size_t bytes)
-      : bytes_(bytes), data_(static_cast<uint8_t*>(std::aligned_alloc(kHugePage, (bytes + 4095) / 4096 * 4096))) {
+      : bytes_(bytes),
+        data_(static_cast<uint8_t*>(
+            std::aligned_alloc(bytes >= kHugePage ? kHugePage : 64, (bytes + 4095) / 4096 * 4096))) {
     if (!data_) throw Error("cpu: no memory for the interleaved copy of " + describe(t));
     // The copy is read as one stream: in 2 MiB pages (where the kernel has them; the tail in
     // 4 KiB ones) one Zen 4 core decoded q4_0 ~1.35x and q8_0 ~1.15x as fast as from 4 KiB pages,
     // which left the copy no faster than the stored rows.
-    madvise(data_.get(), bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    if (bytes >= kHugePage) madvise(data_.get(), bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
     interleave_rows(t.type, t.ne[0], t.ne[1], t.data, t.nb[1], data_.get());
     matrix_ = {t.type, t.ne[0], t.ne[1], t.nb[1], data_.get()};
   }
@@ -51,8 +53,8 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r;  // never destroyed: handles may outlive static destruction order
-  return r;
+  static Registry* const r = new Registry;  // never destroyed: a model may outlive static destruction
+  return *r;
 }
 
 class PreparedInterleaved final : public PreparedWeight {
