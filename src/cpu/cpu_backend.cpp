@@ -77,7 +77,10 @@ class CpuBackend final : public Backend {
 
   bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
 
-  std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) override { return interleave_weight(t); }
+  std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // the pool lays the copy out
+    return interleave_weight(t, exec_);
+  }
 
   // Graph mode decides between eager execution, replaying a captured plan and capturing one.
   void compute(const Graph& graph) override {

@@ -1,5 +1,6 @@
 #include "interleaved_rows.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -82,11 +83,12 @@ size_t interleaved_block_bytes(DType type) {
 }
 
 size_t interleaved_bytes(DType type, int64_t n, int64_t rows) {
-  const int64_t groups = (rows + kInterleavedRows - 1) / kInterleavedRows;
-  return size_t(groups) * size_t(n / int64_t(dtype_traits(type).block_size)) * interleaved_block_bytes(type);
+  return size_t(interleaved_groups(rows)) * size_t(n / int64_t(dtype_traits(type).block_size)) *
+         interleaved_block_bytes(type);
 }
 
-void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_t stride, uint8_t* out) {
+void interleave_groups(DType type, int64_t n, int64_t rows, const void* src, size_t stride, int64_t first, int64_t end,
+                       uint8_t* out) {
   if (!interleaves(type)) throw Error("cpu: interleave_rows: " + std::string(dtype_name(type)) + " is not laid out");
   const int64_t block = int64_t(dtype_traits(type).block_size);
   if (n % block != 0) {
@@ -95,15 +97,21 @@ void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_
   }
   const int64_t blocks = n / block;
   const size_t block_bytes = interleaved_block_bytes(type), source_block = dtype_traits(type).type_size;
-  std::memset(out, 0, interleaved_bytes(type, n, rows));
-  for (int64_t row = 0; row < rows; ++row) {
+  const size_t group_bytes = size_t(blocks) * block_bytes;
+  std::memset(out + size_t(first) * group_bytes, 0,
+              size_t(end - first) * group_bytes);  // a last group's padding rows stay 0
+  for (int64_t row = first * kInterleavedRows; row < std::min(end * kInterleavedRows, rows); ++row) {
     const int64_t g = row / kInterleavedRows;
-    const auto* first = static_cast<const uint8_t*>(src) + size_t(row) * stride;
+    const auto* row_blocks = static_cast<const uint8_t*>(src) + size_t(row) * stride;
     for (int64_t b = 0; b < blocks; ++b) {
-      place_block(type, first + size_t(b) * source_block, int(row % kInterleavedRows),
-                  out + size_t(g * blocks + b) * block_bytes);
+      place_block(type, row_blocks + size_t(b) * source_block, int(row % kInterleavedRows),
+                  out + size_t(g) * group_bytes + size_t(b) * block_bytes);
     }
   }
+}
+
+void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_t stride, uint8_t* out) {
+  interleave_groups(type, n, rows, src, stride, 0, interleaved_groups(rows), out);
 }
 
 }  // namespace tg::cpu

@@ -51,7 +51,11 @@ bool interleaves(DType type);
 size_t interleaved_block_bytes(DType type);
 size_t interleaved_bytes(DType type, int64_t n, int64_t rows);
 // Lays out `rows` rows of n elements (whole blocks, contiguous; rows `stride` bytes apart) into
-// interleaved_bytes(type, n, rows) bytes at `out`.
+// interleaved_bytes(type, n, rows) bytes at `out`: interleave_groups writes groups [first, end)
+// of them (each its own bytes, so threads may write groups apart), interleave_rows all.
+void interleave_groups(DType type, int64_t n, int64_t rows, const void* src, size_t stride, int64_t first, int64_t end,
+                       uint8_t* out);
 void interleave_rows(DType type, int64_t n, int64_t rows, const void* src, size_t stride, uint8_t* out);
+inline int64_t interleaved_groups(int64_t rows) { return (rows + kInterleavedRows - 1) / kInterleavedRows; }
 
 }  // namespace tg::cpu

@@ -126,7 +126,7 @@ template <class Block>
 void mat_vec_interleaved(const Tensor& node, const InterleavedMatrix& a, const Int8Rows<Block>& x_rows,
                          ExecContext& exec) {
   const VecKernels& vec = exec.vec();
-  const int64_t groups = (a.rows + kInterleavedRows - 1) / kInterleavedRows;
+  const int64_t groups = interleaved_groups(a.rows);
   const size_t group_bytes = interleaved_bytes(a.type, a.n, kInterleavedRows);
   const Block* x = x_rows.row(0, 0, 0);
   float* out = output_at(node, 0, 0, 0, 0);

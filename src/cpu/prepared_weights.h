@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels.h"
 #include "tilegraph/core/tensor.h"
 #include "tilegraph/runtime/backend.h"
 
@@ -22,8 +23,9 @@ struct InterleavedMatrix {
 // The copy made of `a`'s data with a's type and shape, or null.
 const InterleavedMatrix* find_interleaved(const Tensor& a);
 
-// An interleaved copy of t (or a share of the one already made of it), registered until the
-// result is destroyed; null when t is not a 2-D matrix of a type interleave_rows lays out.
-std::unique_ptr<PreparedWeight> interleave_weight(const Tensor& t);
+// An interleaved copy of t (or a share of the one already made of it), laid out on exec's threads
+// and registered until the result is destroyed; null when t is not a 2-D matrix of a type
+// interleave_rows lays out.
+std::unique_ptr<PreparedWeight> interleave_weight(const Tensor& t, ExecContext& exec);
 
 }  // namespace tg::cpu

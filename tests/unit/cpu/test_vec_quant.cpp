@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "common/tensor_utils.h"
@@ -713,6 +714,21 @@ TEST(VecQuant, InterleavedRowsMatchDoubleReferenceAndEachOtherOnEveryIsa) {
         }
       }
     }
+  }
+}
+
+// Groups laid out apart (as threads do, prepared_weights.cpp) give the whole layout's bytes.
+TEST(VecQuant, InterleavedGroupsLaidOutApartEqualTheWhole) {
+  test::Rng rng(28);
+  for (DType type : kInterleavedTypes) {
+    const int64_t n = 3 * int64_t(dtype_traits(type).block_size), rows = 53;  // 4 groups, the last of 5 rows
+    const QuantRows a(type, n, rows, rng);
+    std::vector<uint8_t> whole(interleaved_bytes(type, n, rows)), apart(whole.size(), 0xAB);
+    interleave_rows(type, n, rows, a.bytes.data(), a.stride, whole.data());
+    for (const auto& [first, end] : {std::pair<int64_t, int64_t>{2, 4}, {0, 1}, {1, 2}}) {
+      interleave_groups(type, n, rows, a.bytes.data(), a.stride, first, end, apart.data());
+    }
+    EXPECT_EQ(apart, whole) << dtype_name(type);
   }
 }
 
