@@ -13,16 +13,32 @@ namespace {
 
 constexpr size_t kStepsBytes = kInterleavedRows * sizeof(uint16_t);
 
+// A q4_0, q4_1, q5_0 or q5_1 block of row r (Interleaved32).
+template <class Block>
+void place_block32(const Interleaved32& layout, const Block& b, int r, uint8_t* out) {
+  std::memcpy(out + 2 * r, &b.d, 2);
+  if constexpr (requires { b.m; }) std::memcpy(out + layout.m + 2 * r, &b.m, 2);
+  for (int c = 0; c < 4; ++c) std::memcpy(out + layout.nibbles + c * kInterleavedChunkBytes + 4 * r, b.qs + 4 * c, 4);
+  if constexpr (requires { b.qh; }) {
+    uint32_t qh;
+    std::memcpy(&qh, b.qh, sizeof qh);
+    for (int j = 0; j < 4; ++j) {
+      uint8_t bits = 0;
+      for (int c = 0; c < 4; ++c)
+        bits |= uint8_t((qh >> (4 * c + j) & 1) << c | (qh >> (16 + 4 * c + j) & 1) << (4 + c));
+      out[layout.fifth + 4 * r + j] = bits;
+    }
+  }
+}
+
 // One block of row r into its group's block at `out`.
 void place_block(DType type, const void* block, int r, uint8_t* out) {
   const auto chunk = [&](size_t first, int c) { return out + first + c * kInterleavedChunkBytes + 4 * r; };
   switch (type) {
-    case DType::Q4_0: {
-      const auto& b = *static_cast<const BlockQ4_0*>(block);
-      std::memcpy(out + 2 * r, &b.d, 2);
-      for (int c = 0; c < 4; ++c) std::memcpy(chunk(kStepsBytes, c), b.qs + 4 * c, 4);
-      return;
-    }
+    case DType::Q4_0: return place_block32(interleaved32(type), *static_cast<const BlockQ4_0*>(block), r, out);
+    case DType::Q4_1: return place_block32(interleaved32(type), *static_cast<const BlockQ4_1*>(block), r, out);
+    case DType::Q5_0: return place_block32(interleaved32(type), *static_cast<const BlockQ5_0*>(block), r, out);
+    case DType::Q5_1: return place_block32(interleaved32(type), *static_cast<const BlockQ5_1*>(block), r, out);
     case DType::Q8_0: {
       const auto& b = *static_cast<const BlockQ8_0*>(block);
       std::memcpy(out + 2 * r, &b.d, 2);
@@ -69,12 +85,24 @@ void place_block(DType type, const void* block, int r, uint8_t* out) {
 }  // namespace
 
 bool interleaves(DType type) {
-  return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+  switch (type) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0:
+    case DType::Q4_K:
+    case DType::Q6_K: return true;
+    default: return false;
+  }
 }
 
 size_t interleaved_block_bytes(DType type) {
   switch (type) {
-    case DType::Q4_0: return kStepsBytes + 4 * kInterleavedChunkBytes;
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1: return interleaved32(type).bytes;
     case DType::Q8_0: return kStepsBytes + 8 * kInterleavedChunkBytes;
     case DType::Q4_K: return InterleavedQ4K::kBytes;
     case DType::Q6_K: return InterleavedQ6K::kBytes;

@@ -11,6 +11,11 @@
 // chunk is 64 bytes, 4 of each row (row r at bytes 4r .. 4r + 3):
 //   q4_0  d [r] f16; 4 chunks, chunk c byte 4r + j = row r's qs[4c + j] as it is (low nibble
 //         element 4c + j, high nibble element 16 + 4c + j).
+//   q4_1  d [r], m [r] f16; the 4 chunks of q4_0.
+//   q5_0  d [r] f16; a chunk of fifth bits, byte 4r + j bit c = element 4c + j's and bit 4 + c
+//         element 16 + 4c + j's (as each chunk's nibbles need them, one shift away); q4_0's 4
+//         chunks of nibbles.
+//   q5_1  d [r], m [r] f16, then q5_0's chunks.
 //   q8_0  d [r] f16; 8 chunks, chunk c = elements 4c .. 4c + 3 as q + 128 (unsigned, for vpdpbusd).
 //   q4_K  d [r], dmin [r] f16; the 6-bit scales [s][r] and mins [s / 2][r][s % 2] as bytes
 //         (sub-block s = elements 32s .. 32s + 31); 32 chunks, chunk 8h + c = row r's qs[32h + 4c
@@ -32,6 +37,23 @@ namespace tg::cpu {
 
 inline constexpr int kInterleavedRows = 16;
 inline constexpr size_t kInterleavedChunkBytes = 64;  // 4 bytes of each of the 16 rows
+
+// Byte offsets within a block of a group of the 32-element types with unsigned quants (q4_0, q4_1,
+// q5_0, q5_1): m (0: none), the chunk of fifth bits (0: none), the nibbles; and the centre that
+// the quants are taken back by (8, 16; 0 with m).
+struct Interleaved32 {
+  size_t m, fifth, nibbles, bytes;
+  int centre;
+};
+constexpr Interleaved32 interleaved32(DType type) {
+  constexpr size_t kSteps = kInterleavedRows * 2, kChunk = kInterleavedChunkBytes;
+  switch (type) {
+    case DType::Q4_1: return {kSteps, 0, 2 * kSteps, 2 * kSteps + 4 * kChunk, 0};
+    case DType::Q5_0: return {0, kSteps, kSteps + kChunk, kSteps + 5 * kChunk, 16};
+    case DType::Q5_1: return {kSteps, 2 * kSteps, 2 * kSteps + kChunk, 2 * kSteps + 5 * kChunk, 0};
+    default: return {0, 0, kSteps, kSteps + 4 * kChunk, 8};  // q4_0
+  }
+}
 
 // Byte offsets within a q4_K block of a group.
 struct InterleavedQ4K {

@@ -40,7 +40,7 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
   std::string quant_decode = isa == Isa::SCALAR ? "portable integer dot products"
                              : vnni             ? "256-bit vpdpbusd dot products"
                                                 : "256-bit vpmaddubsw dot products";
-  quant_decode += ", " + std::to_string(matvec_row_streams()) + " rows per tile; q4_0, q8_0, q4_K and q6_K from " +
+  quant_decode += ", " + std::to_string(matvec_row_streams()) + " rows per tile; every type but q5_K from " +
                   "interleaved copies, 16 rows per " +
                   (isa == Isa::SCALAR ? "loop (portable)"
                    : vnni             ? "512-bit vpdpbusd"

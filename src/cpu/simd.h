@@ -330,11 +330,13 @@ struct GemmLanesPortable {
 };
 
 // The lanes of interleaved_rows.h's groups: one lane per weight row, 16 rows, each lane's sum its
-// row's alone (so every ISA gives the same bits). sum_q4_0 and sum_q8_0 return each row's exact
-// integer sum of q x over one block (q4_0's q the nibble minus 8) from its chunks and the
-// token's 32 quants; x_sum is the sum of those quants, which the tables that multiply unsigned
-// bytes (nibble, q + 128) take back. fmadd_steps: acc + sum * (d * dx), the rows' f16 steps d
-// converted exactly. One struct per ISA family; the vector structs name theirs R16.
+// row's alone (so every ISA gives the same bits). sum_nibbles and sum_q8_0 return each row's exact
+// integer sum of q x over one block from its chunks and the token's 32 quants: sum_nibbles's q the
+// nibble (with kFifth, and its fifth bit from the `fifth` chunk: q5), less `centre` (the caller's
+// centre times the token's sum of quants); sum_q8_0's the signed quant, x_sum the token's sum,
+// which the tables that multiply q + 128 take back. fmadd_steps: acc + sum * (d * dx), the rows'
+// f16 steps d converted exactly; fmadd_offsets: acc + m * s. One struct per ISA family; the
+// vector structs name theirs R16.
 struct RowLanes16Portable {
   static constexpr int kRows = 16;
   struct I {
@@ -344,16 +346,22 @@ struct RowLanes16Portable {
     float v[kRows];
   };
   static F fzero() { return F{}; }
-  static I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
+  template <bool kFifth>
+  static I sum_nibbles(const uint8_t* chunks, const uint8_t* fifth, const int8_t* x, int32_t centre) {
     I s{};
     for (int r = 0; r < kRows; ++r) {
       for (int c = 0; c < 4; ++c) {
         for (int j = 0; j < 4; ++j) {
           const uint8_t q = chunks[64 * c + 4 * r + j];
-          s.v[r] += (q & 0xF) * x[4 * c + j] + (q >> 4) * x[16 + 4 * c + j];
+          int low = q & 0xF, high = q >> 4;
+          if constexpr (kFifth) {
+            low |= (fifth[4 * r + j] >> c & 1) << 4;
+            high |= (fifth[4 * r + j] >> (4 + c) & 1) << 4;
+          }
+          s.v[r] += low * x[4 * c + j] + high * x[16 + 4 * c + j];
         }
       }
-      s.v[r] -= 8 * x_sum;
+      s.v[r] -= centre;
     }
     return s;
   }
@@ -370,6 +378,10 @@ struct RowLanes16Portable {
     for (int r = 0; r < kRows; ++r) {
       acc.v[r] = __builtin_fmaf(float(sum.v[r]), f16_to_f32(f16{steps[r]}) * dx, acc.v[r]);
     }
+    return acc;
+  }
+  static F fmadd_offsets(const uint16_t* m, float s, F acc) {
+    for (int r = 0; r < kRows; ++r) acc.v[r] = __builtin_fmaf(f16_to_f32(f16{m[r]}), s, acc.v[r]);
     return acc;
   }
   // A q4_K block of the group (InterleavedQ4K) against the token's 256 quants, scale dx and the
@@ -499,19 +511,33 @@ struct RowLanes16Avx2 {
     return _mm256_set1_epi32(q);
   }
   TG_SIMD_INLINE F fzero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-  TG_SIMD_INLINE __m256i half_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
-    const __m256i mask = _mm256_set1_epi8(0x0F);
-    __m256i pairs = _mm256_setzero_si256();
+  // 4-bit quants' products (at most 15 * 128 twice) add in int16 over the whole block (30720),
+  // 5-bit ones' over one chunk (31 * 128 four times).
+  template <bool kFifth>
+  TG_SIMD_INLINE __m256i half_nibbles(const uint8_t* chunks, const uint8_t* fifth, const int8_t* x, int32_t centre) {
+    const __m256i mask = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+    const __m256i bits = kFifth ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(fifth)) : _mm256_setzero_si256();
+    __m256i pairs = _mm256_setzero_si256(), sum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunks + 64 * c));
-      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(v, mask), quad(x + 4 * c)));
-      pairs = _mm256_add_epi16(
-          pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), quad(x + 16 + 4 * c)));
+      __m256i low = _mm256_and_si256(v, mask), high = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+      if constexpr (kFifth) {
+        low = _mm256_or_si256(low, _mm256_and_si256(_mm256_slli_epi16(bits, 4 - c), bit4));
+        high = _mm256_or_si256(high, _mm256_and_si256(_mm256_srli_epi16(bits, c), bit4));
+      }
+      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(low, quad(x + 4 * c)));
+      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(high, quad(x + 16 + 4 * c)));
+      if constexpr (kFifth) {
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, ones));
+        pairs = _mm256_setzero_si256();
+      }
     }
-    return _mm256_sub_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), _mm256_set1_epi32(8 * x_sum));
+    if constexpr (!kFifth) sum = _mm256_madd_epi16(pairs, ones);
+    return _mm256_sub_epi32(sum, _mm256_set1_epi32(centre));
   }
-  TG_SIMD_INLINE I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
-    return {half_q4_0(chunks, x, x_sum), half_q4_0(chunks + 32, x, x_sum)};
+  template <bool kFifth>
+  TG_SIMD_INLINE I sum_nibbles(const uint8_t* chunks, const uint8_t* fifth, const int8_t* x, int32_t centre) {
+    return {half_nibbles<kFifth>(chunks, fifth, x, centre), half_nibbles<kFifth>(chunks + 32, fifth + 32, x, centre)};
   }
   TG_SIMD_INLINE __m256i half_q8_0(const uint8_t* chunks, const int8_t* x) {
     __m256i sum = _mm256_setzero_si256();
@@ -623,6 +649,11 @@ struct RowLanes16Avx2 {
       out[h8] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(half_q6_K(block, x, sub_sums, h8)), _mm256_mul_ps(d, dxv), out[h8]);
     }
     return {out[0], out[1]};
+  }
+  TG_SIMD_INLINE F fmadd_offsets(const uint16_t* m, float s, F acc) {
+    const __m256 sv = _mm256_set1_ps(s);
+    return {_mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m))), sv, acc.low),
+            _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 8))), sv, acc.high)};
   }
   TG_SIMD_INLINE F fmadd_steps(I sum, const uint16_t* steps, float dx, F acc) {
     const __m256 dxv = _mm256_set1_ps(dx);
@@ -1287,15 +1318,27 @@ struct RowLanes16Avx512Vnni {
     return _mm512_set1_epi32(q);
   }
   TG_SIMD_INLINE F fzero() { return _mm512_setzero_ps(); }
-  TG_SIMD_INLINE I sum_q4_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
-    const __m512i mask = _mm512_set1_epi8(0x0F);
-    __m512i low = _mm512_set1_epi32(-8 * x_sum), high = _mm512_setzero_si512();
+  template <bool kFifth>
+  TG_SIMD_INLINE I sum_nibbles(const uint8_t* chunks, const uint8_t* fifth, const int8_t* x, int32_t centre) {
+    const __m512i mask = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
+    const __m512i bits = kFifth ? _mm512_loadu_si512(fifth) : _mm512_setzero_si512();
+    __m512i low_sum = _mm512_set1_epi32(-centre), high_sum = _mm512_setzero_si512();
     for (int c = 0; c < 4; ++c) {
       const __m512i v = _mm512_loadu_si512(chunks + 64 * c);
-      low = _mm512_dpbusd_epi32(low, _mm512_and_si512(v, mask), quad(x + 4 * c));
-      high = _mm512_dpbusd_epi32(high, _mm512_and_si512(_mm512_srli_epi16(v, 4), mask), quad(x + 16 + 4 * c));
+      __m512i low = _mm512_and_si512(v, mask), high = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+      if constexpr (kFifth) {
+        // low | (shifted & 0x10) in one instruction each.
+        low = _mm512_ternarylogic_epi32(low, _mm512_slli_epi16(bits, unsigned(4 - c)), bit4, 0xF8);
+        high = _mm512_ternarylogic_epi32(high, _mm512_srli_epi16(bits, unsigned(c)), bit4, 0xF8);
+      }
+      low_sum = _mm512_dpbusd_epi32(low_sum, low, quad(x + 4 * c));
+      high_sum = _mm512_dpbusd_epi32(high_sum, high, quad(x + 16 + 4 * c));
     }
-    return _mm512_add_epi32(low, high);
+    return _mm512_add_epi32(low_sum, high_sum);
+  }
+  TG_SIMD_INLINE F fmadd_offsets(const uint16_t* m, float s, F acc) {
+    return _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(m))), _mm512_set1_ps(s),
+                           acc);
   }
   TG_SIMD_INLINE I sum_q8_0(const uint8_t* chunks, const int8_t* x, int32_t x_sum) {
     __m512i even = _mm512_set1_epi32(-128 * x_sum), odd = _mm512_setzero_si512();

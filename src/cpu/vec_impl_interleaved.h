@@ -21,6 +21,7 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
                           void* scratch) {
   using R = V::R16;
   using FAcc = typename R::F;
+  if (!interleaves(type)) throw_wrong_quant_type(type, "dot_interleaved_rows");
   const size_t block_bytes = interleaved_block_bytes(type);
   auto* sums = static_cast<int32_t*>(scratch);
   if (type == DType::Q4_K || type == DType::Q6_K) {
@@ -51,27 +52,36 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
     return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
                     __attribute__((always_inline)) { return R::fold_q6_K(p, xq, s, d, acc); });
   }
-  // q4_0 and q8_0: the token's blocks' sums of quants, which the unsigned products take back.
+  // The 32-element types: the token's blocks' sums of quants, which the unsigned products take back.
   const auto* x32 = static_cast<const BlockQ8_32*>(x);
   const int64_t blocks = n / kQ8_32BlockSize;
   for (int64_t b = 0; b < blocks; ++b) sums[b] = sum_of(x32[b].qs, kQ8_32BlockSize);
-  constexpr size_t kSteps = kInterleavedRows * sizeof(uint16_t);
-  const auto fold32 = [&](auto sum_block) {
+  const auto fold32 = [&](auto sum_block, size_t m_at) {
     dot_interleaved_groups(
         blocks, block_bytes, rows, groups,
         out, [&](const uint8_t* p, int64_t b, FAcc acc) __attribute__((always_inline)) {
-          return R::fmadd_steps(sum_block(p + kSteps, x32[b].qs, sums[b]), reinterpret_cast<const uint16_t*>(p),
-                                x32[b].d, acc);
+          acc = R::fmadd_steps(sum_block(p, x32[b].qs, sums[b]), reinterpret_cast<const uint16_t*>(p), x32[b].d, acc);
+          if (m_at == 0) return acc;
+          return R::fmadd_offsets(reinterpret_cast<const uint16_t*>(p + m_at), x32[b].s, acc);
         });
+  };
+  const auto nibbles = [&]<bool kFifth>(const Interleaved32 l) {
+    fold32(
+        [l](const uint8_t* p, const int8_t* xq, int32_t s) __attribute__((always_inline)) {
+          return R::template sum_nibbles<kFifth>(p + l.nibbles, p + l.fifth, xq, l.centre * s);
+        },
+        l.m);
   };
   switch (type) {
     case DType::Q4_0:
-      return fold32([](const uint8_t* q, const int8_t* xq, int32_t s)
-                        __attribute__((always_inline)) { return R::sum_q4_0(q, xq, s); });
+    case DType::Q4_1: return nibbles.template operator()<false>(interleaved32(type));
+    case DType::Q5_0:
+    case DType::Q5_1: return nibbles.template operator()<true>(interleaved32(type));
     case DType::Q8_0:
-      return fold32([](const uint8_t* q, const int8_t* xq, int32_t s)
-                        __attribute__((always_inline)) { return R::sum_q8_0(q, xq, s); });
-    default: break;
+      return fold32(
+          [](const uint8_t* p, const int8_t* xq, int32_t s)
+              __attribute__((always_inline)) { return R::sum_q8_0(p + kInterleavedRows * sizeof(uint16_t), xq, s); },
+          0);
+    default: break;  // (refused above)
   }
-  throw_wrong_quant_type(type, "dot_interleaved_rows");
 }

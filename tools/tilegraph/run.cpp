@@ -448,10 +448,9 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-mmap", o->no_mmap,
                 "Read the model file into memory instead of mapping it (then it may change during the run)");
-  cmd->add_flag(
-      "--no-repack", o->no_repack,
-      "Decode q4_0, q8_0, q4_K and q6_K matrices as stored, without the CPU backend's interleaved copy (which takes "
-      "as much memory again as those matrices)");
+  cmd->add_flag("--no-repack", o->no_repack,
+                "Decode quantized matrices as stored, without the CPU backend's interleaved copy (which takes "
+                "as much memory again as those matrices)");
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p "
                   "and --seed")

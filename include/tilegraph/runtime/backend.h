@@ -91,7 +91,7 @@ class Backend {
   // quantized type names the nearest one it runs, and models convert such weights at load.
   virtual DType weight_type(DType stored) const { return stored; }
   // A copy of weight `t` in a layout this backend's kernels read faster (ggml's extra buffer
-  // types: the CPU backend's interleaved q4_0, q8_0, q4_K and q6_K matrices for decode), used wherever a graph
+  // types: the CPU backend's interleaved quantized matrices for decode), used wherever a graph
   // multiplies by t's data with t's type and shape, until the result is destroyed. t's data must
   // not change or be freed before then. Null: nothing to gain, t is read as stored.
   virtual std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) {

@@ -595,7 +595,7 @@ TEST(CpuBackend, LargeMatMulMatchesReferenceWithManyThreads) {
 // decode multiplies by while it is held, in eager and graph mode alike, on every ISA; released,
 // the stored rows are read again.
 TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
-  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     Context ctx;
     test::Rng rng(31);
     // 17 and 3 blocks; two full groups of 16 rows and 5
