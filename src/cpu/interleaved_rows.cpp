@@ -31,6 +31,24 @@ void place_block32(const Interleaved32& layout, const Block& b, int r, uint8_t* 
   }
 }
 
+// A q4_K or q5_K block of row r (InterleavedAffineK).
+template <bool kFifth, class Block>
+void place_affine_k(const Block& b, int r, uint8_t* out) {
+  using L = InterleavedAffineK<kFifth>;
+  std::memcpy(out + L::kD + 2 * r, &b.d, 2);
+  std::memcpy(out + L::kDmin + 2 * r, &b.dmin, 2);
+  for (int s = 0; s < 8; ++s) {
+    int sc = 0, m = 0;
+    unpack_scale_min_k(b.scales, s, &sc, &m);
+    out[L::kScales + kInterleavedRows * s + r] = uint8_t(sc);
+    out[L::kMins + 2 * kInterleavedRows * (s / 2) + 2 * r + s % 2] = uint8_t(m);
+  }
+  for (int c = 0; c < 32; ++c) std::memcpy(out + L::kChunks + c * kInterleavedChunkBytes + 4 * r, b.qs + 4 * c, 4);
+  if constexpr (kFifth) {
+    for (int c = 0; c < 8; ++c) std::memcpy(out + L::kFifthBits + c * kInterleavedChunkBytes + 4 * r, b.qh + 4 * c, 4);
+  }
+}
+
 // One block of row r into its group's block at `out`.
 void place_block(DType type, const void* block, int r, uint8_t* out) {
   const auto chunk = [&](size_t first, int c) { return out + first + c * kInterleavedChunkBytes + 4 * r; };
@@ -47,20 +65,8 @@ void place_block(DType type, const void* block, int r, uint8_t* out) {
       }
       return;
     }
-    case DType::Q4_K: {
-      using L = InterleavedQ4K;
-      const auto& b = *static_cast<const BlockQ4_K*>(block);
-      std::memcpy(out + L::kD + 2 * r, &b.d, 2);
-      std::memcpy(out + L::kDmin + 2 * r, &b.dmin, 2);
-      for (int s = 0; s < 8; ++s) {
-        int sc = 0, m = 0;
-        unpack_scale_min_k(b.scales, s, &sc, &m);
-        out[L::kScales + kInterleavedRows * s + r] = uint8_t(sc);
-        out[L::kMins + 2 * kInterleavedRows * (s / 2) + 2 * r + s % 2] = uint8_t(m);
-      }
-      for (int c = 0; c < 32; ++c) std::memcpy(chunk(L::kChunks, c), b.qs + 4 * c, 4);
-      return;
-    }
+    case DType::Q4_K: return place_affine_k<false>(*static_cast<const BlockQ4_K*>(block), r, out);
+    case DType::Q5_K: return place_affine_k<true>(*static_cast<const BlockQ5_K*>(block), r, out);
     case DType::Q6_K: {
       using L = InterleavedQ6K;
       const auto& b = *static_cast<const BlockQ6_K*>(block);
@@ -92,6 +98,7 @@ bool interleaves(DType type) {
     case DType::Q5_1:
     case DType::Q8_0:
     case DType::Q4_K:
+    case DType::Q5_K:
     case DType::Q6_K: return true;
     default: return false;
   }
@@ -104,7 +111,8 @@ size_t interleaved_block_bytes(DType type) {
     case DType::Q5_0:
     case DType::Q5_1: return interleaved32(type).bytes;
     case DType::Q8_0: return kStepsBytes + 8 * kInterleavedChunkBytes;
-    case DType::Q4_K: return InterleavedQ4K::kBytes;
+    case DType::Q4_K: return InterleavedAffineK<false>::kBytes;
+    case DType::Q5_K: return InterleavedAffineK<true>::kBytes;
     case DType::Q6_K: return InterleavedQ6K::kBytes;
     default: return 0;
   }

@@ -20,6 +20,8 @@
 //   q4_K  d [r], dmin [r] f16; the 6-bit scales [s][r] and mins [s / 2][r][s % 2] as bytes
 //         (sub-block s = elements 32s .. 32s + 31); 32 chunks, chunk 8h + c = row r's qs[32h + 4c
 //         .. + 3] as they are (low nibbles sub-block 2h's quad c, high nibbles sub-block 2h + 1's).
+//   q5_K  q4_K's, with 8 chunks of fifth bits before the nibbles: chunk c = row r's qh[4c .. + 3]
+//         as they are (bit s of byte j: element 32s + 4c + j's).
 //   q6_K  d [r] f16; the int8 scales [s / 2][r][s % 2] (sub-block s = elements 16s .. 16s + 15);
 //         then for h = 0, 1 and c = 0 .. 7 three chunks: row r's ql[64h + 4c .. + 3], ql[64h + 32
 //         + 4c .. + 3] and qh[32h + 4c .. + 3] as they are, in the order the kernel reads them (3
@@ -55,9 +57,11 @@ constexpr Interleaved32 interleaved32(DType type) {
   }
 }
 
-// Byte offsets within a q4_K block of a group.
-struct InterleavedQ4K {
-  static constexpr size_t kD = 0, kDmin = 32, kScales = 64, kMins = 192, kChunks = 320;
+// Byte offsets within a q4_K (kFifth false) or q5_K block of a group.
+template <bool kFifth>
+struct InterleavedAffineK {
+  static constexpr size_t kD = 0, kDmin = 32, kScales = 64, kMins = 192, kFifthBits = 320;
+  static constexpr size_t kChunks = kFifthBits + (kFifth ? 8 * kInterleavedChunkBytes : 0);
   static constexpr size_t kBytes = kChunks + 32 * kInterleavedChunkBytes;
 };
 

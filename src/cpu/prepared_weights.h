@@ -1,6 +1,6 @@
 #pragma once
 // The weight copies that the CPU backends read instead of a weight's stored rows
-// (Backend::prepare_weight): interleaved q4_0, q4_1, q5_0, q5_1, q8_0, q4_K and q6_K matrices (interleaved_rows.h) for
+// (Backend::prepare_weight): interleaved quantized matrices (interleaved_rows.h) for
 // decode, found by the address of the weight's data. One registry for the process: the layout is the same on every ISA,
 // so every CPU backend reads a copy that any of them made.
 #include <cstddef>

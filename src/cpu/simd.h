@@ -384,11 +384,13 @@ struct RowLanes16Portable {
     for (int r = 0; r < kRows; ++r) acc.v[r] = __builtin_fmaf(f16_to_f32(f16{m[r]}), s, acc.v[r]);
     return acc;
   }
-  // A q4_K block of the group (InterleavedQ4K) against the token's 256 quants, scale dx and the
-  // sums of its sub-blocks' quants in pairs (`sub_sums`: sub-blocks 2p and 2p + 1 as the low and
-  // high int16 of word p): acc + d dx sum_s sc_s (q . x)_s - dmin dx sum_s m_s sum_s.
-  static F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
-    using L = InterleavedQ4K;
+  // A q4_K block of the group (InterleavedAffineK; with kFifth q5_K's) against the token's 256
+  // quants, scale dx and the sums of its sub-blocks' quants in pairs (`sub_sums`: sub-blocks 2p and
+  // 2p + 1 as the low and high int16 of word p): acc + d dx sum_s sc_s (q . x)_s - dmin dx sum_s
+  // m_s sum_s.
+  template <bool kFifth>
+  static F fold_affine_k(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedAffineK<kFifth>;
     for (int r = 0; r < kRows; ++r) {
       int32_t sum = 0, mins = 0;
       for (int s = 0; s < 8; ++s) {
@@ -396,7 +398,9 @@ struct RowLanes16Portable {
         for (int c = 0; c < 8; ++c) {
           for (int j = 0; j < 4; ++j) {
             const uint8_t q = block[L::kChunks + 64 * (8 * (s / 2) + c) + 4 * r + j];
-            dot += (s % 2 ? q >> 4 : q & 0xF) * x[32 * s + 4 * c + j];
+            int quant = s % 2 ? q >> 4 : q & 0xF;
+            if constexpr (kFifth) quant |= (block[L::kFifthBits + 64 * c + 4 * r + j] >> s & 1) << 4;
+            dot += quant * x[32 * s + 4 * c + j];
           }
         }
         const int16_t sub_sum = int16_t(uint32_t(sub_sums[s / 2]) >> (16 * (s % 2)));
@@ -552,41 +556,62 @@ struct RowLanes16Avx2 {
   TG_SIMD_INLINE I sum_q8_0(const uint8_t* chunks, const int8_t* x, int32_t) {
     return {half_q8_0(chunks, x), half_q8_0(chunks + 32, x)};
   }
-  // Rows 8h .. 8h + 7 of fold_q4_K: each sub-block's 8 steps of nibble products added in int16
-  // (at most 30720) and widened once, then multiplied by the rows' scales (vpmulld).
-  TG_SIMD_INLINE void half_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, int h, __m256i& sum,
-                                __m256i& mins) {
-    using L = InterleavedQ4K;
+  // v's bit `bit` of each byte at bit 4, the other bits of the byte anywhere but bit 4 (16-bit
+  // shifts move no other byte's bits there for these distances).
+  TG_SIMD_INLINE __m256i bit_to_4(__m256i v, int bit) {
+    return bit < 4 ? _mm256_slli_epi16(v, 4 - bit) : bit > 4 ? _mm256_srli_epi16(v, bit - 4) : v;
+  }
+  // Rows 8h .. 8h + 7 of fold_affine_k: each sub-block's 8 steps of q4 products added in int16
+  // (at most 30720) and widened once (q5's every 4 steps), then multiplied by the rows' scales
+  // (vpmulld).
+  template <bool kFifth>
+  TG_SIMD_INLINE void half_affine_k(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, int h, __m256i& sum,
+                                    __m256i& mins) {
+    using L = InterleavedAffineK<kFifth>;
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
     const __m256i mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     sum = _mm256_setzero_si256();
     mins = _mm256_setzero_si256();
     for (int p = 0; p < 4; ++p) {
       __m256i low = _mm256_setzero_si256(), high = _mm256_setzero_si256();
+      __m256i low16 = _mm256_setzero_si256(), high16 = _mm256_setzero_si256();
       for (int c = 0; c < 8; ++c) {
         const __m256i v =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kChunks + 64 * (8 * p + c) + 32 * h));
-        low = _mm256_add_epi16(low, _mm256_maddubs_epi16(_mm256_and_si256(v, mask), quad(x + 64 * p + 4 * c)));
-        high = _mm256_add_epi16(
-            high, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), quad(x + 64 * p + 32 + 4 * c)));
+        __m256i ql = _mm256_and_si256(v, mask), qh = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+        if constexpr (kFifth) {
+          const __m256i bits =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + L::kFifthBits + 64 * c + 32 * h));
+          ql = _mm256_or_si256(ql, _mm256_and_si256(bit_to_4(bits, 2 * p), bit4));
+          qh = _mm256_or_si256(qh, _mm256_and_si256(bit_to_4(bits, 2 * p + 1), bit4));
+        }
+        low16 = _mm256_add_epi16(low16, _mm256_maddubs_epi16(ql, quad(x + 64 * p + 4 * c)));
+        high16 = _mm256_add_epi16(high16, _mm256_maddubs_epi16(qh, quad(x + 64 * p + 32 + 4 * c)));
+        if (!kFifth ? c == 7 : c % 4 == 3) {
+          low = _mm256_add_epi32(low, _mm256_madd_epi16(low16, ones));
+          high = _mm256_add_epi32(high, _mm256_madd_epi16(high16, ones));
+          low16 = high16 = _mm256_setzero_si256();
+        }
       }
       const auto scales = [&](int s) {
         return _mm256_cvtepu8_epi32(
             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + L::kScales + 16 * s + 8 * h)));
       };
-      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(_mm256_madd_epi16(low, ones), scales(2 * p)));
-      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(_mm256_madd_epi16(high, ones), scales(2 * p + 1)));
+      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(low, scales(2 * p)));
+      sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(high, scales(2 * p + 1)));
       const __m256i m =
           _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kMins + 32 * p + 16 * h)));
       mins = _mm256_add_epi32(mins, _mm256_madd_epi16(m, _mm256_set1_epi32(sub_sums[p])));
     }
   }
-  TG_SIMD_INLINE F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
-    using L = InterleavedQ4K;
+  template <bool kFifth>
+  TG_SIMD_INLINE F fold_affine_k(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedAffineK<kFifth>;
     const __m256 dxv = _mm256_set1_ps(dx);
     __m256 out[2] = {acc.low, acc.high};
     for (int h = 0; h < 2; ++h) {
       __m256i sum, mins;
-      half_q4_K(block, x, sub_sums, h, sum, mins);
+      half_affine_k<kFifth>(block, x, sub_sums, h, sum, mins);
       const auto steps = [&](size_t at) {
         return _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + at + 16 * h))),
                              dxv);
@@ -1347,17 +1372,27 @@ struct RowLanes16Avx512Vnni {
     }
     return _mm512_add_epi32(even, odd);
   }
-  TG_SIMD_INLINE F fold_q4_K(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
-    using L = InterleavedQ4K;
-    const __m512i mask = _mm512_set1_epi8(0x0F);
+  // v's bit `bit` of each byte at bit 4 (as RowLanes16Avx2::bit_to_4).
+  TG_SIMD_INLINE __m512i bit_to_4(__m512i v, int bit) {
+    return bit < 4 ? _mm512_slli_epi16(v, unsigned(4 - bit)) : bit > 4 ? _mm512_srli_epi16(v, unsigned(bit - 4)) : v;
+  }
+  template <bool kFifth>
+  TG_SIMD_INLINE F fold_affine_k(const uint8_t* block, const int8_t* x, const int32_t* sub_sums, float dx, F acc) {
+    using L = InterleavedAffineK<kFifth>;
+    const __m512i mask = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
     __m512i sum = _mm512_setzero_si512(), mins = _mm512_setzero_si512();
     for (int p = 0; p < 4; ++p) {
       __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
       for (int c = 0; c < 8; ++c) {
         const __m512i v = _mm512_loadu_si512(block + L::kChunks + 64 * (8 * p + c));
-        low = _mm512_dpbusd_epi32(low, _mm512_and_si512(v, mask), quad(x + 64 * p + 4 * c));
-        high =
-            _mm512_dpbusd_epi32(high, _mm512_and_si512(_mm512_srli_epi16(v, 4), mask), quad(x + 64 * p + 32 + 4 * c));
+        __m512i ql = _mm512_and_si512(v, mask), qh = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        if constexpr (kFifth) {
+          const __m512i bits = _mm512_loadu_si512(block + L::kFifthBits + 64 * c);
+          ql = _mm512_ternarylogic_epi32(ql, bit_to_4(bits, 2 * p), bit4, 0xF8);  // ql | (.. & 0x10)
+          qh = _mm512_ternarylogic_epi32(qh, bit_to_4(bits, 2 * p + 1), bit4, 0xF8);
+        }
+        low = _mm512_dpbusd_epi32(low, ql, quad(x + 64 * p + 4 * c));
+        high = _mm512_dpbusd_epi32(high, qh, quad(x + 64 * p + 32 + 4 * c));
       }
       const auto scales = [&](int s) {
         return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kScales + 16 * s)));

@@ -152,8 +152,8 @@ struct VecKernels {
   void (*dot_q8_32_rows)(DType type, int64_t n, int64_t count, const void* rows, size_t stride, int64_t tokens,
                          const BlockQ8_32* x, int64_t x_stride, float* out, int64_t out_stride, int row_streams,
                          void* scratch);
-  // interleave_rows' groups (interleaved_rows.h: q4_0..q5_1, q8_0, q4_K, q6_K) of `rows` rows of n elements
-  // against one token of 8-bit activations (q8_32 blocks; q8_K for q4_K and q6_K): out[j] = row_j . x for
+  // interleave_rows' groups (interleaved_rows.h: every quantized type) of `rows` rows of n elements
+  // against one token of 8-bit activations (q8_32 blocks; q8_K for the K types): out[j] = row_j . x for
   // j < rows. Each row's block is its exact integer sum, scaled in f32 and added in block order:
   // the same bits on every table (not the bits of dot_q8_32_rows and dot_q8k_rows, which keep
   // several lanes per block). scratch: dot_q8_32_scratch_bytes(n, 1).

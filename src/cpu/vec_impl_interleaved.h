@@ -24,18 +24,18 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
   if (!interleaves(type)) throw_wrong_quant_type(type, "dot_interleaved_rows");
   const size_t block_bytes = interleaved_block_bytes(type);
   auto* sums = static_cast<int32_t*>(scratch);
-  if (type == DType::Q4_K || type == DType::Q6_K) {
-    // The token's sums of its sub-blocks' quants in int16 pairs, once per call: q4_K's 8 of 32
-    // elements (R16::fold_q4_K), q6_K's 16 of 16 (fold_q6_K).
+  if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) {
+    // The token's sums of its sub-blocks' quants in int16 pairs, once per call: q4_K's and q5_K's
+    // 8 of 32 elements (R16::fold_affine_k), q6_K's 16 of 16 (fold_q6_K).
     const auto* xk = static_cast<const BlockQ8_K*>(x);
     const int64_t blocks = n / kQKBlockSize;
-    const int per_block = type == DType::Q4_K ? 4 : 8;
+    const int per_block = type == DType::Q6_K ? 8 : 4;
     const auto pair = [](int a, int b) { return int32_t(uint32_t(uint16_t(a)) | uint32_t(uint16_t(b)) << 16); };
     for (int64_t b = 0; b < blocks; ++b) {
       const int16_t* s = xk[b].bsums;
       for (int p = 0; p < per_block; ++p) {
-        sums[per_block * b + p] = type == DType::Q4_K ? pair(s[4 * p] + s[4 * p + 1], s[4 * p + 2] + s[4 * p + 3])
-                                                      : pair(s[2 * p], s[2 * p + 1]);
+        sums[per_block * b + p] = type == DType::Q6_K ? pair(s[2 * p], s[2 * p + 1])
+                                                      : pair(s[4 * p] + s[4 * p + 1], s[4 * p + 2] + s[4 * p + 3]);
       }
     }
     const auto fold = [&](auto fold_block) {
@@ -47,7 +47,11 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
     };
     if (type == DType::Q4_K) {
       return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
-                      __attribute__((always_inline)) { return R::fold_q4_K(p, xq, s, d, acc); });
+                      __attribute__((always_inline)) { return R::template fold_affine_k<false>(p, xq, s, d, acc); });
+    }
+    if (type == DType::Q5_K) {
+      return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
+                      __attribute__((always_inline)) { return R::template fold_affine_k<true>(p, xq, s, d, acc); });
     }
     return fold([](const uint8_t* p, const int8_t* xq, const int32_t* s, float d, FAcc acc)
                     __attribute__((always_inline)) { return R::fold_q6_K(p, xq, s, d, acc); });

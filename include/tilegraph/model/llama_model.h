@@ -91,7 +91,7 @@ class LlamaModel {
   // buffer of the backend (Buffer::set), those of a type the backend does not run converted to
   // Backend::weight_type first, and the tensors point into it. With `prepare`, the backend then
   // keeps its own copy of each matrix it reads faster in a layout of its own
-  // (Backend::prepare_weight; the CPU backend: the quantized types but q5_K), for as long as the model lives:
+  // (Backend::prepare_weight; the CPU backend: every quantized matrix), for as long as the model lives:
   // more memory, faster decode (llama.cpp's weight repacking; its --no-repack is prepare = false).
   // Returns the conversions made, one per distinct pair of types (for the caller to report).
   struct Conversion {

@@ -683,7 +683,7 @@ std::vector<float> dot_interleaved(const VecKernels& vec, const QuantRows& a, in
 }
 
 const DType kInterleavedTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                   DType::Q8_0, DType::Q4_K, DType::Q6_K};
+                                   DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 TEST(VecQuant, InterleavedRowsMatchDoubleReferenceAndEachOtherOnEveryIsa) {
   test::Rng rng(27);
@@ -735,7 +735,7 @@ TEST(VecQuant, InterleavedGroupsLaidOutApartEqualTheWhole) {
 }
 
 // The extremes the unsigned products take back: q4_0..q5_1's largest and smallest quants, q8_0's -128 and 127,
-// q4_K's largest nibbles, scales and mins (all bits set), q6_K's quants 63 and 0 under scales of
+// q4_K's and q5_K's largest quants, scales and mins (all bits set), q6_K's quants 63 and 0 under scales of
 // 127 and -128, against activations of 127 and -127.
 TEST(VecQuant, InterleavedExtremeQuantsSumExactlyOnEveryIsa) {
   constexpr int64_t kRows = 18;
@@ -755,7 +755,7 @@ TEST(VecQuant, InterleavedExtremeQuantsSumExactlyOnEveryIsa) {
         const f16 one = f32_to_f16(1.0f), half = f32_to_f16(0.5f);
         std::memcpy(blk, &one, sizeof one);
         if (type == DType::Q4_1 || type == DType::Q5_1) std::memcpy(blk + 2, &half, sizeof half);  // m
-        if (type == DType::Q4_K) {
+        if (type == DType::Q4_K || type == DType::Q5_K) {
           std::memcpy(blk + 2, &half, sizeof half);  // dmin
           std::memset(blk + 4, 0xFF, 12);            // scales and mins 63
         }
@@ -808,7 +808,7 @@ TEST(VecQuant, RefusesTypesOfTheOtherKernels) {
         Error);
     const uint8_t groups[64] = {};
     int32_t scratch[8];
-    EXPECT_THROW(vec.dot_interleaved_rows(DType::Q5_K, 32, 1, groups, &activations, out, scratch), Error);
+    EXPECT_THROW(vec.dot_interleaved_rows(DType::F16, 32, 1, groups, &activations, out, scratch), Error);
     const uint16_t f16_row[32] = {};
     uint8_t panel[64];
     try {
