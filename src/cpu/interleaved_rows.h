@@ -2,9 +2,8 @@
 // Quantized weight matrices laid out for decode (ggml's CPU repack buffer type): 16 rows side by
 // side, so that one 512-bit register holds 4 consecutive quants of each of 16 rows and one
 // broadcast of 4 activation quants multiplies all of them (vpdpbusd). The matrix is then one
-// sequential stream, and a block of 16 rows costs about as many vector instructions as the
-// row-by-row kernels of vec_impl_int_dot.h spend on 2 to 4 rows. Each row's sum is its own lane,
-// so every instruction set gives the same bits (vec_impl_interleaved.h).
+// sequential stream, and no lanes are reduced across. Each row's sum is its own lane, so every
+// instruction set gives the same bits (vec_impl_interleaved.h).
 //
 // Layout: groups of kInterleavedRows rows (the last one padded with zero rows), each group the
 // rows' blocks in order; within a block, "[x][r]" is x of each of the 16 rows r in turn, and a
