@@ -128,7 +128,7 @@ Row run_row(const PeerModel& spec, const model::LlamaModel& llama, const model::
   auto decode_backend = cpu_backend(threads, true);
   auto prefill_backend = cpu_backend(threads, false);
   Decoder decoder(llama, *decode_backend, true);
-  auto stored_backend = cpu_backend(threads, true);
+  std::unique_ptr<Backend> stored_backend = stored ? cpu_backend(threads, true) : nullptr;
   std::optional<Decoder> stored_decoder;
   if (stored) stored_decoder.emplace(*stored, *stored_backend, true);
   Prefiller prefiller(llama, *prefill_backend, prefill_tokens);

@@ -138,23 +138,24 @@ void mat_vec_interleaved(const Tensor& node, const InterleavedMatrix& a, const I
   });
 }
 
+// Quantized a against b in Block's 8-bit format: one token of one batch reads a's interleaved
+// copy when it has one (prepared_weights.h), everything else the stored rows.
+template <class Block>
+void mat_vec_int8(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
+  const bool one_token = node.ne[1] == 1 && node.ne[2] == 1 && node.ne[3] == 1;
+  if (const InterleavedMatrix* copy = one_token ? find_interleaved(a) : nullptr) {
+    return mat_vec_interleaved(node, *copy, Int8Rows<Block>(b, exec), exec);
+  }
+  mat_vec_rows(node, a, Int8Rows<Block>(b, exec), exec);
+}
+
 }  // namespace
 
 void mat_vec(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec) {
   // (A quantized a always has contiguous blocks: permute keeps its dimension 0 in place.)
-  // One token of one batch may read a's interleaved copy (prepared_weights.h).
-  const bool one_token = node.ne[1] == 1 && node.ne[2] == 1 && node.ne[3] == 1;
   switch (activation_type(a.type)) {
-    case ActivationType::Q8_K:
-      if (const InterleavedMatrix* copy = one_token ? find_interleaved(a) : nullptr) {
-        return mat_vec_interleaved(node, *copy, Int8Rows<BlockQ8_K>(b, exec), exec);
-      }
-      return mat_vec_rows(node, a, Int8Rows<BlockQ8_K>(b, exec), exec);
-    case ActivationType::Q8_32:
-      if (const InterleavedMatrix* copy = one_token ? find_interleaved(a) : nullptr) {
-        return mat_vec_interleaved(node, *copy, Int8Rows<BlockQ8_32>(b, exec), exec);
-      }
-      return mat_vec_rows(node, a, Int8Rows<BlockQ8_32>(b, exec), exec);
+    case ActivationType::Q8_K: return mat_vec_int8<BlockQ8_K>(node, a, b, exec);
+    case ActivationType::Q8_32: return mat_vec_int8<BlockQ8_32>(node, a, b, exec);
     case ActivationType::F32:
     case ActivationType::BF16: return mat_vec_rows(node, a, FloatRows(b, a.type, exec), exec);
   }
