@@ -12,9 +12,12 @@ namespace {
 // saves (a woken spinning worker takes ~1 us to join; a contiguous f32 add does ~4 elements/ns).
 constexpr int64_t kMinWorkPerTask = 16 * 1024;
 
-// Chunks per task of a parallel range: enough for a fast thread to take over a slow one's share,
-// few enough that claiming them (one shared counter) stays negligible.
-constexpr int64_t kChunksPerTask = 4;
+// A parallel range's chunk is this share of what is left per task. On two threads the first chunk
+// is a quarter of the range and each next a quarter of what is left, so the last thread to finish
+// keeps the other waiting for about one minimum chunk rather than half of one of 8 equal chunks
+// (on a 2-core Zen 4 the pool's waits in q4_K decode fell from ~8.5% to ~5% of the time), at ~2.4
+// claims per halving of what is left.
+constexpr int64_t kShareOfLeft = 2;
 
 // Growth in pages, and at least doubling, so that a slowly growing size reallocates rarely.
 constexpr size_t kScratchGranularity = 4096;
@@ -43,10 +46,10 @@ int task_count(int64_t n, int64_t cost, int max_threads) {
   return int(std::min<int64_t>({by_work, n, int64_t(max_threads)}));
 }
 
-int64_t chunk_count(int64_t n, int64_t cost, int tasks) {
-  const int64_t by_work = n * std::max<int64_t>(cost, 1) / kMinWorkPerTask;
-  const int64_t at_most = std::min<int64_t>({by_work, n, int64_t(tasks) * kChunksPerTask});
-  return std::max<int64_t>(at_most, std::min<int64_t>(tasks, n));
+int64_t chunk_items(int64_t left, int64_t cost, int tasks) {
+  const int64_t least = std::max<int64_t>(kMinWorkPerTask / std::max<int64_t>(cost, 1), 1);
+  const int64_t share = (left + kShareOfLeft * tasks - 1) / (kShareOfLeft * tasks);
+  return std::min(left, std::max(share, least));
 }
 
 Error node_error(const Tensor& node, const std::exception& cause) {

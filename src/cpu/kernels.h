@@ -48,9 +48,10 @@ struct ThreadContext {
 // regions too small to be worth waking workers for run on fewer threads.
 int task_count(int64_t n, int64_t cost, int max_threads);
 
-// How many contiguous chunks `tasks` tasks share n items of `cost` elements each in: a few per
-// task, none smaller than a task's minimum work, at most n.
-int64_t chunk_count(int64_t n, int64_t cost, int tasks);
+// The items of the next chunk that `tasks` tasks claim when `left` (> 0) items of `cost` elements
+// each are left: a share of what is left (guided self-scheduling), so that the first chunks are
+// long and the last short, never less than a task's minimum work, at most `left`.
+int64_t chunk_items(int64_t left, int64_t cost, int tasks);
 
 class ExecContext {
  public:
@@ -80,10 +81,12 @@ class ExecContext {
 
   // Calls fn(tc, begin, end) over contiguous ranges that together cover [0, n) once. `cost` is
   // the work of one item in elements touched: regions too small to be worth waking workers for
-  // run on fewer threads (one, for most decode-sized nodes). With several tasks the range is cut
-  // into a few chunks per task, which the tasks claim in turn, so that a thread slowed by other
-  // work (a shared machine, a slower core) takes fewer of them. fn must treat each range on its
-  // own: results then do not depend on which thread ran which chunk.
+  // run on fewer threads (one, for most decode-sized nodes). With several tasks the tasks claim
+  // chunks in turn, long ones first and ever shorter ones (chunk_items), so that a thread slowed
+  // by other work (a shared machine, a slower core) takes fewer of them and the last one to finish
+  // keeps the others waiting for little. A chunk's bounds depend only on where it starts, not on
+  // the timing: fn must treat each range on its own, and results then do not depend on which
+  // thread ran which chunk.
   template <class Fn>
   void parallel_range(int64_t n, int64_t cost, Fn&& fn) {
     const int tasks = tasks_for(n, cost);
@@ -91,12 +94,15 @@ class ExecContext {
       if (n > 0) fn(ThreadContext{0, 1, scratch_[0]}, int64_t(0), n);
       return;
     }
-    const int64_t chunks = chunk_count(n, cost, tasks);
     std::atomic<int64_t> next{0};
     parallel(tasks, [&](const ThreadContext& tc) {
-      for (int64_t chunk; (chunk = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-        const auto [begin, end] = split_range(n, chunk, chunks);
-        fn(tc, begin, end);
+      int64_t begin = next.load(std::memory_order_relaxed);
+      while (begin < n) {
+        const int64_t end = begin + chunk_items(n - begin, cost, tasks);
+        if (next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
+          fn(tc, begin, end);
+          begin = end;  // a stale guess: the exchange corrects it
+        }
       }
     });
   }
@@ -105,13 +111,6 @@ class ExecContext {
   int tasks_for(int64_t n, int64_t cost) const { return task_count(n, cost, pool_.size()); }
 
  private:
-  // Part `part` of [0, n) cut into `parts` contiguous pieces whose sizes differ by at most one.
-  static std::pair<int64_t, int64_t> split_range(int64_t n, int64_t part, int64_t parts) {
-    const int64_t per = n / parts, extra = n % parts;
-    const int64_t begin = part * per + std::min<int64_t>(part, extra);
-    return {begin, begin + per + (part < extra ? 1 : 0)};
-  }
-
   ThreadPool& pool_;
   const VecKernels& vec_;
   std::vector<Scratch> scratch_;  // one per thread

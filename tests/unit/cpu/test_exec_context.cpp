@@ -1,5 +1,6 @@
-// ExecContext::parallel_range: every item exactly once, in contiguous chunks a few per task, on
-// one thread when the work is too small to share.
+// ExecContext::parallel_range: every item exactly once, in contiguous chunks that shrink with what
+// is left and whose bounds do not depend on the timing, on one thread when the work is too small
+// to share.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,17 @@ struct Ranges {
   std::vector<std::pair<int64_t, int64_t>> ranges;
   std::set<int> tasks;
 };
+
+// The chunks chunk_items cuts [0, n) into.
+std::vector<std::pair<int64_t, int64_t>> expected_chunks(int64_t n, int64_t cost, int tasks) {
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t begin = 0; begin < n;) {
+    const int64_t end = begin + chunk_items(n - begin, cost, tasks);
+    chunks.emplace_back(begin, end);
+    begin = end;
+  }
+  return chunks;
+}
 
 Ranges run_ranges(ExecContext& exec, int64_t n, int64_t cost) {
   Ranges out;
@@ -52,39 +64,53 @@ TEST(ParallelRange, CoversEveryItemOnceInContiguousChunks) {
         }
         EXPECT_EQ(next, n) << "cost " << cost << " threads " << threads;
         const int tasks = exec.tasks_for(n, cost);
-        const int64_t expected = n == 0 ? 0 : tasks <= 1 ? 1 : chunk_count(n, cost, tasks);
-        EXPECT_EQ(int64_t(got.ranges.size()), expected) << "n " << n << " cost " << cost << " threads " << threads;
+        if (tasks <= 1) {
+          EXPECT_LE(got.ranges.size(), size_t(1)) << "n " << n << " cost " << cost << " threads " << threads;
+        } else {
+          EXPECT_EQ(got.ranges, expected_chunks(n, cost, tasks))
+              << "n " << n << " cost " << cost << " threads " << threads;
+        }
         for (const int ith : got.tasks) EXPECT_LT(ith, std::max(tasks, 1));
       }
     }
   }
 }
 
-TEST(ParallelRange, ChunkCountStaysWithinItsBounds) {
+TEST(ParallelRange, ChunksShrinkWithWhatIsLeftDownToATasksMinimumWork) {
   for (const int tasks : {2, 3, 8}) {
     for (const int64_t n : {int64_t(1), int64_t(2), int64_t(5), int64_t(100), int64_t(1) << 20}) {
       for (const int64_t cost : {int64_t(1), int64_t(1000), int64_t(1) << 16}) {
-        const int64_t chunks = chunk_count(n, cost, tasks);
-        EXPECT_GE(chunks, std::min<int64_t>(tasks, n)) << "fewer chunks than tasks";
-        EXPECT_LE(chunks, std::min<int64_t>(n, 4 * int64_t(tasks)));
+        const auto chunks = expected_chunks(n, cost, tasks);
+        const int64_t least = std::max<int64_t>(16 * 1024 / cost, 1);
+        for (size_t i = 0; i < chunks.size(); ++i) {
+          const int64_t items = chunks[i].second - chunks[i].first, left = n - chunks[i].first;
+          EXPECT_LE(items, std::max<int64_t>((left + 2 * tasks - 1) / (2 * tasks), least)) << "a chunk too long";
+          if (i + 1 < chunks.size()) {
+            EXPECT_GE(items, least) << "a chunk shorter than a task's minimum work before the last";
+            EXPECT_GE(items, chunks[i + 1].second - chunks[i + 1].first) << "a chunk longer than the one before";
+          }
+        }
       }
     }
   }
-  // Large work is cut into several chunks per task; small work into no more than it pays for.
-  EXPECT_EQ(chunk_count(1 << 20, 1 << 10, 2), 8);
-  EXPECT_EQ(chunk_count(4, 16 * 1024, 2), 4);
-  EXPECT_EQ(chunk_count(1000, 40, 2), 2);
+  // Two tasks: a quarter of the range first, then a quarter of what is left, down to the minimum.
+  EXPECT_EQ(chunk_items(1 << 20, 1 << 10, 2), 1 << 18);
+  EXPECT_EQ(chunk_items(3 << 18, 1 << 10, 2), 3 << 16);
+  EXPECT_EQ(chunk_items(40, 1 << 10, 2), 16);
+  EXPECT_EQ(chunk_items(10, 1 << 10, 2), 10);
+  EXPECT_EQ(chunk_items(1000, 40, 2), 409);
 }
 
 // A thread that is slow (here: the first task, held up in its first chunk until the other task
 // has done the rest) does not keep a fixed share: it ends with at most the one chunk it claimed
-// (none, if the other task took them all before it claimed any), the other task with the rest.
+// (none, if the other task took them all before it claimed any; at most the first, the longest),
+// the other task with the rest.
 TEST(ParallelRange, OtherTasksTakeOverTheChunksOfASlowOne) {
   ThreadPool pool(2);
   ExecContext exec(pool, scalar_vec_kernels());
   const int64_t n = 1 << 20, cost = 1 << 10;
   ASSERT_EQ(exec.tasks_for(n, cost), 2);
-  const int64_t chunks = chunk_count(n, cost, 2);
+  const auto chunks = expected_chunks(n, cost, 2);
   std::atomic<int64_t> done_by_first{0}, done_by_others{0};
   std::atomic<int> calls{0};
   exec.parallel_range(n, cost, [&](const ThreadContext& tc, int64_t begin, int64_t end) {
@@ -100,9 +126,9 @@ TEST(ParallelRange, OtherTasksTakeOverTheChunksOfASlowOne) {
       std::this_thread::yield();
     }
   });
-  EXPECT_EQ(calls.load(), int(chunks));
+  EXPECT_EQ(calls.load(), int(chunks.size()));
   EXPECT_EQ(done_by_first.load() + done_by_others.load(), n);
-  EXPECT_LE(done_by_first.load(), n / chunks) << "the slow task kept more than the chunk it was held up in";
+  EXPECT_LE(done_by_first.load(), chunks[0].second) << "the slow task kept more than the chunk it was held up in";
 }
 
 }  // namespace
