@@ -94,12 +94,26 @@ const InterleavedMatrix* find_interleaved(const Tensor& a) {
 std::unique_ptr<PreparedWeight> interleave_weight(const Tensor& t, ExecContext& exec) {
   if (!laid_out(t)) return nullptr;
   Registry& r = registry();
+  const auto registered = [&]() -> std::shared_ptr<InterleavedCopy> {
+    const auto it = r.copies.find(t.data);
+    std::shared_ptr<InterleavedCopy> copy = it == r.copies.end() ? nullptr : it->second.lock();
+    return copy && copy->copies(t) ? copy : nullptr;
+  };
+  {
+    std::shared_lock lock(r.mutex);
+    if (std::shared_ptr<InterleavedCopy> copy = registered()) {
+      return std::make_unique<PreparedInterleaved>(t.data, std::move(copy));
+    }
+  }
+  // Laid out without the lock, so that other backends' decode steps do not wait for a model to
+  // load. Two threads preparing the same weight at once both lay it out; the first to register
+  // wins and the other's copy is dropped.
+  auto made = std::make_shared<InterleavedCopy>(t, interleaved_bytes(t.type, t.ne[0], t.ne[1]), exec);
   std::unique_lock lock(r.mutex);
-  std::weak_ptr<InterleavedCopy>& entry = r.copies[t.data];
-  std::shared_ptr<InterleavedCopy> copy = entry.lock();
-  if (!copy || !copy->copies(t)) {
-    copy = std::make_shared<InterleavedCopy>(t, interleaved_bytes(t.type, t.ne[0], t.ne[1]), exec);
-    entry = copy;
+  std::shared_ptr<InterleavedCopy> copy = registered();
+  if (!copy) {
+    copy = std::move(made);
+    r.copies[t.data] = copy;
   }
   return std::make_unique<PreparedInterleaved>(t.data, std::move(copy));
 }

@@ -677,6 +677,37 @@ TEST(CpuBackend, PreparesOnlyWhatDecodeCanReadFaster) {
   EXPECT_FALSE(find_interleaved(*view_2d(ctx, w, 64, 10, w->nb[1], 0)));
 }
 
+// Backends preparing the same weight at once (each lays it out without the registry's lock) end up
+// sharing one registered copy, which lives as long as any of their handles.
+TEST(CpuBackend, BackendsPreparingOneWeightAtOnceShareOneCopy) {
+  Context ctx;
+  test::Rng rng(33);
+  Tensor* w = random_tensor(ctx, rng, DType::Q4_K, {512, 100, 1, 1});
+  constexpr int kThreads = 4;
+  std::vector<std::unique_ptr<PreparedWeight>> handles(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{1});
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      handles[size_t(i)] = backend->prepare_weight(*w);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const InterleavedMatrix* copy = find_interleaved(*w);
+  ASSERT_TRUE(copy);
+  std::vector<uint8_t> expected(interleaved_bytes(DType::Q4_K, 512, 100));
+  interleave_rows(DType::Q4_K, 512, 100, w->data, w->nb[1], expected.data());
+  EXPECT_EQ(std::memcmp(copy->groups, expected.data(), expected.size()), 0);
+  for (int i = 0; i < kThreads; ++i) {
+    ASSERT_TRUE(handles[size_t(i)]);
+    handles[size_t(i)].reset();
+    EXPECT_EQ(find_interleaved(*w), i + 1 < kThreads ? copy : nullptr) << "after " << i + 1 << " handles dropped";
+  }
+}
+
 // ---- errors ----
 
 TEST(CpuBackend, KernelErrorOnAWorkerNamesTheNodeAndLeavesTheBackendUsable) {
