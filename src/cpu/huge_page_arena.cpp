@@ -3,11 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <string>
-
-#include "tilegraph/core/error.h"
 
 namespace tg::cpu {
 
@@ -19,15 +14,13 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 }  // namespace
 
-// A 2 MiB-aligned anonymous mapping advised into 2 MiB pages.
+// A 2 MiB-aligned anonymous mapping advised into 2 MiB pages (base null if none was granted).
 struct HugePageArena::Segment {
   explicit Segment(size_t size) : bytes(size) {
     // mmap aligns to 4 KiB only: map 2 MiB more and trim both ends to the aligned part.
     const size_t reserved = bytes + kHugePage;
     void* at = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (at == MAP_FAILED) {
-      throw Error("cpu: cannot map " + std::to_string(bytes >> 20) + " MiB for weight copies: " + std::strerror(errno));
-    }
+    if (at == MAP_FAILED) return;
     const auto start = reinterpret_cast<uintptr_t>(at);
     const uintptr_t aligned = round_up(start, kHugePage);
     if (aligned > start) munmap(at, aligned - start);
@@ -38,7 +31,9 @@ struct HugePageArena::Segment {
     // Advice only: without transparent huge pages the segment is in 4 KiB pages and still works.
     madvise(base, bytes, MADV_HUGEPAGE);
   }
-  ~Segment() { munmap(base, bytes); }
+  ~Segment() {
+    if (base) munmap(base, bytes);
+  }
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
 
@@ -52,6 +47,7 @@ std::shared_ptr<uint8_t> HugePageArena::allocate(size_t bytes) {
   std::shared_ptr<Segment> segment = current_.lock();
   if (!segment || segment->bytes - used_ < size) {
     segment = std::make_shared<Segment>(std::max(kSegmentBytes, round_up(size, kHugePage)));
+    if (!segment->base) return nullptr;
     current_ = segment;
     used_ = 0;
   }

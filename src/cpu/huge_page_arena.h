@@ -19,9 +19,9 @@ class HugePageArena {
   static constexpr size_t kSegmentBytes = size_t(64) << 20;
   static constexpr size_t kAlignment = 64;  // a cache line: no two allocations share one
 
-  // `bytes` (> 0) of uninitialised memory, kAlignment-aligned, valid while the result (or a copy
-  // of it) lives. A segment is unmapped with the last allocation in it. Throws tg::Error when the
-  // system has no address space left.
+  // `bytes` (> 0) of zeroed memory, kAlignment-aligned, valid while the result (or a copy of it)
+  // lives; null when the system grants no more address space (a lowered RLIMIT_AS, say). A segment
+  // is unmapped with the last allocation in it.
   std::shared_ptr<uint8_t> allocate(size_t bytes);
 
  private:

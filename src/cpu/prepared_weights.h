@@ -25,7 +25,7 @@ const InterleavedMatrix* find_interleaved(const Tensor& a);
 
 // An interleaved copy of t (or a share of the one already made of it), laid out on exec's threads
 // and registered until the result is destroyed; null when t is not a 2-D matrix of a type
-// interleave_rows lays out.
+// interleave_rows lays out, or when the system grants no memory for the copy.
 std::unique_ptr<PreparedWeight> interleave_weight(const Tensor& t, ExecContext& exec);
 
 }  // namespace tg::cpu

@@ -93,7 +93,8 @@ class Backend {
   // A copy of weight `t` in a layout this backend's kernels read faster (ggml's extra buffer
   // types: the CPU backend's interleaved quantized matrices for decode), used wherever a graph
   // multiplies by t's data with t's type and shape, until the result is destroyed. t's data must
-  // not change or be freed before then. Null: nothing to gain, t is read as stored.
+  // not change or be freed before then. Null: nothing to gain (or no memory for the copy), t is read
+  // as stored.
   virtual std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) {
     (void)t;
     return nullptr;

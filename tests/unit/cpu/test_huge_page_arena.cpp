@@ -2,12 +2,16 @@
 // unmapped with their last allocation.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "huge_page_arena.h"
@@ -75,6 +79,29 @@ TEST(HugePageArena, WhatDoesNotFitTakesANewSegment) {
   large.reset();
   EXPECT_FALSE(mapped(large_base));
   EXPECT_TRUE(mapped(small.get()));
+}
+
+// Out of address space (here: RLIMIT_AS just above what the process maps) is a null allocation,
+// which the weight copies take as "no copy", not an error. In a child process, whose limit it is.
+TEST(HugePageArena, NoAddressSpaceIsANullAllocation) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ifstream status("/proc/self/status");
+    size_t mapped_kib = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) mapped_kib = std::stoul(line.substr(7));
+    }
+    const rlimit limit{(mapped_kib << 10) + 16 * kMiB, (mapped_kib << 10) + 16 * kMiB};
+    if (mapped_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    HugePageArena arena;
+    const std::shared_ptr<uint8_t> first = arena.allocate(64), second = arena.allocate(64);
+    _exit(!first && !second ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: memory beyond the limit, 3: cannot lower the limit";
 }
 
 }  // namespace
