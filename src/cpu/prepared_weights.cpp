@@ -6,7 +6,6 @@
 
 #include "huge_page_arena.h"
 #include "interleaved_rows.h"
-#include "tilegraph/core/error.h"
 
 namespace tg::cpu {
 
