@@ -526,8 +526,8 @@ struct RowLanes16Avx2 {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunks + 64 * c));
       __m256i low = _mm256_and_si256(v, mask), high = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
       if constexpr (kFifth) {
-        low = _mm256_or_si256(low, _mm256_and_si256(_mm256_slli_epi16(bits, 4 - c), bit4));
-        high = _mm256_or_si256(high, _mm256_and_si256(_mm256_srli_epi16(bits, c), bit4));
+        low = _mm256_or_si256(low, _mm256_and_si256(bit_to_4(bits, c), bit4));
+        high = _mm256_or_si256(high, _mm256_and_si256(bit_to_4(bits, 4 + c), bit4));
       }
       pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(low, quad(x + 4 * c)));
       pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(high, quad(x + 16 + 4 * c)));
@@ -1352,8 +1352,8 @@ struct RowLanes16Avx512Vnni {
       __m512i low = _mm512_and_si512(v, mask), high = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
       if constexpr (kFifth) {
         // low | (shifted & 0x10) in one instruction each.
-        low = _mm512_ternarylogic_epi32(low, _mm512_slli_epi16(bits, unsigned(4 - c)), bit4, 0xF8);
-        high = _mm512_ternarylogic_epi32(high, _mm512_srli_epi16(bits, unsigned(c)), bit4, 0xF8);
+        low = _mm512_ternarylogic_epi32(low, bit_to_4(bits, c), bit4, 0xF8);
+        high = _mm512_ternarylogic_epi32(high, bit_to_4(bits, 4 + c), bit4, 0xF8);
       }
       low_sum = _mm512_dpbusd_epi32(low_sum, low, quad(x + 4 * c));
       high_sum = _mm512_dpbusd_epi32(high_sum, high, quad(x + 16 + 4 * c));
