@@ -11,8 +11,6 @@ namespace tg::cpu {
 
 namespace {
 
-constexpr size_t kStepsBytes = kInterleavedRows * sizeof(uint16_t);
-
 // A q4_0, q4_1, q5_0 or q5_1 block of row r (Interleaved32).
 template <class Block>
 void place_block32(const Interleaved32& layout, const Block& b, int r, uint8_t* out) {
@@ -61,7 +59,7 @@ void place_block(DType type, const void* block, int r, uint8_t* out) {
       const auto& b = *static_cast<const BlockQ8_0*>(block);
       std::memcpy(out + 2 * r, &b.d, 2);
       for (int c = 0; c < 8; ++c) {
-        for (int j = 0; j < 4; ++j) chunk(kStepsBytes, c)[j] = uint8_t(b.qs[4 * c + j] ^ 0x80);
+        for (int j = 0; j < 4; ++j) chunk(kInterleavedStepsBytes, c)[j] = uint8_t(b.qs[4 * c + j] ^ 0x80);
       }
       return;
     }
@@ -110,7 +108,7 @@ size_t interleaved_block_bytes(DType type) {
     case DType::Q4_1:
     case DType::Q5_0:
     case DType::Q5_1: return interleaved32(type).bytes;
-    case DType::Q8_0: return kStepsBytes + 8 * kInterleavedChunkBytes;
+    case DType::Q8_0: return kInterleavedStepsBytes + 8 * kInterleavedChunkBytes;
     case DType::Q4_K: return InterleavedAffineK<false>::kBytes;
     case DType::Q5_K: return InterleavedAffineK<true>::kBytes;
     case DType::Q6_K: return InterleavedQ6K::kBytes;

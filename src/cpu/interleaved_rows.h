@@ -37,7 +37,8 @@
 namespace tg::cpu {
 
 inline constexpr int kInterleavedRows = 16;
-inline constexpr size_t kInterleavedChunkBytes = 64;  // 4 bytes of each of the 16 rows
+inline constexpr size_t kInterleavedChunkBytes = 64;                    // 4 bytes of each of the 16 rows
+inline constexpr size_t kInterleavedStepsBytes = kInterleavedRows * 2;  // an f16 of each row (d, m)
 
 // Byte offsets within a block of a group of the 32-element types with unsigned quants (q4_0, q4_1,
 // q5_0, q5_1): m (0: none), the chunk of fifth bits (0: none), the nibbles; and the centre that
@@ -47,7 +48,7 @@ struct Interleaved32 {
   int centre;
 };
 constexpr Interleaved32 interleaved32(DType type) {
-  constexpr size_t kSteps = kInterleavedRows * 2, kChunk = kInterleavedChunkBytes;
+  constexpr size_t kSteps = kInterleavedStepsBytes, kChunk = kInterleavedChunkBytes;
   switch (type) {
     case DType::Q4_1: return {kSteps, 0, 2 * kSteps, 2 * kSteps + 4 * kChunk, 0};
     case DType::Q5_0: return {0, kSteps, kSteps + kChunk, kSteps + 5 * kChunk, 16};

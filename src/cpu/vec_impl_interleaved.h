@@ -84,7 +84,7 @@ void dot_interleaved_rows(DType type, int64_t n, int64_t rows, const uint8_t* gr
     case DType::Q8_0:
       return fold32(
           [](const uint8_t* p, const int8_t* xq, int32_t s)
-              __attribute__((always_inline)) { return R::sum_q8_0(p + kInterleavedRows * sizeof(uint16_t), xq, s); },
+              __attribute__((always_inline)) { return R::sum_q8_0(p + kInterleavedStepsBytes, xq, s); },
           0);
     default: break;  // (refused above)
   }
