@@ -61,7 +61,8 @@ Kernel kernel_for(Op op) {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int n_threads, Isa isa, bool fuse) : pool_(n_threads), exec_(pool_, vec_kernels(isa)), fuse_(fuse) {
+  CpuBackend(int n_threads, Isa isa, bool fuse, bool prepares_copies)
+      : pool_(n_threads), exec_(pool_, vec_kernels(isa)), fuse_(fuse), prepares_copies_(prepares_copies) {
     if (n_threads > 1) {
       solo_pools_.reserve(size_t(n_threads));
       solo_exec_.reserve(size_t(n_threads));
@@ -78,6 +79,7 @@ class CpuBackend final : public Backend {
   bool supports_op(const Tensor& node, std::string* why) const override { return follows_node_rules(node, why); }
 
   std::unique_ptr<PreparedWeight> prepare_weight(const Tensor& t) override {
+    if (!prepares_copies_) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);  // the pool lays the copy out
     return interleave_weight(t, exec_);
   }
@@ -162,6 +164,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<ThreadPool>> solo_pools_;
   std::vector<ExecContext> solo_exec_;
   const bool fuse_;
+  const bool prepares_copies_;
   GraphMode mode_;
   // compute_eager's working memory, kept between graphs so that steady steps allocate nothing.
   ExecutedNodes executed_;
@@ -170,13 +173,14 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa) {
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa, InterleavedCopies copies) {
   if (int(isa) > int(best_isa())) {
     throw Error("cpu: this CPU cannot run the " + std::string(isa_name(isa)) +
                 " kernels (best: " + std::string(isa_name(best_isa())) + ")");
   }
   const int n_threads = options.num_threads > 0 ? options.num_threads : config::default_num_threads();
-  return std::make_unique<CpuBackend>(n_threads, isa, options.fuse);
+  const bool prepares_copies = copies == InterleavedCopies::ALWAYS || decodes_interleaved_copies();
+  return std::make_unique<CpuBackend>(n_threads, isa, options.fuse, prepares_copies);
 }
 
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {

@@ -8,7 +8,12 @@
 
 namespace tg::cpu {
 
+// Whether prepare_weight makes interleaved copies: where this CPU decodes them faster
+// (decodes_interleaved_copies, vec.h), or always (to test the copies on any CPU).
+enum class InterleavedCopies { IF_FASTER, ALWAYS };
+
 // Throws tg::Error if this CPU cannot run `isa` (anything above best_isa()).
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa);
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, Isa isa,
+                                          InterleavedCopies copies = InterleavedCopies::IF_FASTER);
 
 }  // namespace tg::cpu

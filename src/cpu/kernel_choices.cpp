@@ -37,16 +37,20 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
                     " AMX-INT8 tiles (tdpbsud, tdpbssd); q6_K: " + quant_tile(avx512_vnni_vec_kernels()) +
                     " vpdpbusd tile";
   }
-  // One token: the interleaved copies (prepared_weights.h); 2-8 tokens, or a weight without a copy: rows.
-  std::string quant_decode = std::string("interleaved copies, 16 rows per ") +
-                             (isa == Isa::SCALAR ? "loop (portable)"
-                              : vnni             ? "512-bit vpdpbusd"
-                                                 : "two 256-bit vpmaddubsw halves") +
-                             "; few tokens: " +
-                             (isa == Isa::SCALAR ? "portable integer dot products"
-                              : vnni             ? "256-bit vpdpbusd dot products"
-                                                 : "256-bit vpmaddubsw dot products") +
-                             ", " + std::to_string(matvec_row_streams()) + " rows per tile";
+  // One token: the interleaved copies (prepared_weights.h) where they are faster; 2-8 tokens, a
+  // weight without a copy, or a CPU that decodes without them: the stored rows.
+  const std::string row_dots = std::string(isa == Isa::SCALAR ? "portable integer dot products"
+                                           : vnni             ? "256-bit vpdpbusd dot products"
+                                                              : "256-bit vpmaddubsw dot products") +
+                               ", " + std::to_string(matvec_row_streams()) + " rows per tile";
+  const std::string quant_decode =
+      decodes_interleaved_copies()
+          ? std::string("interleaved copies, 16 rows per ") +
+                (isa == Isa::SCALAR ? "loop (portable)"
+                 : vnni             ? "512-bit vpdpbusd"
+                                    : "two 256-bit vpmaddubsw halves") +
+                "; few tokens: " + row_dots
+          : "stored rows, " + row_dots + " (no interleaved copies: slower than the rows on this CPU)";
   const evg::GemmTuning f16_tuning = gemm_tuning(evg::ElementType::F16);
   std::string float_decode =
       f16_tuning.streams_b_in_one_pass

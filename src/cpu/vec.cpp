@@ -43,6 +43,8 @@ int matvec_row_streams() {
   return f.vendor == CpuVendor::AMD && f.family <= 25 ? 2 : kMaxMatVecRowStreams;
 }
 
+bool decodes_interleaved_copies() { return cpu_features().vendor != CpuVendor::INTEL; }
+
 std::vector<Isa> runnable_isas() {
   std::vector<Isa> isas;
   for (int i = 0; i <= int(best_isa()); ++i) isas.push_back(Isa(i));

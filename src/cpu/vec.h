@@ -91,6 +91,12 @@ inline constexpr int kMaxMatVecRowStreams = 4;
 // per core, each prefetched in software, cover the DRAM latency of an Intel core and feed a Zen
 // 5; Zen 4's prefetchers serve fewer streams better.
 int matvec_row_streams();
+// Whether one-token decode on this CPU reads interleaved copies of the quantized matrices
+// (prepared_weights.h) rather than their stored rows: where the copy's 16-row kernel is faster.
+// Zen 4: 1.1-1.5x the tokens/s of the rows; Sapphire Rapids: 0.7-0.8x, the copy's 512-bit
+// unpacking and vpdpbusd sharing two ports there (12.7 GB/s of q4_0 on one core, compute-bound,
+// against the rows' 17, the read bound).
+bool decodes_interleaved_copies();
 
 // The scratch of dot_q8_32_rows (VecKernels): room for what every ISA lays out per activation block.
 inline constexpr size_t kDotQ8_32ScratchBytesPerBlock = 16;

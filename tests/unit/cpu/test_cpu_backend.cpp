@@ -622,7 +622,7 @@ TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
     vec_kernels(Isa::SCALAR)
         .dot_interleaved_rows(type, kK, kRows, groups.data(), xb, interleaved.data(), scratch.data());
     for (Isa isa : runnable_isas()) {
-      const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{3}, isa);
+      const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{3}, isa, InterleavedCopies::ALWAYS);
       backend->compute(Graph::build(y));
       const std::vector<float> stored = result();
       std::unique_ptr<PreparedWeight> prepared = backend->prepare_weight(*w);
@@ -660,7 +660,8 @@ TEST(CpuBackend, DecodeReadsAPreparedWeightWhileItIsHeld) {
 
 // Only whole 2-D matrices of the interleaved types are copied; a weight copied twice shares one copy.
 TEST(CpuBackend, PreparesOnlyWhatDecodeCanReadFaster) {
-  const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{1});
+  const auto make = [] { return make_cpu_backend(BackendOptions{1}, best_isa(), InterleavedCopies::ALWAYS); };
+  const std::unique_ptr<Backend> backend = make();
   Context ctx;
   test::Rng rng(32);
   EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::F16, {64, 16, 1, 1})));
@@ -668,13 +669,24 @@ TEST(CpuBackend, PreparesOnlyWhatDecodeCanReadFaster) {
   EXPECT_FALSE(backend->prepare_weight(*random_tensor(ctx, rng, DType::Q4_0, {64, 16, 2, 1})));
   Tensor* w = random_tensor(ctx, rng, DType::Q8_0, {64, 20, 1, 1});
   const std::unique_ptr<PreparedWeight> first = backend->prepare_weight(*w);
-  const std::unique_ptr<PreparedWeight> second = make_cpu_backend(BackendOptions{1})->prepare_weight(*w);
+  const std::unique_ptr<PreparedWeight> second = make()->prepare_weight(*w);
   ASSERT_TRUE(first && second);
   EXPECT_EQ(first->bytes(), interleaved_bytes(DType::Q8_0, 64, 20));
   EXPECT_EQ(find_interleaved(*w), find_interleaved(*w));
   ASSERT_TRUE(find_interleaved(*w));
   // A view of other rows at the same address is not the copied matrix.
   EXPECT_FALSE(find_interleaved(*view_2d(ctx, w, 64, 10, w->nb[1], 0)));
+}
+
+// A backend made for this CPU copies only where its decode reads the copy faster than the rows
+// (decodes_interleaved_copies: not on Intel), and then every matrix of an interleaved type.
+TEST(CpuBackend, CopiesWeightsOnlyWhereThisCpuDecodesCopiesFaster) {
+  Context ctx;
+  test::Rng rng(34);
+  Tensor* w = random_tensor(ctx, rng, DType::Q4_0, {64, 20, 1, 1});
+  EXPECT_EQ(decodes_interleaved_copies(), cpu_features().vendor != CpuVendor::INTEL);
+  EXPECT_EQ(bool(make_cpu_backend(BackendOptions{1})->prepare_weight(*w)), decodes_interleaved_copies());
+  EXPECT_TRUE(make_cpu_backend(BackendOptions{1}, best_isa(), InterleavedCopies::ALWAYS)->prepare_weight(*w));
 }
 
 // Backends preparing the same weight at once (each lays it out without the registry's lock) end up
@@ -689,7 +701,8 @@ TEST(CpuBackend, BackendsPreparingOneWeightAtOnceShareOneCopy) {
   std::atomic<int> ready{0};
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
-      const std::unique_ptr<Backend> backend = make_cpu_backend(BackendOptions{1});
+      const std::unique_ptr<Backend> backend =
+          make_cpu_backend(BackendOptions{1}, best_isa(), InterleavedCopies::ALWAYS);
       ready.fetch_add(1);
       while (ready.load() < kThreads) std::this_thread::yield();
       handles[size_t(i)] = backend->prepare_weight(*w);
