@@ -244,7 +244,7 @@ json run_llama_cpp_section(const std::vector<PeerWeights>& weights, const std::v
         "greedy decode steps before the first token that differs from llama.cpp's, of all (a near tie decided\n"
         "the other way by another summation order changes every later token); copy x = median of the rounds'\n"
         "decode step reading the file's rows (a second mapping, as --no-repack) / ours with the CPU backend's\n"
-        "interleaved copies (- : the type has none).\n",
+        "interleaved copies (- : none, the type having none or this CPU decoding without: tilegraph info).\n",
         rounds, (long long)prefill_tokens, (long long)(2 * kPrompt), bandwidth.describe().c_str());
     std::printf("%-7s %-5s %3s %7s %6s | %8s %8s %6s %6s | %6s %4s %6s %4s | %8s %8s %6s %6s | %5s | %5s\n", "model",
                 "type", "thr", "MiB", "bound", "ours", "llama", "x", "x cpu", "ours", "%", "llama", "%", "ours",

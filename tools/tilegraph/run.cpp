@@ -450,7 +450,8 @@ void add_run_command(CLI::App& app) {
                 "Read the model file into memory instead of mapping it (then it may change during the run)");
   cmd->add_flag("--no-repack", o->no_repack,
                 "Decode quantized matrices as stored, without the CPU backend's interleaved copy (which takes "
-                "as much memory again as those matrices)");
+                "as much memory again as those matrices; Intel CPUs, which decode the stored rows faster, get "
+                "none either way)");
   cmd->add_option("--temp", o->sampling.temperature,
                   "Sampling temperature; 0 decodes greedily (the largest logit) and ignores --top-k, --top-p, --min-p "
                   "and --seed")
