@@ -244,6 +244,29 @@ TEST(BlockScheduler, BlocksTakenTogetherAreNotNeighbours) {
   }
 }
 
+// With block rows to spare, the rows go in bands of one per thread: item and item + threads lie in
+// the same block row (the thread finds its packed A in cache), the items taken together in
+// different rows and columns, and a band's rows are walked to their ends before the next band.
+TEST(BlockScheduler, EachThreadWalksAlongABlockRowOfItsOwn) {
+  const BlockLimits limits{12, 32, 120, 64};
+  for (int threads : {1, 2, 3}) {
+    const int64_t m = 120 * 7, n = 64 * 6;  // 7 block rows of 6 blocks: the last band is short
+    const host::BlockScheduler s({m, n, 512}, limits, threads);
+    ASSERT_EQ(s.grid().row_blocks(m), 7);
+    ASSERT_EQ(s.grid().col_blocks(n), 6);
+    const int64_t full_band_items = int64_t(threads) * 6 * (7 / threads);
+    for (int64_t item = 0; item + threads < full_band_items; ++item) {
+      if ((item % (int64_t(threads) * 6)) + threads >= int64_t(threads) * 6) continue;  // the band ends
+      EXPECT_EQ(s.block(item).row0, s.block(item + threads).row0) << "threads=" << threads << " item=" << item;
+    }
+    for (int64_t item = 0; item + 1 < full_band_items; ++item) {
+      if ((item + 1) % threads == 0) continue;
+      EXPECT_NE(s.block(item).row0, s.block(item + 1).row0) << "threads=" << threads << " item=" << item;
+      EXPECT_NE(s.block(item).col0, s.block(item + 1).col0) << "threads=" << threads << " item=" << item;
+    }
+  }
+}
+
 // Blocks of one row are as even as whole tiles allow: no thread gets a runt block beside a
 // partner's full one (256 x 256 on 2 threads was cut into 224 + 32 columns).
 TEST(BlockScheduler, ColumnBlocksAreEven) {
