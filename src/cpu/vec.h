@@ -93,9 +93,9 @@ inline constexpr int kMaxMatVecRowStreams = 4;
 int matvec_row_streams();
 // Whether one-token decode on this CPU reads interleaved copies of the quantized matrices
 // (prepared_weights.h) rather than their stored rows: where the copy's 16-row kernel is faster.
-// Zen 4: 1.1-1.5x the tokens/s of the rows; Sapphire Rapids: 0.7-0.8x, the copy's 512-bit
-// unpacking and vpdpbusd sharing two ports there (12.7 GB/s of q4_0 on one core, compute-bound,
-// against the rows' 17, the read bound).
+// Zen 4: 1.1-1.5x the tokens/s of the rows; Sapphire Rapids: 0.7-0.8x (the copy's kernel
+// compute-bound at 12.7 GB/s of q4_0 on one core from L3 and DRAM alike, likely its 512-bit
+// unpacking and vpdpbusd sharing two ports, against the rows' 17, the read bound).
 bool decodes_interleaved_copies();
 
 // The scratch of dot_q8_32_rows (VecKernels): room for what every ISA lays out per activation block.

@@ -13,8 +13,8 @@
 // partner that may have lost its core to another process. With at least as many block rows as
 // threads, the rows go in bands of one per thread, and each thread's next block is the next
 // column block of its own row (from a column of its own), so that it finds that row's packed A
-// still in cache: numbered along diagonals instead, 4096 cubed ran 4% slower on one Sapphire
-// Rapids core (its 64 MiB of packed A read again from DRAM at every block) and 5% on two.
+// still in cache: numbered along diagonals instead, 4096 cubed ran 4-7% slower on one and on two
+// Sapphire Rapids cores (likely its 64 MiB of packed A read again from DRAM at every block).
 // Where there are fewer block rows than threads, they go along diagonals, and blocks taken at the
 // same time in one block row are also spread apart along it rather than side by side: two cores
 // writing neighbouring column blocks of the same rows of D ran 10-20% slower (512 x 512 x 64 on 2
