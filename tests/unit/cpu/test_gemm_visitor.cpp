@@ -264,6 +264,12 @@ TEST(BlockScheduler, EachThreadWalksAlongABlockRowOfItsOwn) {
       EXPECT_NE(s.block(item).row0, s.block(item + 1).row0) << "threads=" << threads << " item=" << item;
       EXPECT_NE(s.block(item).col0, s.block(item + 1).col0) << "threads=" << threads << " item=" << item;
     }
+    // The last band, one row for all threads: the blocks taken together lie 6 / threads apart.
+    for (int64_t item = full_band_items; item + 1 < s.blocks(); ++item) {
+      if ((item + 1 - full_band_items) % threads == 0) continue;
+      EXPECT_EQ(s.block(item + 1).col0 - s.block(item).col0, 6 / threads * 64)
+          << "threads=" << threads << " item=" << item;
+    }
   }
 }
 

@@ -10,16 +10,15 @@
 //
 // Blocks are numbered so that blocks taken at the same time share neither rows nor columns: each
 // thread packs its own pieces of A and B (pack_once.h) instead of waiting at every K block for a
-// partner that may have lost its core to another process. With at least as many block rows as
-// threads, the rows go in bands of one per thread, and each thread's next block is the next
-// column block of its own row (from a column of its own), so that it finds that row's packed A
-// still in cache: numbered along diagonals instead, 4096 cubed ran 4-7% slower on one and on two
-// Sapphire Rapids cores (likely its 64 MiB of packed A read again from DRAM at every block).
-// Where there are fewer block rows than threads, they go along diagonals, and blocks taken at the
-// same time in one block row are also spread apart along it rather than side by side: two cores
-// writing neighbouring column blocks of the same rows of D ran 10-20% slower (512 x 512 x 64 on 2
-// threads, fused epilogue; the likely cause: one core's prefetchers reaching into the other's
-// lines).
+// partner that may have lost its core to another process. The block rows go in bands of one per
+// thread, and each thread's next block is the next column block of its own row (from a column of
+// its own), so that it finds that row's packed A still in cache: numbered along diagonals
+// instead, 4096 cubed ran 4-7% slower on one and on two Sapphire Rapids cores (likely its 64 MiB
+// of packed A read again from DRAM at every block). Where a band has fewer rows than there are
+// threads (one block row, or the last band), the blocks taken at the same time in one row are
+// spread apart along it rather than side by side: two cores writing neighbouring column blocks of
+// the same rows of D ran 10-20% slower (512 x 512 x 64 on 2 threads, fused epilogue; the likely
+// cause: one core's prefetchers reaching into the other's lines).
 #include <algorithm>
 #include <cstdint>
 
@@ -79,33 +78,28 @@ class BlockScheduler {
     col_blocks_ = ceil_div(col_tiles, tiles);
     m_ = p.m;
     n_ = p.n;
-    // Threads working in one block row at a time; their blocks lie col_blocks_ / spread apart.
-    const int64_t per_row = ceil_div(threads, row_blocks_);
-    if (per_row > 1 && col_blocks_ % per_row == 0) spread_ = per_row;
-    if (row_blocks_ >= threads) band_ = threads;
+    threads_ = threads;
   }
 
   const BlockGrid& grid() const { return grid_; }
   int64_t blocks() const { return row_blocks_ * col_blocks_; }
 
   BlockRect block(int64_t item) const {
-    int64_t bi, bj;
-    if (band_ > 0) {
-      // Bands of band_ rows (the last one may be shorter), walked a column step at a time: row r
-      // of a band starts r * C / rows columns along.
-      const int64_t band_items = band_ * col_blocks_;
-      const int64_t first_row = item / band_items * band_;
-      const int64_t rows = std::min(band_, row_blocks_ - first_row);
-      const int64_t local = item - first_row * col_blocks_;
-      const int64_t r = local % rows;
-      bi = first_row + r;
-      bj = (local / rows + r * (col_blocks_ / rows)) % col_blocks_;
-    } else {
-      bi = item % row_blocks_;
-      bj = (item / row_blocks_ + bi) % col_blocks_;
-      // Column steps 0, 1, 2, ... go to columns 0, C/s, 2C/s, ..., 1, C/s + 1, ...
-      bj = bj % spread_ * (col_blocks_ / spread_) + bj / spread_;
-    }
+    // Bands of one row per thread (the last one may be shorter), walked a column step at a time:
+    // the band's row r starts r * C / rows columns along (r columns where C < rows).
+    const int64_t band = std::min<int64_t>(threads_, row_blocks_);
+    const int64_t first_row = item / (band * col_blocks_) * band;
+    const int64_t rows = std::min(band, row_blocks_ - first_row);
+    const int64_t local = item - first_row * col_blocks_;
+    const int64_t row = local % rows;
+    int64_t step = local / rows;
+    // Threads sharing a row take its steps C / s apart: steps 0, 1, 2, ... go to columns 0, C/s,
+    // 2C/s, ..., 1, C/s + 1, ...
+    const int64_t per_row = ceil_div(threads_, rows);
+    const int64_t spread = per_row > 1 && col_blocks_ % per_row == 0 ? per_row : 1;
+    step = step % spread * (col_blocks_ / spread) + step / spread;
+    const int64_t bi = first_row + row;
+    const int64_t bj = (step + row * std::max<int64_t>(1, col_blocks_ / rows)) % col_blocks_;
     BlockRect r;
     r.row0 = bi * grid_.block_rows;
     r.col0 = bj * grid_.block_cols;
@@ -120,8 +114,7 @@ class BlockScheduler {
 
   BlockGrid grid_;
   int64_t row_blocks_ = 0, col_blocks_ = 0;
-  int64_t spread_ = 1;
-  int64_t band_ = 0;  // block rows per band, or 0: along diagonals
+  int64_t threads_ = 1;
   int64_t m_ = 0, n_ = 0;
 };
 
