@@ -68,7 +68,7 @@ std::vector<OpCase> cases() {
   c.push_back({"mul_mat", "f32 4096x4096 x 32", 2.0 * E * E * 32, [](Context& x) {
                  return mul_mat(x, input(x, DType::F32, {E, E}), input(x, DType::F32, {E, 32}));
                }});
-  // Prefill: the float GEMM (bf16 in pairs on AVX512_BF16) and the integer GEMM.
+  // Prefill: the float GEMM (bf16 in pairs on AVX512_BF16, on AMX-BF16 tiles on AMX) and the integer GEMM.
   for (DType w : {DType::F32, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     c.push_back({"mul_mat", std::string(dtype_name(w)) + " 4096x4096 x 256", 2.0 * E * E * 256, [w](Context& x) {
                    return mul_mat(x, input(x, w, {E, E}), input(x, DType::F32, {E, 256}));

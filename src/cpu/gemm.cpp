@@ -13,8 +13,9 @@ const GemmKernels& gemm_kernels(Isa isa) {
     case Isa::AVX2: return avx2_gemm_kernels();
     case Isa::AVX512:
     case Isa::AVX512_VNNI: return avx512_gemm_kernels();
-    case Isa::AVX512_BF16:
-    case Isa::AMX: return avx512_bf16_gemm_kernels();
+    case Isa::AVX512_BF16: return avx512_bf16_gemm_kernels();
+    // The AMX table's integer tiles need AMX-INT8 only; its GEMM's tiles need AMX-BF16.
+    case Isa::AMX: return cpu_features().amx_bf16 ? amx_gemm_kernels() : avx512_bf16_gemm_kernels();
   }
   throw Error("cpu: unknown ISA " + std::to_string(int(isa)));
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The GEMM of include/tilegraph/evg (kernel layer + CPU BlockMmad), compiled once per instruction
-// set (gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp, gemm_avx512_bf16.cpp) and chosen at run time like the
-// VecKernels tables, so that one binary runs the best code the CPU supports and tests can run
-// every table this machine has.
+// set (gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp, gemm_avx512_bf16.cpp, gemm_amx.cpp) and chosen at run time like
+// the VecKernels tables, so that one binary runs the best code the CPU supports and tests can run every table this
+// machine has.
 #include <cstddef>
 #include <cstdint>
 
@@ -56,5 +56,6 @@ const GemmKernels& scalar_gemm_kernels();
 const GemmKernels& avx2_gemm_kernels();
 const GemmKernels& avx512_gemm_kernels();
 const GemmKernels& avx512_bf16_gemm_kernels();
+const GemmKernels& amx_gemm_kernels();
 
 }  // namespace tg::cpu

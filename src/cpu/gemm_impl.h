@@ -1,9 +1,9 @@
 // The GemmKernels table of the instruction set this translation unit is compiled for.
 //
-// Not a normal header: gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp and gemm_avx512_bf16.cpp each
-// include it once.
+// Not a normal header: gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp, gemm_avx512_bf16.cpp and
+// gemm_amx.cpp each include it once.
 // Everything here has internal linkage and the templates it instantiates live in the ISA's own
-// namespace (tilegraph/evg/kernel/target.h), so the three copies never meet at link time.
+// namespace (tilegraph/evg/kernel/target.h), so the copies never meet at link time.
 #include <new>
 #include <type_traits>
 

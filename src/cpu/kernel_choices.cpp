@@ -28,7 +28,13 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
   std::string float_gemm = tile(gemm.tile_rows, gemm.tile_cols) + (isa == Isa::SCALAR   ? " portable micro-kernel"
                                                                    : isa >= Isa::AVX512 ? " AVX-512 FMA micro-kernel"
                                                                                         : " AVX2 FMA micro-kernel");
-  if (isa >= Isa::AVX512_BF16) float_gemm += "; bf16 x bf16 in pairs by vdpbf16ps";
+  if (gemm.isa == Isa::AMX) {
+    float_gemm +=
+        "; bf16 x bf16 on AMX-BF16 tiles (tdpbf16ps, 32 weight rows x 32 tokens; K not a multiple of 32: "
+        "in pairs by vdpbf16ps)";
+  } else if (isa >= Isa::AVX512_BF16) {
+    float_gemm += "; bf16 x bf16 in pairs by vdpbf16ps";
+  }
   std::string quant_prefill = quant_tile(vec) + (isa == Isa::SCALAR ? " portable tile"
                                                  : !vnni            ? " vpmaddubsw tile"
                                                                     : " vpdpbusd tile");

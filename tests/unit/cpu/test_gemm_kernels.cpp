@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemm.h"
@@ -17,6 +18,7 @@
 #include "launcher.h"
 #include "thread_pool.h"
 #include "tilegraph/core/error.h"
+#include "tilegraph/cpu/cpu_backend.h"
 #include "vec.h"
 
 namespace tg::cpu {
@@ -227,23 +229,35 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
 }
 
 // bf16 activations (A row-major) against bf16 weights (B column-major), the layout whose K pairs
-// AVX512_BF16 multiplies with vdpbf16ps: partial tiles, K across several blocks of pairs (1024
-// values each), even padding (pairs) and odd padding or K (the f32 path on the same table), M
-// from the streamed GEMV's 1 and 8 rows (any K: its vectors hold 32 values, odd K a partial one)
-// to the first row count that is packed.
+// AVX512_BF16 multiplies with vdpbf16ps and AMX with tdpbf16ps tiles (K a multiple of 32): partial
+// tiles, K across several blocks of pairs (1024 values each), even padding (pairs) and odd padding
+// or K (the f32 path on AVX512_BF16), M from the streamed GEMV's 1 and 8 rows (any K: its vectors
+// hold 32 values, odd K a partial one) to the first row count that is packed. For the tiles:
+// token counts around their groups of 16 and blocks of 128, weight counts around their panels of
+// 16 and 32 and blocks of 256, and K of one tile step to many.
 TEST(Gemm, Bf16ActivationsAgainstBf16WeightsInPairs) {
   std::mt19937 rng(7);
   for (const evg::GemmShape& shape :
-       {evg::GemmShape{9, 37, 2}, evg::GemmShape{13, 31, 30}, evg::GemmShape{25, 65, 514}, evg::GemmShape{40, 130, 300},
-        evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32}, evg::GemmShape{29, 67, 41},
-        evg::GemmShape{1, 37, 1}, evg::GemmShape{1, 70, 97}, evg::GemmShape{3, 45, 64}, evg::GemmShape{8, 33, 1031},
-        evg::GemmShape{5, 9, 2048}}) {
+       {evg::GemmShape{9, 37, 2},       evg::GemmShape{13, 31, 30},    evg::GemmShape{25, 65, 514},
+        evg::GemmShape{40, 130, 300},   evg::GemmShape{97, 389, 1030}, evg::GemmShape{761, 23, 32},
+        evg::GemmShape{29, 67, 41},     evg::GemmShape{1, 37, 1},      evg::GemmShape{1, 70, 97},
+        evg::GemmShape{3, 45, 64},      evg::GemmShape{8, 33, 1031},   evg::GemmShape{5, 9, 2048},
+        evg::GemmShape{9, 16, 32},      evg::GemmShape{16, 17, 64},    evg::GemmShape{17, 31, 96},
+        evg::GemmShape{32, 33, 128},    evg::GemmShape{33, 64, 160},   evg::GemmShape{129, 257, 256},
+        evg::GemmShape{150, 300, 1024}, evg::GemmShape{64, 48, 2048}}) {
     for (int64_t pad : {0, 2, 1}) {
       for (int threads : {1, 2}) {
         run_case_on_every_isa({shape, ElementType::BF16, ElementType::BF16, false, true, pad, threads}, rng);
       }
     }
   }
+}
+
+// The AMX table's GEMM puts bf16 x bf16 on AMX-BF16 tiles: its own table where the CPU has
+// AMX-BF16 (the test above then checks the tiles), the AVX512_BF16 one where it has AMX-INT8 only.
+TEST(Gemm, AmxTableMultipliesOnTilesWhereTheCpuHasAmxBf16) {
+  if (best_isa() != Isa::AMX) GTEST_SKIP() << "this CPU has no AMX";
+  EXPECT_EQ(gemm_kernels(Isa::AMX).isa, cpu_features().amx_bf16 ? Isa::AMX : Isa::AVX512_BF16);
 }
 
 // An f32 row-major A is read in place unless a panel's rows would crowd one L1 set: rows a
@@ -348,9 +362,14 @@ struct Recorder {
 
 TEST(GemmEpilogue, EveryElementVisitedOnceAfterTheWholeSum) {
   std::mt19937 rng(5);
-  for (const evg::GemmShape& p : {evg::GemmShape{1, 3000, 100}, evg::GemmShape{5, 900, 600},
-                                  evg::GemmShape{760, 300, 270}, evg::GemmShape{31, 17, 0}}) {
-    const TestMatrix a(rng, ElementType::F32, p.m, p.k, false, 0);
+  // The last: bf16 activations, which AMX multiplies on its tiles.
+  const std::pair<evg::GemmShape, ElementType> cases[] = {{{1, 3000, 100}, ElementType::F32},
+                                                          {{5, 900, 600}, ElementType::F32},
+                                                          {{760, 300, 270}, ElementType::F32},
+                                                          {{31, 17, 0}, ElementType::F32},
+                                                          {{300, 290, 256}, ElementType::BF16}};
+  for (const auto& [p, a_type] : cases) {
+    const TestMatrix a(rng, a_type, p.m, p.k, false, 0);
     const TestMatrix b(rng, ElementType::BF16, p.k, p.n, true, 0);
     const Reference ref(a, b, p);
     for (Isa isa : runnable_isas()) {

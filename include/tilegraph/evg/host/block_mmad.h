@@ -20,7 +20,8 @@
 // streaming path of gemv.h instead: nothing is packed but the rows of A, converted to f32.
 // bf16 x bf16 on a target with a bf16 dot product packs pairs of K instead of f32 values
 // (multiplies_bf16_pairs below): the same panels, half as deep, and twice the multiply-adds per
-// instruction; streamed, the rows of A stay bf16 and the GEMV multiplies in pairs too.
+// instruction; streamed, the rows of A stay bf16 and the GEMV multiplies in pairs too. The AMX
+// target takes such operands to AMX-BF16's tiles instead (multiplies_bf16_tiles below).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,9 @@
 #include "tilegraph/evg/host/pack_once.h"
 #include "tilegraph/evg/kernel/operand.h"
 #include "tilegraph/evg/kernel/tiling.h"
+#if defined(TG_EVG_TARGET_AMX)
+#include "tilegraph/evg/host/amx_bf16_tiles.h"
+#endif
 
 namespace tg::evg::host {
 inline namespace TG_EVG_TARGET_NAMESPACE {
@@ -53,9 +57,20 @@ class BlockMmad {
   // Panels packed as one piece (192 KiB of A, 256 KiB of B on AVX-512).
   static constexpr int64_t kAPanelsPerPiece = 8;
   static constexpr int64_t kBPanelsPerPiece = 4;
+  // Blocks of AMX-BF16 tiles: 128 tokens' packed rows (512 KiB at K = 2048) stay in L2 while
+  // panels of 32 weight rows pass by, each read from memory once per block (amx_bf16_tiles.h).
+  // A panel does 2 x tokens flops per byte of weights: at the ~650 GFLOP/s the tiles reach on a
+  // Sapphire Rapids core, blocks of 64 tokens would need 10 GB/s of weights from DRAM per core.
+  static constexpr int64_t kTileBlockRows = 128;
+  static constexpr int64_t kTileBlockCols = 256;
 
   static BlockLimits limits(const GemmOperands& g) {
     if (streams_b(g)) return {1, kGemvColumns, std::max<int64_t>(1, g.problem.m), kGemvBlockCols};
+#if defined(TG_EVG_TARGET_AMX)
+    if (multiplies_bf16_tiles(g)) {
+      return {2 * amx_bf16::kGroupTokens, amx_bf16::kPanelRows, kTileBlockRows, kTileBlockCols};
+    }
+#endif
     return {kTileRows, kTileCols, kMaxBlockRows, kMaxBlockCols};
   }
 
@@ -66,7 +81,7 @@ class BlockMmad {
   }
 
   // Once, on the calling thread, before any block: marks every piece unpacked (streaming:
-  // converts the rows of A).
+  // converts the rows of A; AMX tiles: the pieces are the groups of 16 tokens).
   static void start(const GemmOperands& operands, const BlockGrid& grid, void* shared) {
     const GemmOperands g = packed_view(operands);
     const Shared s(g, grid);
@@ -109,14 +124,14 @@ class BlockMmad {
   // (2048 x 2048 x 64: +20-30%); with several K blocks D's rows, ldd apart, are read back once per
   // K block, which cost up to 3% at large K.
   static bool writes_accumulator_once(const GemmOperands& g) {
-    return streams_b(g) || packed_view(g).problem.k <= kDepth;
+    return streams_b(g) || multiplies_bf16_tiles(g) || packed_view(g).problem.k <= kDepth;
   }
 
   // Per-thread scratch for blocks of `grid`: the packed B of one K block, unless B is shared or
   // streamed.
   static int64_t scratch_floats(const GemmOperands& g, const BlockGrid& grid) {
     const Shared s(packed_view(g), grid);
-    if (s.streams_b || s.shares_b) return 0;
+    if (s.streams_b || s.shares_b || s.bf16_tiles) return 0;
     return kDepth * round_up(grid.block_cols, kTileCols);
   }
 
@@ -159,6 +174,13 @@ class BlockMmad {
       rows_done(0, block.rows);
       return;
     }
+#if defined(TG_EVG_TARGET_AMX)
+    if (s.bf16_tiles) {
+      multiply_bf16_tiles(g, s, block, shared, acc, ld);
+      rows_done(0, block.rows);
+      return;
+    }
+#endif
     const int64_t first_a_panel = block.row0 / kTileRows;
     const int64_t block_panels = (block.rows + kTileRows - 1) / kTileRows;
     const int64_t col_panels = (block.cols + kTileCols - 1) / kTileCols;
@@ -242,7 +264,20 @@ class BlockMmad {
   // pairs as 32-bit words and the micro-kernel adds two products per instruction, twice the
   // multiply-adds of f32 FMAs.
   static bool multiplies_bf16_pairs(const GemmOperands& g) {
-    return bf16_pair_operands(g) && g.problem.k % 2 == 0 && g.a.ld % 2 == 0 && g.b.ld % 2 == 0 && !streams_b(g);
+    return bf16_pair_operands(g) && g.problem.k % 2 == 0 && g.a.ld % 2 == 0 && g.b.ld % 2 == 0 && !streams_b(g) &&
+           !multiplies_bf16_tiles(g);
+  }
+
+  // Such operands, with more rows than the few-rows path takes, on AMX-BF16's tiles where the
+  // target has them: the weights are read where they are (any stride), the tokens packed once
+  // per GEMM. K must be whole tile steps (amx_bf16_tiles.h).
+  static bool multiplies_bf16_tiles(const GemmOperands& g) {
+#if defined(TG_EVG_TARGET_AMX)
+    return bf16_pair_operands(g) && !streams_b(g) && g.problem.k % amx_bf16::kDepth == 0;
+#else
+    (void)g;
+    return false;
+#endif
   }
 
   // The operands as packing and the micro-kernel see them. For bf16 pairs: K halved and each
@@ -258,10 +293,10 @@ class BlockMmad {
   }
 
   // Where everything shared lives: [packed A (unless read in place) | packed B (if shared) |
-  // piece states].
+  // piece states]; on AMX tiles [packed token groups | their states].
   struct Shared {
     int64_t k_total = 0, k_blocks = 0, a_panels = 0, b_panels = 0, a_pieces = 0, b_pieces = 0;
-    bool streams_b = false, shares_b = false, reads_a_in_place = false;
+    bool streams_b = false, shares_b = false, reads_a_in_place = false, bf16_tiles = false;
     size_t b_offset = 0, states_offset = 0, bytes = 0;
     int64_t state_count = 0;
 
@@ -272,6 +307,15 @@ class BlockMmad {
         bytes = aligned(size_t(p.m * p.k) * sizeof(float));
         return;
       }
+#if defined(TG_EVG_TARGET_AMX)
+      bf16_tiles = multiplies_bf16_tiles(g);
+      if (bf16_tiles) {
+        state_count = ceil_div(p.m, amx_bf16::kGroupTokens);
+        states_offset = aligned(size_t(state_count) * amx_bf16::group_bytes(p.k));
+        bytes = states_offset + aligned(size_t(state_count) * sizeof(PackOnce::State));
+        return;
+      }
+#endif
       k_total = p.k;
       k_blocks = ceil_div(p.k, kDepth);
       reads_a_in_place = BlockMmad::reads_a_in_place(g);
@@ -323,6 +367,31 @@ class BlockMmad {
     }
     for (int64_t piece = piece_begin; piece < piece_end; ++piece) PackOnce::wait(s.state(shared, of_a, kb, piece));
   }
+
+#if defined(TG_EVG_TARGET_AMX)
+  // A block on the tiles: packs the groups of 16 tokens it covers that no other thread has, waits
+  // for the rest, then multiplies. Blocks start on whole groups (limits().tile_rows).
+  static void multiply_bf16_tiles(const GemmOperands& g, const Shared& s, const BlockRect& block, void* shared,
+                                  float* acc, int64_t ld) {
+    const int64_t k = g.problem.k, lda = g.a.ld;
+    const auto* a = static_cast<const uint16_t*>(g.a.data);
+    auto* groups = static_cast<uint16_t*>(shared);
+    const int64_t group_elements = int64_t(amx_bf16::group_bytes(k) / sizeof(uint16_t));
+    const int64_t first = block.row0 / amx_bf16::kGroupTokens;
+    const int64_t end = ceil_div(block.row0 + block.rows, amx_bf16::kGroupTokens);
+    PackOnce::State* states = s.states(shared);
+    for (int64_t group = first; group < end; ++group) {
+      PackOnce::try_pack(states[group], [&] {
+        const int64_t t0 = group * amx_bf16::kGroupTokens;
+        amx_bf16::pack_token_group(a + t0 * lda, lda, int(std::min<int64_t>(amx_bf16::kGroupTokens, g.problem.m - t0)),
+                                   k, groups + group * group_elements);
+      });
+    }
+    for (int64_t group = first; group < end; ++group) PackOnce::wait(states[group]);
+    const auto* weights = static_cast<const uint16_t*>(g.b.data) + block.col0 * g.b.ld;
+    amx_bf16::multiply_block(weights, g.b.ld, block.cols, groups + first * group_elements, block.rows, k, acc, ld);
+  }
+#endif
 };
 
 }  // namespace TG_EVG_TARGET_NAMESPACE

@@ -2,7 +2,7 @@
 // The instruction set the including code is compiled for, as an inline namespace.
 //
 // The CPU library compiles the same header-only GEMM in several translation units with different
-// ISA flags (src/cpu/gemm_{scalar,avx2,avx512,avx512_bf16}.cpp). An inline function or a template that does
+// ISA flags (src/cpu/gemm_{scalar,avx2,avx512,avx512_bf16,amx}.cpp). An inline function or a template that does
 // not depend on the ISA would then be defined several times with different machine code, and the
 // linker would keep any one of them: an AVX-512 copy could end up called on a CPU without
 // AVX-512. Every definition with code in evg/kernel and evg/host therefore lives in
@@ -20,7 +20,13 @@
 #if defined(__AVX512BF16__) || defined(TG_EVG_JIT_TARGET_BF16_DOT)
 // AVX512_BF16's vdpbf16ps: the BlockMmad multiplies bf16 by bf16 as pairs (block_mmad.h).
 #define TG_EVG_TARGET_BF16_DOT 1
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+// AMX-BF16's tiles: bf16 activations against bf16 weights on tdpbf16ps (host/amx_bf16_tiles.h).
+#define TG_EVG_TARGET_AMX 1
+#define TG_EVG_TARGET_NAMESPACE target_amx
+#else
 #define TG_EVG_TARGET_NAMESPACE target_avx512_bf16
+#endif
 #else
 #define TG_EVG_TARGET_NAMESPACE target_avx512
 #endif
