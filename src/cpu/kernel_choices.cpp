@@ -61,6 +61,8 @@ std::vector<CpuKernelChoice> cpu_kernel_choices() {
   std::string float_decode =
       f16_tuning.streams_b_in_one_pass
           ? "GEMV; f16/bf16 weight rows of 2 KiB or more in one pass, the rest 4 rows side by side"
+      : f16_tuning.b_tile_columns == 8
+          ? "GEMV; f16/bf16 weight rows of 2 KiB or more 8 side by side, the rest 4 rows side by side"
           : "GEMV, 4 weight rows side by side";
   if (f16_tuning.b_prefetch_tiles >= 2) {
     float_decode += ", rows of 2 KiB or more prefetched into L2 one and two tiles ahead";

@@ -85,8 +85,11 @@ struct Case {
 };
 
 std::string describe(const evg::GemmTuning& tuning) {
-  return std::string(tuning.streams_b_in_one_pass ? " B in one pass" : "") +
-         (tuning.b_prefetch_tiles > 1 ? " B prefetched two tiles ahead" : "");
+  std::string out;
+  if (tuning.streams_b_in_one_pass) out += " B in one pass";
+  if (tuning.b_prefetch_tiles > 1) out += " B prefetched two tiles ahead";
+  if (tuning.b_tile_columns == 8) out += " 8 columns a tile";
+  return out;
 }
 
 std::string describe(const Case& c, Isa isa) {
@@ -97,13 +100,14 @@ std::string describe(const Case& c, Isa isa) {
 }
 
 // The tunings that change how a problem runs where few rows of A may stream B (gemv.h's 8 rows at
-// most): B in one pass or not, prefetched one tile ahead or two.
+// most): B in one pass or not, prefetched one tile ahead or two, 4 or 8 columns a tile.
 std::vector<evg::GemmTuning> tunings_of(const evg::GemmShape& shape) {
   if (shape.m > 8) return {{}};
   std::vector<evg::GemmTuning> tunings;
   for (bool one_pass : {false, true}) {
     for (int tiles : {1, 2}) tunings.push_back({.streams_b_in_one_pass = one_pass, .b_prefetch_tiles = tiles});
   }
+  for (int tiles : {1, 2}) tunings.push_back({.b_prefetch_tiles = tiles, .b_tile_columns = 8});
   return tunings;
 }
 
@@ -186,10 +190,12 @@ TEST(Gemm, HalfPrecisionInputsAndPaddedStrides) {
   }
 }
 
-// The decode GEMV (M = 1, column-major B) reduces the sums of 4 columns together: a column must
-// get the same bits whether the call covers 64 columns or only its own tile, on every ISA, type,
-// tuning and K (1031: the path that prefetches the next tile, or reads B in one pass), since
-// threads split calls by columns.
+// The decode GEMV (M = 1, column-major B) reduces the sums of a tile's 4 (or 8) columns together:
+// a column must get the same bits whether the call covers 64 columns or only its own tile, on
+// every ISA, type, tuning and K (1031: the path that prefetches the next tile, or reads B in one
+// pass), since threads split calls by columns. They split them into blocks of whole tiles: 3000
+// columns on three threads, blocks of 256 columns with tiles of 8 (252 were they cut as tiles of
+// 4, which would put a tile of 8 across two blocks).
 TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
   std::mt19937 rng(9);
   for (Isa isa : runnable_isas()) {
@@ -197,29 +203,31 @@ TEST(Gemm, GemvColumnsKeepTheirBitsWhateverTheCallCovers) {
     for (const evg::GemmTuning& tuning : tunings_of({1, 64, 1031})) {
       for (ElementType bt : {ElementType::F32, ElementType::F16, ElementType::BF16}) {
         for (int64_t k : {16, 64, 129, 1031}) {
-          const int64_t n = 64;
+          const int64_t n = k == 1031 && bt == ElementType::F16 ? 3000 : 64;
+          const int threads = n == 3000 ? 3 : 1;
           // bf16 against bf16: the pairs of AVX512_BF16's GEMV.
           const TestMatrix a(rng, bt == ElementType::BF16 ? ElementType::BF16 : ElementType::F32, 1, k, false, 0);
           const TestMatrix b(rng, bt, k, n, true, 3);
-          auto run = [&](int64_t first, int64_t cols) {
+          auto run = [&](int64_t first, int64_t cols, int call_threads) {
             evg::MatrixOperand bo = b.operand();
             bo.data = static_cast<const char*>(bo.data) + first * bo.ld * evg::element_bytes(bt);
             const evg::GemmShape p{1, cols, k};
-            const GemmPlan plan = kernels.plan({p, a.operand(), bo}, 1, tuning);
+            const GemmPlan plan = kernels.plan({p, a.operand(), bo}, call_threads, tuning);
             AlignedBuffer workspace(plan.workspace_bytes);
             std::vector<float> d(static_cast<size_t>(cols));
-            ThreadPool pool(1);
+            ThreadPool pool(call_threads);
             kernels.gemm(plan, a.operand(), bo, d.data(), cols, make_launcher(pool), workspace.get());
             return d;
           };
-          const std::vector<float> all = run(0, n);
-          for (int64_t tile = 0; tile < n; tile += 4) {
-            const std::vector<float> own = run(tile, 4);
-            for (int64_t j = 0; j < 4; ++j) {
+          const std::vector<float> all = run(0, n, threads);
+          const int64_t width = tuning.b_tile_columns;
+          for (int64_t tile = 0; tile + width <= n; tile += width) {
+            const std::vector<float> own = run(tile, width, 1);
+            for (int64_t j = 0; j < width; ++j) {
               ASSERT_EQ(std::memcmp(&all[size_t(tile + j)], &own[size_t(j)], sizeof(float)), 0)
                   << isa_name(isa) << " " << test::element_name(bt) << " k=" << k << describe(tuning) << " column "
-                  << tile + j << ": " << all[size_t(tile + j)] << " in a call over " << n << " columns, "
-                  << own[size_t(j)] << " alone";
+                  << tile + j << ": " << all[size_t(tile + j)] << " in a call over " << n << " columns on " << threads
+                  << " threads, " << own[size_t(j)] << " alone";
             }
           }
         }

@@ -65,8 +65,10 @@ class BlockMmad {
   static constexpr int64_t kTileBlockRows = 128;
   static constexpr int64_t kTileBlockCols = 256;
 
-  static BlockLimits limits(const GemmOperands& g) {
-    if (streams_b(g)) return {1, kGemvColumns, std::max<int64_t>(1, g.problem.m), kGemvBlockCols};
+  static BlockLimits limits(const GemmOperands& g, const GemmTuning& tuning) {
+    if (streams_b(g)) {
+      return {1, gemv_tile_columns(g.problem.m, tuning), std::max<int64_t>(1, g.problem.m), kGemvBlockCols};
+    }
 #if defined(TG_EVG_TARGET_AMX)
     if (multiplies_bf16_tiles(g)) {
       return {2 * amx_bf16::kGroupTokens, amx_bf16::kPanelRows, kTileBlockRows, kTileBlockCols};

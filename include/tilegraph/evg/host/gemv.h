@@ -31,8 +31,15 @@ inline namespace TG_EVG_TARGET_NAMESPACE {
 
 // Rows of A up to which a column-major B is streamed rather than packed.
 inline constexpr int kGemvMaxRows = 8;
-// Columns of B streamed at once (fewer with many rows, to keep the accumulators in registers).
+// Columns of B streamed at once (fewer with many rows, to keep the accumulators in registers);
+// one row of A reads long columns GemmTuning::b_tile_columns (4 or 8) at once.
 inline constexpr int kGemvColumns = 4;
+inline constexpr int kGemvWideColumns = 8;
+
+// The columns of a tile for `rows` rows of A under `tuning`: what blocks must be whole tiles of.
+inline int64_t gemv_tile_columns(int64_t rows, const GemmTuning& tuning) {
+  return rows == 1 && tuning.b_tile_columns == kGemvWideColumns ? kGemvWideColumns : kGemvColumns;
+}
 
 namespace detail {
 
@@ -123,8 +130,8 @@ TG_EVG_INLINE void dot_tile(const X* x, const MatrixOperand& b, int64_t k_len, i
       sum[c] = acc[0][r][c];
       for (int s = 1; s < kSets; ++s) sum[c] = Vec::add(sum[c], acc[s][r][c]);
     }
-    if constexpr (kColumns == 4) {
-      Vec::reduce4(sum[0], sum[1], sum[2], sum[3], out + r * ld);
+    if constexpr (kColumns % 4 == 0) {
+      for (int c = 0; c < kColumns; c += 4) Vec::reduce4(sum[c], sum[c + 1], sum[c + 2], sum[c + 3], out + r * ld + c);
     } else {
       for (int c = 0; c < kColumns; ++c) out[r * ld + c] = Vec::reduce(sum[c]);
     }
@@ -152,6 +159,14 @@ void dot_rows_of(const X* x, const MatrixOperand& b, int64_t k_len, int64_t c0, 
       two_ahead ? dot_tiles<kRows, 1, 2, kType>(x, b, k_len, c0, 0, cols, out, ld)
                 : dot_tiles<kRows, 1, 1, kType>(x, b, k_len, c0, 0, cols, out, ld);
       return;
+    }
+    if constexpr (kRows == 1) {
+      if (gemv_tile_columns(1, tuning) == kGemvWideColumns) {
+        c = two_ahead ? dot_tiles<1, kGemvWideColumns, 2, kType>(x, b, k_len, c0, 0, cols, out, ld)
+                      : dot_tiles<1, kGemvWideColumns, 1, kType>(x, b, k_len, c0, 0, cols, out, ld);
+        dot_tiles<1, 1, 0, kType>(x, b, k_len, c0, c, cols, out, ld);
+        return;
+      }
     }
     c = two_ahead ? dot_tiles<kRows, kColumns, 2, kType>(x, b, k_len, c0, 0, cols, out, ld)
                   : dot_tiles<kRows, kColumns, 1, kType>(x, b, k_len, c0, 0, cols, out, ld);

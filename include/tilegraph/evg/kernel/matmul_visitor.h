@@ -16,7 +16,7 @@
 // instead and visit finds the block there. BlockEpilogue::finish comes last.
 //
 // A BlockMmad type provides (all static):
-//   BlockLimits limits(const GemmOperands&);
+//   BlockLimits limits(const GemmOperands&, const GemmTuning&);
 //   size_t shared_bytes(const GemmOperands&, const BlockGrid&);   memory shared by all blocks
 //   void start(const GemmOperands&, const BlockGrid&, void* shared);   on the calling thread
 //   int64_t scratch_floats(const GemmOperands&, const BlockGrid&);   per thread
@@ -88,10 +88,10 @@ struct MatmulPlan {
         b_transposed(g.b.transposed),
         num_threads(threads),
         tuning(machine_tuning),
-        scheduler(g.problem, BlockMmad::limits(g), threads) {
+        scheduler(g.problem, BlockMmad::limits(g, machine_tuning), threads) {
     const GemmShape& p = g.problem;
     if (p.m <= 0 || p.n <= 0) return;
-    const BlockLimits limits = BlockMmad::limits(g);
+    const BlockLimits limits = BlockMmad::limits(g, machine_tuning);
     const BlockGrid& grid = scheduler.grid();
     const int64_t acc_rows = (grid.block_rows + limits.tile_rows - 1) / limits.tile_rows * limits.tile_rows;
     layout.acc_ld = (grid.block_cols + limits.tile_cols - 1) / limits.tile_cols * limits.tile_cols + kAccRowPadding;
@@ -156,7 +156,7 @@ class MatmulVisitor {
       char* base = static_cast<char*>(workspace);
       const BlockGrid& grid = scheduler.grid();
       BlockMmad::start(g, grid, base);
-      const int64_t tile_cols = BlockMmad::limits(g).tile_cols;
+      const int64_t tile_cols = BlockMmad::limits(g, plan.tuning).tile_cols;
       const bool written_once = BlockMmad::writes_accumulator_once(g);
       auto block = [&](int64_t item, int thread) {
         char* mine = base + layout.shared_bytes + size_t(thread) * layout.thread_bytes;

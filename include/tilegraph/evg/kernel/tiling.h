@@ -26,6 +26,10 @@ struct GemmTuning {
   // column in one pass) ahead of the tile being read: 1, or 2 for both the next tile and the one
   // after it.
   int b_prefetch_tiles = 1;
+  // Long columns of B read side by side against one row of A (decode): 4, or 8 (more streams,
+  // which some cores read DRAM faster from). A tile's columns sum in one order, so blocks of
+  // the streamed path are whole tiles of this many columns (BlockMmad::limits).
+  int b_tile_columns = 4;
 };
 
 struct BlockLimits {
