@@ -18,6 +18,7 @@
 
 #include "simd.h"
 #include "tilegraph/cpu/cpu_backend.h"
+#include "tilegraph/evg/host/amx_tile_config.h"
 #include "vec.h"
 
 #if !defined(__AMX_INT8__) || !defined(__AMX_TILE__)
@@ -37,18 +38,11 @@ constexpr int kK = 32;              // elements per tile product: a 32-block, or
 constexpr int kSlots = 4;
 
 // Fixed roles: C tiles 0-3, A tiles 4-5 and B tiles 6-7 (alternating, so that one product's
-// operands load while the previous one multiplies). A and C have a row per token.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// Loaded at every row of tiles rather than once per thread: another AMX user in the process
-// (oneDNN, torch) may configure or release the tiles between two calls on the same thread.
+// operands load while the previous one multiplies). A and C have a row per token. Loaded at
+// every row of tiles rather than once per thread: another AMX user in the process (oneDNN,
+// torch) may configure or release the tiles between two calls on the same thread.
 void configure_tiles(int tokens) {
-  TileConfig config;
+  evg::host::AmxTileConfig config;
   for (int c = 0; c < kSlots; ++c) config.bytes_per_row[c] = kLanes * 4, config.rows[c] = uint8_t(tokens);
   for (int a = 4; a < 6; ++a) config.bytes_per_row[a] = kK, config.rows[a] = uint8_t(tokens);
   for (int b = 6; b < 8; ++b) config.bytes_per_row[b] = kLanes * 4, config.rows[b] = kK / 4;

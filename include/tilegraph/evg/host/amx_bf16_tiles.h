@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tilegraph/evg/host/amx_tile_config.h"
 #include "tilegraph/evg/host/vector.h"
 
 #if !defined(TG_EVG_TARGET_AMX)
@@ -85,18 +86,11 @@ inline void pack_token_group(const uint16_t* a, int64_t lda, int tokens, int64_t
   }
 }
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // Tiles: C 0-3 (C 2w + t: weight tile w by token tile t), weights 4-5, tokens 6-7. A panel of
 // `panel_rows` (1 .. 32) weight rows uses 16 rows of weight tile 0 and the rest in tile 1 (none
 // if panel_rows <= 16).
 inline void configure(int panel_rows) {
-  TileConfig config;
+  AmxTileConfig config;
   const int rows[2] = {std::min(panel_rows, 16), std::max(panel_rows - 16, 0)};
   for (int w = 0; w < 2; ++w) {
     if (rows[w] == 0) continue;
