@@ -128,8 +128,8 @@ TG_EVG_INLINE void multiply(const uint16_t* weights, int64_t ldw, const uint16_t
   }
 }
 
-// C tile `c` (weight rows by tokens) into acc (tokens by weight rows): `rows` weight rows and
-// `tokens` tokens of it.
+// A C tile as stored (16 weight rows of 16 tokens' sums) into acc (a row per token): `rows`
+// weight rows and `tokens` tokens of it.
 TG_EVG_INLINE void store_transposed(const float* tile, int rows, int tokens, float* acc, int64_t ld) {
   __m512 r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_load_ps(tile + 16 * i);
