@@ -137,7 +137,8 @@ class CpuBackend final : public Backend {
       try {
         std::optional<MatmulCall> matmul;
         if (node.op == Op::MUL_MAT) matmul = prepare_matmul(node, exec_.vec().isa, exec_.max_threads());
-        const ChainKind kind = fuse_ ? chain_kind(node, matmul.has_value()) : ChainKind::kNone;
+        const bool quant_matmul = !matmul && mul_mat_uses_quant_gemm(node);
+        const ChainKind kind = fuse_ ? chain_kind(node, matmul.has_value() || quant_matmul) : ChainKind::kNone;
         if (kind == ChainKind::kNone) {
           chain_.assign(1, &node);
         } else {
@@ -145,6 +146,8 @@ class CpuBackend final : public Backend {
         }
         if (matmul) {
           run_matmul(*matmul, node, std::span<const Tensor* const>(chain_).subspan(1), exec_);
+        } else if (quant_matmul && chain_.size() > 1) {
+          run_quant_matmul(node, std::span<const Tensor* const>(chain_).subspan(1), exec_);
         } else if (chain_.size() > 1) {
           run_row_op_chain(chain_, exec_);
         } else {

@@ -3,7 +3,8 @@
 //   - a row chain: f32 row ops of one shape, each reading the previous result as its first
 //     operand, run in one pass over the rows (run_row_op_chain);
 //   - a matmul chain: a mul_mat the GEMM takes, then such row ops applied to each accumulator
-//     block as the GEMM's epilogue (run_matmul).
+//     block as the GEMM's epilogue (run_matmul); or one the integer GEMM takes, the ops applied
+//     to each finished tile (run_quant_matmul).
 // A chain only absorbs a result that nothing else reads, and it stops short of any output that
 // the allocator placed over an operand, so fused and unfused runs give the same bits.
 #include <cstddef>
@@ -17,8 +18,8 @@ namespace tg::cpu {
 
 enum class ChainKind { kNone, kRow, kMatmul };
 
-// The kind of chain `node` can start. `gemm_takes_matmul` says whether the GEMM runs it (the
-// caller has prepared its MatmulCall, or asks mul_mat_uses_gemm).
+// The kind of chain `node` can start. `gemm_takes_matmul` says whether one of the GEMMs runs it
+// (the caller has prepared its MatmulCall, or asks mul_mat_uses_gemm or mul_mat_uses_quant_gemm).
 ChainKind chain_kind(const Tensor& node, bool gemm_takes_matmul);
 
 // A graph's executed nodes in order (no-ops dropped), each with how many source slots of the

@@ -132,6 +132,12 @@ void run_mul_mat(const Tensor& node, ExecContext& exec);
 void run_mul_mat_fallback(const Tensor& node, ExecContext& exec);
 // Whether run_mul_mat takes the GEMM for `node` (and so whether it can fuse an epilogue).
 bool mul_mat_uses_gemm(const Tensor& node);
+// Whether run_mul_mat_fallback takes the integer GEMM for `node` (quantized weights against more
+// tokens than the matrix-vector path takes), which can fuse an epilogue too: run_quant_matmul.
+bool mul_mat_uses_quant_gemm(const Tensor& node);
+// The integer GEMM of `node` with `epilogue_ops` applied to each finished tile, as run_matmul
+// (matmul_call.h) does for the float GEMM, with the same guarantees from the caller.
+void run_quant_matmul(const Tensor& node, std::span<const Tensor* const> epilogue_ops, ExecContext& exec);
 void run_soft_max(const Tensor& node, ExecContext& exec);
 void run_rope(const Tensor& node, ExecContext& exec);
 void run_get_rows(const Tensor& node, ExecContext& exec);

@@ -17,6 +17,17 @@ const float* read_activation_row(const VecKernels& vec, DType weight_type, const
   return buf;
 }
 
+bool mul_mat_uses_quant_gemm(const Tensor& node) {
+  if (node.op != Op::MUL_MAT || mul_mat_uses_gemm(node)) return false;
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  return a.ne[0] != 0 && !takes_mat_vec(a, b) && is_quantized(a.type);
+}
+
+void run_quant_matmul(const Tensor& node, std::span<const Tensor* const> epilogue_ops, ExecContext& exec) {
+  quant_gemm(node, *node.src[0], *node.src[1], exec, epilogue_ops);
+}
+
 void run_mul_mat_fallback(const Tensor& node, ExecContext& exec) {
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 
+#include "chain_epilogue.h"
 #include "gemm.h"
 #include "kernels.h"
 #include "matmul_call.h"
@@ -90,18 +91,7 @@ struct ChainEpilogue {
 
   static void visit(void* context, const evg::AccBlock& acc, int) {
     const ChainEpilogue& e = *static_cast<const ChainEpilogue*>(context);
-    const Tensor& last = *e.ops.back();
-    for (int64_t r = 0; r < acc.rows; ++r) {
-      const int64_t i1 = acc.row0 + r;
-      float* out = reinterpret_cast<float*>(row_ptr(last, i1, e.i2, e.i3)) + acc.col0;
-      const float* x = acc.data + r * acc.ld;
-      const Tensor* value = e.matmul;
-      for (const Tensor* op : e.ops) {
-        apply_segment(*op, chain_value_slot(*op, *value), *e.vec, out, x, acc.col0, acc.cols, i1, e.i2, e.i3);
-        x = out;
-        value = op;
-      }
-    }
+    apply_matmul_chain(*e.matmul, e.ops, *e.vec, e.i2, e.i3, acc.row0, acc.rows, acc.col0, acc.cols, acc.data, acc.ld);
   }
 };
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "kernels.h"
 #include "row_io.h"
@@ -110,6 +111,9 @@ void for_each_gemm_item(const Tensor& node, int64_t m_len, const GemmItems& item
 // The three paths (each requires what run_mul_mat_fallback checks first: a non-empty K).
 void mat_vec(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec);
 void blocked_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec);
-void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec);
+// The integer GEMM; with `epilogue_ops`, each item's sums go to the thread's scratch and the ops
+// (run_quant_matmul, kernels.h) to the last one's result.
+void quant_gemm(const Tensor& node, const Tensor& a, const Tensor& b, ExecContext& exec,
+                std::span<const Tensor* const> epilogue_ops = {});
 
 }  // namespace tg::cpu

@@ -76,7 +76,8 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
   for (size_t e = 0; e < executed.size(); ++e) {
     const Tensor& node = executed[e];
     const bool gemm_takes = node.op == Op::MUL_MAT && mul_mat_uses_gemm(node);
-    const ChainKind kind = chain_kind(node, gemm_takes);
+    const bool quant_gemm_takes = !gemm_takes && mul_mat_uses_quant_gemm(node);
+    const ChainKind kind = chain_kind(node, gemm_takes || quant_gemm_takes);
     if (fuse && kind != ChainKind::kNone) {
       grow_chain(executed, e, kind, chain);
     } else {
@@ -91,6 +92,8 @@ ReplayPlan::ReplayPlan(const Graph& graph, Kernel (*kernel_for)(Op), const ExecC
       step.kind = StepKind::kMatmul;
       step.matmul_call = uint32_t(matmul_calls_.size());
       matmul_calls_.push_back(*prepare_matmul(node, exec.vec().isa, step.solo ? 1 : threads_));
+    } else if (quant_gemm_takes && chain.size() > 1) {
+      step.kind = StepKind::kQuantMatmul;
     } else if (chain.size() > 1) {
       step.kind = StepKind::kRowChain;
     } else {
@@ -148,6 +151,7 @@ void ReplayPlan::run_step(const Step& step, ExecContext& exec) const {
       case StepKind::kMatmul:
         run_matmul(matmul_calls_[step.matmul_call], *nodes.front(), nodes.subspan(1), exec);
         break;
+      case StepKind::kQuantMatmul: run_quant_matmul(*nodes.front(), nodes.subspan(1), exec); break;
     }
   } catch (const std::exception& e) {
     throw node_error(*nodes.front(), e);

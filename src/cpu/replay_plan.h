@@ -44,10 +44,12 @@ class ReplayPlan final : public CapturedGraph {
 
  private:
   enum class StepKind : uint8_t {
-    kKernel,    // one node through its kernel
-    kRowChain,  // row ops in one pass over the rows (run_row_op_chain)
-    kMatmul,    // a mul_mat on the GEMM through its prepared call, with the rest of its chain
-                // (row ops, maybe none) as the GEMM's epilogue
+    kKernel,       // one node through its kernel
+    kRowChain,     // row ops in one pass over the rows (run_row_op_chain)
+    kMatmul,       // a mul_mat on the GEMM through its prepared call, with the rest of its chain
+                   // (row ops, maybe none) as the GEMM's epilogue
+    kQuantMatmul,  // a mul_mat on the integer GEMM with the rest of its chain (row ops) as its
+                   // epilogue
   };
   struct Step {
     StepKind kind;

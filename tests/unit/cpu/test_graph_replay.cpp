@@ -286,6 +286,49 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
   }
 }
 
+// The same chain after quantized weights against more tokens than the matrix-vector path takes:
+// the integer GEMM applies the row ops to each finished tile, bit-identical to eager and to the
+// node-by-node run; over two items of weight rows (131 > 128), partial token tiles and batches.
+TEST(GraphReplay, FusesElementwiseOpsIntoTheIntegerGemm) {
+  for (const DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+    for (const int threads : {1, 2}) {
+      for (const int64_t batches : {1, 2}) {
+        for (const bool computed_x : {false, true}) {
+          SCOPED_TRACE(testing::Message() << dtype_name(type) << ", " << threads << " threads, " << batches
+                                          << " batches" << (computed_x ? ", x computed" : ""));
+          std::mt19937 rng(13);
+          Context weights;
+          Tensor* w = weights.new_tensor(type, {256, 131, batches});
+          Tensor* bias = weights.new_tensor(DType::F32, {131});
+          Tensor* gate = weights.new_tensor(DType::F32, {131, 21, batches});
+          Tensor* x_storage = weights.new_tensor(DType::F32, {256, 21, batches});
+          for (Tensor* t : {w, bias, gate, x_storage}) test::fill_uniform(*t, rng);
+          auto backend = graph_backend(GraphModeConfig{}, threads);
+          Context ctx({.no_alloc = true});
+          Tensor* x = computed_x ? silu(ctx, x_storage) : x_storage;
+          Tensor* y = mul(ctx, gelu(ctx, scale(ctx, add(ctx, mul_mat(ctx, w, x), bias), 0.75f, 0.125f)), gate);
+          Graph g = Graph::build(y);
+          GraphAllocator allocator;
+          allocator.allocate(g, *backend);
+          backend->compute(g);
+          const cpu::ReplayPlan* plan = newest_plan(*backend);
+          ASSERT_NE(plan, nullptr);
+          if (!computed_x) {
+            EXPECT_EQ(plan->fused_node_count(), 5u);
+          }
+          poison(*y);
+          backend->compute(g);  // the replay
+          const std::vector<char> replayed = bytes_of(*y);
+          for (bool fused : {true, false}) {
+            (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
+            EXPECT_EQ(bytes_of(*y), replayed) << (fused ? "eager" : "unfused eager");
+          }
+        }
+      }
+    }
+  }
+}
+
 // A chain value may be a binary op's second operand: the residual add after an output
 // projection, and sub/div, whose operand order must survive. Each runs as the GEMM's epilogue (or
 // in a row chain) with the unfused bits. GLU's second operand does not fuse (fusion.cpp): the up
@@ -490,6 +533,41 @@ TEST(EagerFusion, MatmulAndRowChainsSkipTheirIntermediates) {
     EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
     EXPECT_EQ(bytes_of(*out), fused);
     EXPECT_EQ(bytes_of(*scaled), fused_scaled);
+  }
+}
+
+// The integer GEMM's chain, eager: quantized weights against 12 tokens (the integer GEMM, not the
+// matrix-vector path), mul_mat -> add -> gelu in one pass that never writes the product or the
+// biased sums, with the node-by-node bits.
+TEST(EagerFusion, IntegerGemmChainSkipsItsIntermediates) {
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    std::mt19937 rng(23);
+    Context ctx;
+    Tensor* w = ctx.new_tensor(DType::Q8_0, {64, 19});
+    Tensor* x = ctx.new_tensor(DType::F32, {64, 12});
+    Tensor* bias = ctx.new_tensor(DType::F32, {19});
+    for (Tensor* t : {w, x, bias}) test::fill_uniform(*t, rng);
+    Tensor* product = mul_mat(ctx, w, x);
+    Tensor* biased = add(ctx, product, bias);
+    Tensor* out = gelu(ctx, biased);
+    Graph g = Graph::build(out);
+    const float sentinel = 12345.0f;
+    auto reset = [&] {
+      for (Tensor* t : {product, biased}) {
+        for (int64_t i = 0; i < t->nelements(); ++i) static_cast<float*>(t->data)[i] = sentinel;
+      }
+    };
+    reset();
+    eager_backend(threads)->compute(g);
+    for (Tensor* t : {product, biased}) {
+      EXPECT_EQ(static_cast<float*>(t->data)[0], sentinel) << t->name << ": a fused intermediate was written";
+    }
+    const std::vector<char> fused = bytes_of(*out);
+    reset();
+    unfused_backend(threads)->compute(g);
+    EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
+    EXPECT_EQ(bytes_of(*out), fused);
   }
 }
 
