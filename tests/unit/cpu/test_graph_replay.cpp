@@ -240,6 +240,29 @@ TEST(GraphReplay, FusesRowOpChainsAndDropsNoOps) {
   EXPECT_EQ(bytes_of(*out), expected);
 }
 
+// Allocates y's graph (its tensors without memory of their own) on a graph-mode backend, captures
+// and replays it, and checks the replay against eager and node-by-node runs; `fused_nodes` (0: not
+// checked) is how many nodes the plan must have fused.
+void expect_replay_as_eager(Tensor* y, int threads, size_t fused_nodes) {
+  auto backend = graph_backend(GraphModeConfig{}, threads);
+  Graph g = Graph::build(y);
+  GraphAllocator allocator;
+  allocator.allocate(g, *backend);
+  backend->compute(g);
+  const cpu::ReplayPlan* plan = newest_plan(*backend);
+  ASSERT_NE(plan, nullptr);
+  if (fused_nodes != 0) {
+    EXPECT_EQ(plan->fused_node_count(), fused_nodes);
+  }
+  poison(*y);
+  backend->compute(g);  // the replay
+  const std::vector<char> replayed = bytes_of(*y);
+  for (bool fused : {true, false}) {
+    (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
+    EXPECT_EQ(bytes_of(*y), replayed) << (fused ? "eager" : "unfused eager");
+  }
+}
+
 // mul_mat -> add bias -> scale -> gelu -> mul gate runs as one GEMM with the row ops as its
 // epilogue, bit-identical to eager; with batches and transposed operands too.
 TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
@@ -260,27 +283,11 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheMatmulEpilogue) {
         Tensor* x_storage = transposed_x ? weights.new_tensor(DType::F32, {5, 37, batches})
                                          : weights.new_tensor(DType::F32, {37, 5, batches});
         for (Tensor* t : {w, bias, gate, x_storage}) test::fill_uniform(*t, rng);
-        auto backend = graph_backend(GraphModeConfig{}, threads);
         Context ctx({.no_alloc = true});
         Tensor* x = transposed_x ? transpose(ctx, x_storage) : x_storage;
         if (x_kind == 2) x = silu(ctx, x_storage);
         Tensor* y = mul(ctx, gelu(ctx, scale(ctx, add(ctx, mul_mat(ctx, w, x), bias), 0.75f, 0.125f)), gate);
-        Graph g = Graph::build(y);
-        GraphAllocator allocator;
-        allocator.allocate(g, *backend);
-        backend->compute(g);
-        const cpu::ReplayPlan* plan = newest_plan(*backend);
-        ASSERT_NE(plan, nullptr);
-        if (x_kind < 2) {
-          EXPECT_EQ(plan->fused_node_count(), 5u);
-        }
-        poison(*y);
-        backend->compute(g);  // the replay
-        const std::vector<char> replayed = bytes_of(*y);
-        for (bool fused : {true, false}) {
-          (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
-          EXPECT_EQ(bytes_of(*y), replayed);
-        }
+        expect_replay_as_eager(y, threads, x_kind < 2 ? 5 : 0);
       }
     }
   }
@@ -303,26 +310,10 @@ TEST(GraphReplay, FusesElementwiseOpsIntoTheIntegerGemm) {
           Tensor* gate = weights.new_tensor(DType::F32, {131, 21, batches});
           Tensor* x_storage = weights.new_tensor(DType::F32, {256, 21, batches});
           for (Tensor* t : {w, bias, gate, x_storage}) test::fill_uniform(*t, rng);
-          auto backend = graph_backend(GraphModeConfig{}, threads);
           Context ctx({.no_alloc = true});
           Tensor* x = computed_x ? silu(ctx, x_storage) : x_storage;
           Tensor* y = mul(ctx, gelu(ctx, scale(ctx, add(ctx, mul_mat(ctx, w, x), bias), 0.75f, 0.125f)), gate);
-          Graph g = Graph::build(y);
-          GraphAllocator allocator;
-          allocator.allocate(g, *backend);
-          backend->compute(g);
-          const cpu::ReplayPlan* plan = newest_plan(*backend);
-          ASSERT_NE(plan, nullptr);
-          if (!computed_x) {
-            EXPECT_EQ(plan->fused_node_count(), 5u);
-          }
-          poison(*y);
-          backend->compute(g);  // the replay
-          const std::vector<char> replayed = bytes_of(*y);
-          for (bool fused : {true, false}) {
-            (fused ? eager_backend(threads) : unfused_backend(threads))->compute(g);
-            EXPECT_EQ(bytes_of(*y), replayed) << (fused ? "eager" : "unfused eager");
-          }
+          expect_replay_as_eager(y, threads, computed_x ? 0 : 5);
         }
       }
     }
@@ -499,75 +490,48 @@ TEST(GraphReplay, TenThousandNodesReplayAsEagerRunsThem) {
 }
 
 // Eager execution fuses the same chains as a replay plan: the absorbed intermediates are never
-// written, and the result has the bits of the node-by-node run, which does write them.
+// written, and the result has the bits of the node-by-node run, which does write them. The
+// matmul is the float GEMM's (f16 weights) or the integer GEMM's (q8_0 against 12 tokens, more
+// than the matrix-vector path takes).
 TEST(EagerFusion, MatmulAndRowChainsSkipTheirIntermediates) {
-  for (const int threads : {1, 2}) {
-    SCOPED_TRACE(testing::Message() << threads << " threads");
-    std::mt19937 rng(21);
-    Context ctx;  // every tensor has memory of its own, so untouched intermediates show
-    Tensor* w = ctx.new_tensor(DType::F16, {31, 17});
-    Tensor* x = ctx.new_tensor(DType::F32, {31, 3});
-    Tensor* bias = ctx.new_tensor(DType::F32, {17});
-    for (Tensor* t : {w, x, bias}) test::fill_uniform(*t, rng);
-    Tensor* product = mul_mat(ctx, w, x);
-    Tensor* biased = add(ctx, product, bias);
-    Tensor* activated = gelu(ctx, biased);  // mul_mat -> add -> gelu: one GEMM
-    Tensor* normed = rms_norm(ctx, activated, 1e-5f);
-    Tensor* scaled = scale(ctx, normed, 0.5f);  // rms_norm -> scale: one row pass
-    Tensor* out = sum_rows(ctx, scaled);
-    Graph g = Graph::build(out);
-    const float sentinel = 12345.0f;
-    auto reset = [&] {
+  struct Weights {
+    DType type;
+    int64_t k, tokens;
+  };
+  for (const Weights weights : {Weights{DType::F16, 31, 3}, Weights{DType::Q8_0, 64, 12}}) {
+    for (const int threads : {1, 2}) {
+      SCOPED_TRACE(testing::Message() << dtype_name(weights.type) << ", " << threads << " threads");
+      std::mt19937 rng(21);
+      Context ctx;  // every tensor has memory of its own, so untouched intermediates show
+      Tensor* w = ctx.new_tensor(weights.type, {weights.k, 17});
+      Tensor* x = ctx.new_tensor(DType::F32, {weights.k, weights.tokens});
+      Tensor* bias = ctx.new_tensor(DType::F32, {17});
+      for (Tensor* t : {w, x, bias}) test::fill_uniform(*t, rng);
+      Tensor* product = mul_mat(ctx, w, x);
+      Tensor* biased = add(ctx, product, bias);
+      Tensor* activated = gelu(ctx, biased);  // mul_mat -> add -> gelu: one GEMM
+      Tensor* normed = rms_norm(ctx, activated, 1e-5f);
+      Tensor* scaled = scale(ctx, normed, 0.5f);  // rms_norm -> scale: one row pass
+      Tensor* out = sum_rows(ctx, scaled);
+      Graph g = Graph::build(out);
+      const float sentinel = 12345.0f;
+      auto reset = [&] {
+        for (Tensor* t : {product, biased, normed}) {
+          for (int64_t i = 0; i < t->nelements(); ++i) static_cast<float*>(t->data)[i] = sentinel;
+        }
+      };
+      reset();
+      eager_backend(threads)->compute(g);
       for (Tensor* t : {product, biased, normed}) {
-        for (int64_t i = 0; i < t->nelements(); ++i) static_cast<float*>(t->data)[i] = sentinel;
+        EXPECT_EQ(static_cast<float*>(t->data)[0], sentinel) << t->name << ": a fused intermediate was written";
       }
-    };
-    reset();
-    eager_backend(threads)->compute(g);
-    for (Tensor* t : {product, biased, normed}) {
-      EXPECT_EQ(static_cast<float*>(t->data)[0], sentinel) << t->name << ": a fused intermediate was written";
+      const std::vector<char> fused = bytes_of(*out), fused_scaled = bytes_of(*scaled);
+      reset();
+      unfused_backend(threads)->compute(g);
+      EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
+      EXPECT_EQ(bytes_of(*out), fused);
+      EXPECT_EQ(bytes_of(*scaled), fused_scaled);
     }
-    const std::vector<char> fused = bytes_of(*out), fused_scaled = bytes_of(*scaled);
-    reset();
-    unfused_backend(threads)->compute(g);
-    EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
-    EXPECT_EQ(bytes_of(*out), fused);
-    EXPECT_EQ(bytes_of(*scaled), fused_scaled);
-  }
-}
-
-// The integer GEMM's chain, eager: quantized weights against 12 tokens (the integer GEMM, not the
-// matrix-vector path), mul_mat -> add -> gelu in one pass that never writes the product or the
-// biased sums, with the node-by-node bits.
-TEST(EagerFusion, IntegerGemmChainSkipsItsIntermediates) {
-  for (const int threads : {1, 2}) {
-    SCOPED_TRACE(testing::Message() << threads << " threads");
-    std::mt19937 rng(23);
-    Context ctx;
-    Tensor* w = ctx.new_tensor(DType::Q8_0, {64, 19});
-    Tensor* x = ctx.new_tensor(DType::F32, {64, 12});
-    Tensor* bias = ctx.new_tensor(DType::F32, {19});
-    for (Tensor* t : {w, x, bias}) test::fill_uniform(*t, rng);
-    Tensor* product = mul_mat(ctx, w, x);
-    Tensor* biased = add(ctx, product, bias);
-    Tensor* out = gelu(ctx, biased);
-    Graph g = Graph::build(out);
-    const float sentinel = 12345.0f;
-    auto reset = [&] {
-      for (Tensor* t : {product, biased}) {
-        for (int64_t i = 0; i < t->nelements(); ++i) static_cast<float*>(t->data)[i] = sentinel;
-      }
-    };
-    reset();
-    eager_backend(threads)->compute(g);
-    for (Tensor* t : {product, biased}) {
-      EXPECT_EQ(static_cast<float*>(t->data)[0], sentinel) << t->name << ": a fused intermediate was written";
-    }
-    const std::vector<char> fused = bytes_of(*out);
-    reset();
-    unfused_backend(threads)->compute(g);
-    EXPECT_NE(static_cast<float*>(product->data)[0], sentinel) << "node by node writes every result";
-    EXPECT_EQ(bytes_of(*out), fused);
   }
 }
 
